@@ -1,0 +1,525 @@
+//! Arrow builders for the lake's schema (docs/schema.md): games in, one `RecordBatch` out.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Decimal128Builder, Int16Builder, Int32Builder, Int64Builder, MapBuilder,
+    MapFieldNames, StringBuilder, TimestampSecondBuilder,
+};
+use arrow_array::builder::ArrayBuilder;
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
+use pgn_reader::{KnownOutcome, Outcome};
+use shakmaty::Color;
+
+use crate::annotations::Eval;
+use crate::replay::{GameScratch, MoveRec};
+use crate::tags;
+
+/// Tags stored in their own columns; every other tag goes to `headers`.
+const COLUMN_TAGS: [&str; 18] = [
+    "Event", "Site", "Round", "Result", "White", "Black", "WhiteElo", "BlackElo",
+    "WhiteRatingDiff", "BlackRatingDiff", "WhiteTitle", "BlackTitle", "ECO", "Opening",
+    "TimeControl", "Termination", "Variant", "FEN",
+];
+
+const CLK_PRECISION: u8 = 9;
+const CLK_SCALE: i8 = 1;
+
+fn utf8(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true)
+}
+
+fn list_of(item: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new("item", item, true)))
+}
+
+fn move_fields() -> Fields {
+    Fields::from(vec![
+        utf8("p"),
+        utf8("f"),
+        utf8("t"),
+        utf8("x"),
+        Field::new("c", DataType::Int16, true),
+        utf8("castle"),
+        utf8("promote"),
+        utf8("san"),
+        Field::new("nag", DataType::Int16, true),
+        Field::new("nags", list_of(DataType::Int16), true),
+        Field::new("eval_cp", DataType::Int32, true),
+        Field::new("eval_mate", DataType::Int16, true),
+        Field::new("clk", DataType::Decimal128(CLK_PRECISION, CLK_SCALE), true),
+        utf8("comment"),
+        utf8("comment_before"),
+    ])
+}
+
+fn player_fields() -> Fields {
+    Fields::from(vec![
+        utf8("name"),
+        Field::new("elo", DataType::Int32, true),
+        Field::new("rating_diff", DataType::Int32, true),
+        utf8("title"),
+    ])
+}
+
+fn opening_fields() -> Fields {
+    Fields::from(vec![utf8("eco"), utf8("verbose"), utf8("generic")])
+}
+
+fn line_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("parent", DataType::Int32, false),
+        Field::new("ply", DataType::Int32, false),
+        Field::new("moves", list_of(DataType::Struct(move_fields())), false),
+    ])
+}
+
+fn headers_type() -> DataType {
+    let entries = Fields::from(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Utf8, true),
+    ]);
+    DataType::Map(Arc::new(Field::new("entries", DataType::Struct(entries), false)), false)
+}
+
+/// The batch schema: the lake's columns plus `type`, `year`, `month`, which the writer moves into
+/// the partition path.
+pub fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("game_id", DataType::Utf8, false),
+        utf8("site"),
+        utf8("event"),
+        utf8("round"),
+        Field::new("datetime", DataType::Timestamp(TimeUnit::Second, Some("UTC".into())), true),
+        Field::new("result", DataType::Utf8, false),
+        utf8("termination"),
+        utf8("time_control"),
+        Field::new("tc_base", DataType::Int32, true),
+        Field::new("tc_inc", DataType::Int32, true),
+        Field::new("opening", DataType::Struct(opening_fields()), false),
+        Field::new("players", list_of(DataType::Struct(player_fields())), false),
+        Field::new("variant", DataType::Utf8, false),
+        utf8("start_fen"),
+        Field::new("mate", DataType::Boolean, false),
+        Field::new("has_eval", DataType::Boolean, false),
+        Field::new("has_clock", DataType::Boolean, false),
+        Field::new("n_plies", DataType::Int32, false),
+        utf8("comment"),
+        Field::new("headers", headers_type(), false),
+        Field::new("moves", list_of(DataType::Struct(move_fields())), false),
+        Field::new("variations", list_of(DataType::Struct(line_fields())), false),
+        Field::new("source_file", DataType::Utf8, false),
+        Field::new("source_offset", DataType::Int64, false),
+        Field::new("type", DataType::Utf8, false),
+        Field::new("year", DataType::Int16, false),
+        Field::new("month", DataType::Int16, false),
+    ]))
+}
+
+static SQUARES: [&str; 64] = [
+    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2",
+    "a3", "b3", "c3", "d3", "e3", "f3", "g3", "h3", "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4",
+    "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", "a6", "b6", "c6", "d6", "e6", "f6", "g6", "h6",
+    "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
+];
+
+/// A one-letter string for an ASCII letter byte (`0` means null).
+fn letter(b: u8) -> Option<&'static str> {
+    const LETTERS: &str = "KQRBNPkqrbnp";
+    LETTERS.find(b as char).filter(|_| b != 0).map(|i| &LETTERS[i..i + 1])
+}
+
+/// Builders for a `list<move>` column (the mainline, or the moves of variation lines).
+struct MoveColumns {
+    offsets: Vec<i32>,
+    p: StringBuilder,
+    f: StringBuilder,
+    t: StringBuilder,
+    x: StringBuilder,
+    c: Int16Builder,
+    castle: StringBuilder,
+    promote: StringBuilder,
+    san: StringBuilder,
+    nag: Int16Builder,
+    nags_offsets: Vec<i32>,
+    nags_valid: Vec<bool>,
+    nags_values: Int16Builder,
+    eval_cp: Int32Builder,
+    eval_mate: Int16Builder,
+    clk: Decimal128Builder,
+    comment: StringBuilder,
+    comment_before: StringBuilder,
+}
+
+impl MoveColumns {
+    fn new() -> Self {
+        MoveColumns {
+            offsets: vec![0],
+            p: StringBuilder::new(),
+            f: StringBuilder::new(),
+            t: StringBuilder::new(),
+            x: StringBuilder::new(),
+            c: Int16Builder::new(),
+            castle: StringBuilder::new(),
+            promote: StringBuilder::new(),
+            san: StringBuilder::new(),
+            nag: Int16Builder::new(),
+            nags_offsets: vec![0],
+            nags_valid: Vec::new(),
+            nags_values: Int16Builder::new(),
+            eval_cp: Int32Builder::new(),
+            eval_mate: Int16Builder::new(),
+            clk: Decimal128Builder::new()
+                .with_precision_and_scale(CLK_PRECISION, CLK_SCALE)
+                .expect("valid decimal type"),
+            comment: StringBuilder::new(),
+            comment_before: StringBuilder::new(),
+        }
+    }
+
+    /// Appends one list (a line's moves).
+    fn append(&mut self, g: &GameScratch, moves: &[MoveRec]) {
+        for m in moves {
+            self.p.append_option(letter(m.piece));
+            self.f.append_value(SQUARES[m.from as usize]);
+            self.t.append_value(SQUARES[m.to as usize]);
+            self.x.append_option(letter(m.capture));
+            self.c.append_option((m.checks > 0).then_some(m.checks as i16));
+            self.castle.append_option(letter(m.castle));
+            self.promote.append_option(letter(m.promote));
+            self.san.append_value(g.str(&m.san));
+            let nags = &g.nags[m.nags.clone()];
+            self.nag.append_option(nags.first().map(|&n| i16::from(n)));
+            for &n in nags {
+                self.nags_values.append_value(i16::from(n));
+            }
+            self.nags_offsets.push(self.nags_values.len() as i32);
+            self.nags_valid.push(!nags.is_empty());
+            match m.eval {
+                Some(Eval::Centipawns(cp)) => {
+                    self.eval_cp.append_value(cp);
+                    self.eval_mate.append_null();
+                }
+                Some(Eval::Mate(n)) => {
+                    self.eval_cp.append_null();
+                    self.eval_mate.append_value(n);
+                }
+                None => {
+                    self.eval_cp.append_null();
+                    self.eval_mate.append_null();
+                }
+            }
+            self.clk.append_option(m.clock.map(i128::from));
+            self.comment.append_option(m.comment.as_ref().map(|r| g.str(r)));
+            self.comment_before.append_option(m.comment_before.as_ref().map(|r| g.str(r)));
+        }
+        self.offsets.push(self.p.len() as i32);
+    }
+
+    fn finish(&mut self) -> ListArray {
+        let nags = ListArray::new(
+            Arc::new(Field::new("item", DataType::Int16, true)),
+            OffsetBuffer::new(std::mem::replace(&mut self.nags_offsets, vec![0]).into()),
+            Arc::new(self.nags_values.finish()),
+            Some(std::mem::take(&mut self.nags_valid).into()),
+        );
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.p.finish()),
+            Arc::new(self.f.finish()),
+            Arc::new(self.t.finish()),
+            Arc::new(self.x.finish()),
+            Arc::new(self.c.finish()),
+            Arc::new(self.castle.finish()),
+            Arc::new(self.promote.finish()),
+            Arc::new(self.san.finish()),
+            Arc::new(self.nag.finish()),
+            Arc::new(nags),
+            Arc::new(self.eval_cp.finish()),
+            Arc::new(self.eval_mate.finish()),
+            Arc::new(
+                self.clk
+                    .finish()
+                    .with_precision_and_scale(CLK_PRECISION, CLK_SCALE)
+                    .expect("valid decimal type"),
+            ),
+            Arc::new(self.comment.finish()),
+            Arc::new(self.comment_before.finish()),
+        ];
+        let values = StructArray::new(move_fields(), columns, None);
+        list_array(std::mem::replace(&mut self.offsets, vec![0]), values)
+    }
+}
+
+fn list_array(offsets: Vec<i32>, values: StructArray) -> ListArray {
+    let item: FieldRef = Arc::new(Field::new("item", values.data_type().clone(), true));
+    ListArray::new(item, OffsetBuffer::new(offsets.into()), Arc::new(values), None)
+}
+
+/// Builds a batch of accepted games.
+pub struct GameColumns {
+    source_file: String,
+    len: usize,
+    game_id: StringBuilder,
+    site: StringBuilder,
+    event: StringBuilder,
+    round: StringBuilder,
+    datetime: TimestampSecondBuilder,
+    result: StringBuilder,
+    termination: StringBuilder,
+    time_control: StringBuilder,
+    tc_base: Int32Builder,
+    tc_inc: Int32Builder,
+    eco: StringBuilder,
+    opening: StringBuilder,
+    family: StringBuilder,
+    player_name: StringBuilder,
+    player_elo: Int32Builder,
+    player_diff: Int32Builder,
+    player_title: StringBuilder,
+    variant: StringBuilder,
+    start_fen: StringBuilder,
+    mate: BooleanBuilder,
+    has_eval: BooleanBuilder,
+    has_clock: BooleanBuilder,
+    n_plies: Int32Builder,
+    comment: StringBuilder,
+    headers: MapBuilder<StringBuilder, StringBuilder>,
+    moves: MoveColumns,
+    line_offsets: Vec<i32>,
+    line_id: Int32Builder,
+    line_parent: Int32Builder,
+    line_ply: Int32Builder,
+    line_moves: MoveColumns,
+    source_offset: Int64Builder,
+    kind: StringBuilder,
+    year: Int16Builder,
+    month: Int16Builder,
+}
+
+impl GameColumns {
+    pub fn new(source_file: &str) -> Self {
+        let names = MapFieldNames {
+            entry: "entries".into(),
+            key: "key".into(),
+            value: "value".into(),
+        };
+        GameColumns {
+            source_file: source_file.to_owned(),
+            len: 0,
+            game_id: StringBuilder::new(),
+            site: StringBuilder::new(),
+            event: StringBuilder::new(),
+            round: StringBuilder::new(),
+            datetime: TimestampSecondBuilder::new().with_timezone("UTC"),
+            result: StringBuilder::new(),
+            termination: StringBuilder::new(),
+            time_control: StringBuilder::new(),
+            tc_base: Int32Builder::new(),
+            tc_inc: Int32Builder::new(),
+            eco: StringBuilder::new(),
+            opening: StringBuilder::new(),
+            family: StringBuilder::new(),
+            player_name: StringBuilder::new(),
+            player_elo: Int32Builder::new(),
+            player_diff: Int32Builder::new(),
+            player_title: StringBuilder::new(),
+            variant: StringBuilder::new(),
+            start_fen: StringBuilder::new(),
+            mate: BooleanBuilder::new(),
+            has_eval: BooleanBuilder::new(),
+            has_clock: BooleanBuilder::new(),
+            n_plies: Int32Builder::new(),
+            comment: StringBuilder::new(),
+            headers: MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new()),
+            moves: MoveColumns::new(),
+            line_offsets: vec![0],
+            line_id: Int32Builder::new(),
+            line_parent: Int32Builder::new(),
+            line_ply: Int32Builder::new(),
+            line_moves: MoveColumns::new(),
+            source_offset: Int64Builder::new(),
+            kind: StringBuilder::new(),
+            year: Int16Builder::new(),
+            month: Int16Builder::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a game that replayed without error.
+    pub fn append(&mut self, g: &GameScratch, offset: u64) {
+        let tag = |name: &str| g.tag(name);
+        let site = tag("Site");
+        match site.and_then(tags::lichess_id) {
+            Some(id) => self.game_id.append_value(id),
+            None => self.game_id.append_value(content_id(g)),
+        }
+        self.site.append_option(site);
+        self.event.append_option(tag("Event"));
+        self.round.append_option(tag("Round"));
+
+        let (date, time) = match tag("UTCDate") {
+            Some(d) => (Some(d), tag("UTCTime")),
+            None => (tag("Date"), tag("Time")),
+        };
+        self.datetime.append_option(date.and_then(|d| tags::timestamp(d, time)));
+        let (year, month, _) = date.map_or((None, None, None), tags::date_parts);
+        self.year.append_value(year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0));
+        self.month.append_value(month.map_or(0, |m| m as i16));
+
+        let result = match tag("Result").map(tags::result_code) {
+            Some(code) if code != "*" => code,
+            _ => match g.outcome {
+                Some(Outcome::Known(KnownOutcome::Decisive { winner: Color::White })) => "W",
+                Some(Outcome::Known(KnownOutcome::Decisive { winner: Color::Black })) => "B",
+                Some(Outcome::Known(KnownOutcome::Draw)) => "D",
+                _ => "*",
+            },
+        };
+        self.result.append_value(result);
+        self.termination.append_option(tag("Termination"));
+        let tc_tag = tag("TimeControl");
+        let tc = tags::time_control(tc_tag);
+        self.time_control.append_option(tc_tag);
+        self.tc_base.append_option(tc.base);
+        self.tc_inc.append_option(tc.inc);
+        self.kind.append_value(tc.kind);
+
+        self.eco.append_option(tag("ECO"));
+        let opening = tag("Opening");
+        self.opening.append_option(opening);
+        self.family.append_option(opening.map(tags::opening_family));
+
+        for side in ["White", "Black"] {
+            self.player_name.append_option(tag(side));
+            let field = |suffix: &str| tag(&format!("{side}{suffix}"));
+            self.player_elo.append_option(field("Elo").and_then(tags::parse_int));
+            self.player_diff.append_option(field("RatingDiff").and_then(tags::parse_int));
+            self.player_title.append_option(field("Title"));
+        }
+
+        self.variant.append_value(if g.chess960 { "Chess960" } else { "Standard" });
+        self.start_fen.append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
+        let main = g.mainline();
+        self.mate.append_value(g.final_is_mate);
+        self.has_eval.append_value(main.iter().any(|m| m.eval.is_some()));
+        self.has_clock.append_value(main.iter().any(|m| m.clock.is_some()));
+        self.n_plies.append_value(main.len() as i32);
+        self.comment.append_option(g.comment.as_ref().map(|r| g.str(r)));
+
+        for (name, value) in &g.tags {
+            let name = g.str(name);
+            if !COLUMN_TAGS.contains(&name) {
+                self.headers.keys().append_value(name);
+                self.headers.values().append_value(g.str(value));
+            }
+        }
+        self.headers.append(true).expect("keys and values in step");
+
+        self.moves.append(g, main);
+        for line in &g.lines()[1..] {
+            self.line_id.append_value(line.id);
+            self.line_parent.append_value(line.parent);
+            self.line_ply.append_value(line.ply);
+            self.line_moves.append(g, &line.moves);
+        }
+        self.line_offsets.push(self.line_id.len() as i32);
+
+        self.source_offset.append_value(offset as i64);
+        self.len += 1;
+    }
+
+    /// The batch so far; the builders start empty again.
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let n = std::mem::take(&mut self.len);
+        let opening = StructArray::new(
+            opening_fields(),
+            vec![
+                Arc::new(self.eco.finish()),
+                Arc::new(self.opening.finish()),
+                Arc::new(self.family.finish()),
+            ],
+            None,
+        );
+        let players = StructArray::new(
+            player_fields(),
+            vec![
+                Arc::new(self.player_name.finish()),
+                Arc::new(self.player_elo.finish()),
+                Arc::new(self.player_diff.finish()),
+                Arc::new(self.player_title.finish()),
+            ],
+            None,
+        );
+        let player_offsets: Vec<i32> = (0..=n as i32).map(|i| 2 * i).collect();
+        let lines = StructArray::new(
+            line_fields(),
+            vec![
+                Arc::new(self.line_id.finish()),
+                Arc::new(self.line_parent.finish()),
+                Arc::new(self.line_ply.finish()),
+                Arc::new(self.line_moves.finish()),
+            ],
+            None,
+        );
+        let source_file = StringBuilder::new();
+        let mut source_file = source_file;
+        for _ in 0..n {
+            source_file.append_value(&self.source_file);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.game_id.finish()),
+            Arc::new(self.site.finish()),
+            Arc::new(self.event.finish()),
+            Arc::new(self.round.finish()),
+            Arc::new(self.datetime.finish()),
+            Arc::new(self.result.finish()),
+            Arc::new(self.termination.finish()),
+            Arc::new(self.time_control.finish()),
+            Arc::new(self.tc_base.finish()),
+            Arc::new(self.tc_inc.finish()),
+            Arc::new(opening),
+            Arc::new(list_array(player_offsets, players)),
+            Arc::new(self.variant.finish()),
+            Arc::new(self.start_fen.finish()),
+            Arc::new(self.mate.finish()),
+            Arc::new(self.has_eval.finish()),
+            Arc::new(self.has_clock.finish()),
+            Arc::new(self.n_plies.finish()),
+            Arc::new(self.comment.finish()),
+            Arc::new(self.headers.finish()),
+            Arc::new(self.moves.finish()),
+            Arc::new(list_array(std::mem::replace(&mut self.line_offsets, vec![0]), lines)),
+            Arc::new(source_file.finish()),
+            Arc::new(self.source_offset.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.year.finish()),
+            Arc::new(self.month.finish()),
+        ];
+        RecordBatch::try_new(schema(), columns)
+    }
+}
+
+/// A stable id for a game without a lichess URL: its tags in order and its mainline moves.
+fn content_id(g: &GameScratch) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for (name, value) in &g.tags {
+        h.update(g.str(name).as_bytes());
+        h.update(&[0]);
+        h.update(g.str(value).as_bytes());
+        h.update(&[0]);
+    }
+    for m in g.mainline() {
+        h.update(&[m.from, m.to, m.promote]);
+    }
+    format!("{:016x}", h.digest())
+}

@@ -1,0 +1,216 @@
+//! From an input to batches of games and their rejects.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use arrow_array::RecordBatch;
+
+use crate::columns::GameColumns;
+use crate::framer::Framer;
+use crate::input::Input;
+use crate::replay::Replayer;
+
+/// A game kept out of the lake, and why.
+#[derive(Debug)]
+pub struct Reject {
+    pub offset: u64,
+    pub reason: String,
+    pub raw: String,
+}
+
+/// Accepted games as Arrow, plus the games rejected while reading them.
+pub struct Batch {
+    pub games: RecordBatch,
+    pub rejects: Vec<Reject>,
+}
+
+/// Live counts, readable from another thread while the reader works (progress bars).
+#[derive(Default, Debug)]
+pub struct Counters {
+    pub seen: AtomicU64,
+    pub written: AtomicU64,
+    pub rejected: AtomicU64,
+    pub decompressed: AtomicU64,
+}
+
+/// Limits of one read.
+#[derive(Copy, Clone, Debug)]
+pub struct Options {
+    /// Games per batch.
+    pub batch_games: usize,
+    /// Longest game kept in memory; longer ones are rejected.
+    pub max_game_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { batch_games: 8192, max_game_bytes: 64 << 20 }
+    }
+}
+
+/// Reads games from an input and yields batches; single-threaded.
+pub struct BatchReader {
+    framer: Framer<Input>,
+    replayer: Replayer,
+    columns: GameColumns,
+    latin1: String,
+    options: Options,
+    counters: Arc<Counters>,
+    finished: bool,
+}
+
+impl BatchReader {
+    pub fn new(input: Input, source_name: &str, options: Options) -> BatchReader {
+        BatchReader {
+            framer: Framer::new(input, options.max_game_bytes),
+            replayer: Replayer::default(),
+            columns: GameColumns::new(source_name),
+            latin1: String::new(),
+            options,
+            counters: Arc::new(Counters::default()),
+            finished: false,
+        }
+    }
+
+    pub fn counters(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
+    /// The read error that cut the input short (damaged compressed data), once reading is done.
+    pub fn damage(&self) -> Option<&str> {
+        self.framer.error()
+    }
+
+    pub fn input(&self) -> &Input {
+        self.framer.reader()
+    }
+
+    /// The next batch, or `None` when the input is exhausted.
+    pub fn next_batch(&mut self) -> Option<Batch> {
+        if self.finished {
+            return None;
+        }
+        let mut rejects = Vec::new();
+        while self.columns.len() < self.options.batch_games {
+            let Some(frame) = self.framer.next_frame() else {
+                self.finished = true;
+                break;
+            };
+            self.counters.seen.fetch_add(1, Ordering::Relaxed);
+            let offset = frame.offset;
+            let text = decode(frame.bytes, &mut self.latin1);
+            let outcome = if frame.oversized {
+                Err(format!(
+                    "game longer than {} bytes: skipped (raw text truncated)",
+                    self.options.max_game_bytes
+                ))
+            } else if let Some(cut) = &frame.cut_by {
+                Err(format!("game cut short: {cut}"))
+            } else {
+                replay(&mut self.replayer, text.as_bytes())
+            };
+            match outcome {
+                Ok(()) => {
+                    self.columns.append(&self.replayer.scratch, offset);
+                    self.counters.written.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(reason) => {
+                    let raw = text.into_owned();
+                    rejects.push(Reject { offset, reason, raw });
+                    self.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        self.counters.decompressed.store(self.framer.position(), Ordering::Relaxed);
+        if self.columns.is_empty() && rejects.is_empty() {
+            return None;
+        }
+        let games = self.columns.finish().expect("columns follow the schema");
+        Some(Batch { games, rejects })
+    }
+}
+
+/// UTF-8 as is; anything else read as Latin-1 (each byte one character), never dropped.
+fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => {
+            scratch.clear();
+            scratch.extend(bytes.iter().map(|&b| b as char));
+            Cow::Borrowed(scratch.as_str())
+        }
+    }
+}
+
+/// Parses and replays one framed game.
+fn replay(replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
+    let mut reader = pgn_reader::Reader::new(text);
+    match reader.read_game(replayer) {
+        Ok(Some(outcome)) => {
+            // The framer cut exactly one game: pgn-reader must agree.
+            if reader.has_more().unwrap_or(true) {
+                return Err("text after the game's end could not be read as a game".into());
+            }
+            outcome
+        }
+        Ok(None) => Err("no game in this text".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A `BatchReader` on its own thread, so that reading overlaps whatever the consumer does.
+pub struct BatchStream {
+    rx: Receiver<Batch>,
+    worker: Option<JoinHandle<BatchReader>>,
+    reader: Option<BatchReader>,
+    counters: Arc<Counters>,
+    raw_read: Arc<AtomicU64>,
+}
+
+impl BatchStream {
+    pub fn spawn(reader: BatchReader) -> BatchStream {
+        let (tx, rx) = sync_channel(2);
+        let counters = reader.counters();
+        let raw_read = reader.input().raw_read.clone();
+        let worker = std::thread::spawn(move || {
+            let mut reader = reader;
+            while let Some(batch) = reader.next_batch() {
+                if tx.send(batch).is_err() {
+                    break; // the consumer is gone
+                }
+            }
+            reader
+        });
+        BatchStream { rx, worker: Some(worker), reader: None, counters, raw_read }
+    }
+
+    /// Blocks for the next batch; `None` at the end.
+    pub fn next_batch(&mut self) -> Option<Batch> {
+        match self.rx.recv() {
+            Ok(batch) => Some(batch),
+            Err(_) => {
+                if let Some(worker) = self.worker.take() {
+                    self.reader = Some(worker.join().expect("reader thread panicked"));
+                }
+                None
+            }
+        }
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Raw (compressed) bytes read so far.
+    pub fn raw_read(&self) -> u64 {
+        self.raw_read.load(Ordering::Relaxed)
+    }
+
+    /// The finished reader (after `next_batch` returned `None`): checksum and damage report.
+    pub fn finished(&self) -> Option<&BatchReader> {
+        self.reader.as_ref()
+    }
+}

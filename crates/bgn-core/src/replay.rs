@@ -1,0 +1,511 @@
+//! A pgn-reader visitor that replays one game with shakmaty and records every ply in BGN terms.
+//!
+//! State lives in reusable scratch buffers (`GameScratch`) so that a game costs no allocation once the
+//! buffers have grown: strings go to one arena, moves to per-line vectors that are kept between games.
+//! Nothing reaches the Arrow builders until the whole game has replayed: a game that fails half-way
+//! leaves no trace but its reject.
+
+use std::fmt::Write as _;
+use std::ops::{ControlFlow, Range};
+
+use pgn_reader::{Nag, Outcome, RawComment, RawTag, SanPlus, Skip, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::{
+    CastlingMode, CastlingSide, Chess, Color, FromSetup, Move, Position, PositionError, Role, Setup,
+};
+
+use crate::annotations::{self, Eval};
+
+/// One ply, in BGN terms. Letters are ASCII bytes, `0` meaning none.
+#[derive(Clone, Debug, Default)]
+pub struct MoveRec {
+    pub piece: u8,
+    pub from: u8,
+    pub to: u8,
+    pub capture: u8,
+    /// Checks given so far by the mover, this one included; 0 when this move gives none (or mates).
+    pub checks: u16,
+    pub castle: u8,
+    pub promote: u8,
+    pub san: Range<usize>,
+    pub nags: Range<usize>,
+    /// The raw comments after the move, joined as python-chess joins them.
+    pub raw_comment: Option<Range<usize>>,
+    pub comment_before: Option<Range<usize>>,
+    // Filled from `raw_comment` when the game ends:
+    pub comment: Option<Range<usize>>,
+    pub eval: Option<Eval>,
+    pub clock: Option<i64>,
+}
+
+/// A line of play: 0 is the mainline, the others are variations.
+#[derive(Debug, Default)]
+pub struct Line {
+    pub id: i32,
+    pub parent: i32,
+    pub ply: i32,
+    pub moves: Vec<MoveRec>,
+}
+
+/// Where play continues in the current line.
+struct Cursor {
+    line: usize,
+    pos: Chess,
+    /// The position before the line's last move, and the check counters then: a variation starts there.
+    before_last: Option<(Chess, [u16; 2])>,
+    checks: [u16; 2],
+}
+
+enum Frame {
+    Line(Cursor),
+    /// A `(` with no move to branch from: python-chess ignores it, and so do we.
+    Ignored,
+}
+
+/// Everything one game produces; reused from game to game.
+#[derive(Default)]
+pub struct GameScratch {
+    /// Arena for tag names and values, SAN and finished comments.
+    pub text: String,
+    /// Arena for comments as read, until the game ends.
+    raw: String,
+    pub tags: Vec<(Range<usize>, Range<usize>)>,
+    pub nags: Vec<u8>,
+    lines: Vec<Line>,
+    pub n_lines: usize,
+    pub comment: Option<Range<usize>>,
+    pub outcome: Option<Outcome>,
+    pub chess960: bool,
+    pub start_fen: Option<Range<usize>>,
+    pub final_is_mate: bool,
+    stack: Vec<Frame>,
+    /// A long comment arriving in pieces.
+    partial: String,
+    /// A comment seen before the first move of a variation.
+    pending_before: Option<Range<usize>>,
+}
+
+impl GameScratch {
+    pub fn str(&self, r: &Range<usize>) -> &str {
+        &self.text[r.clone()]
+    }
+
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|(n, _)| self.str(n) == name)
+            .map(|(_, v)| self.str(v))
+    }
+
+    pub fn lines(&self) -> &[Line] {
+        &self.lines[..self.n_lines]
+    }
+
+    pub fn mainline(&self) -> &[MoveRec] {
+        &self.lines[0].moves
+    }
+
+    fn reset(&mut self) {
+        self.text.clear();
+        self.raw.clear();
+        self.tags.clear();
+        self.nags.clear();
+        self.n_lines = 0;
+        self.comment = None;
+        self.outcome = None;
+        self.chess960 = false;
+        self.start_fen = None;
+        self.final_is_mate = false;
+        self.stack.clear();
+        self.partial.clear();
+        self.pending_before = None;
+    }
+
+    fn push_text(&mut self, s: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(s);
+        start..self.text.len()
+    }
+
+    fn new_line(&mut self, parent: i32, ply: i32) -> usize {
+        if self.n_lines == self.lines.len() {
+            self.lines.push(Line::default());
+        }
+        let idx = self.n_lines;
+        self.n_lines += 1;
+        let line = &mut self.lines[idx];
+        line.id = idx as i32;
+        line.parent = parent;
+        line.ply = ply;
+        line.moves.clear();
+        idx
+    }
+
+    fn cursor(&mut self) -> &mut Cursor {
+        top(&mut self.stack)
+    }
+
+    /// Appends a finished comment to whatever it annotates.
+    fn add_comment(&mut self, raw: &str) {
+        // python-chess drops one space after `{` and one before `}`, then joins comments with a space.
+        let raw = raw.strip_prefix(' ').unwrap_or(raw);
+        let raw = raw.strip_suffix(' ').unwrap_or(raw);
+        let (line, has_move) = {
+            let c = self.cursor();
+            (c.line, c.before_last.is_some())
+        };
+        if has_move {
+            let idx = self.lines[line].moves.len() - 1;
+            let old = self.lines[line].moves[idx].raw_comment.clone();
+            let joined = self.join(old, raw);
+            self.lines[line].moves[idx].raw_comment = joined;
+        } else if line == 0 {
+            self.comment = self.join(self.comment.clone(), raw);
+        } else {
+            self.pending_before = self.join(self.pending_before.clone(), raw);
+        }
+    }
+
+    /// Joins a comment to the raw comments already there (in the `raw` arena).
+    fn join(&mut self, old: Option<Range<usize>>, new: &str) -> Option<Range<usize>> {
+        let raw = &mut self.raw;
+        let start = raw.len();
+        match old {
+            _ if new.is_empty() => return old,
+            None => {}
+            Some(r) if r.end == raw.len() => {
+                raw.push(' ');
+                raw.push_str(new);
+                return Some(r.start..raw.len());
+            }
+            Some(r) => {
+                raw.extend_from_within(r);
+                raw.push(' ');
+            }
+        }
+        raw.push_str(new);
+        Some(start..raw.len())
+    }
+
+    /// Moves a raw comment to the text arena, trimmed; `None` when only whitespace.
+    fn finish_plain(&mut self, raw: Option<Range<usize>>) -> Option<Range<usize>> {
+        let trimmed = self.raw[raw?].trim();
+        (!trimmed.is_empty()).then(|| {
+            let start = self.text.len();
+            self.text.push_str(trimmed);
+            start..self.text.len()
+        })
+    }
+
+    /// Turns raw comments into comment text, eval and clock.
+    fn finish_comments(&mut self) {
+        self.comment = self.finish_plain(self.comment.clone());
+        for l in 0..self.n_lines {
+            for i in 0..self.lines[l].moves.len() {
+                let before = self.lines[l].moves[i].comment_before.clone();
+                let before = self.finish_plain(before);
+                let m = &mut self.lines[l].moves[i];
+                m.comment_before = before;
+                let Some(raw) = m.raw_comment.clone() else { continue };
+                let mut found = annotations::Annotations::default();
+                let start = self.text.len();
+                annotations::extract(&self.raw[raw], &mut self.text, &mut found);
+                let trimmed = trim_range(&self.text, start..self.text.len());
+                m.comment = (!trimmed.is_empty()).then_some(trimmed);
+                m.eval = found.eval;
+                m.clock = found.clock;
+            }
+        }
+    }
+}
+
+/// The innermost line being played (ignored `(` frames skipped).
+fn top(stack: &mut [Frame]) -> &mut Cursor {
+    stack
+        .iter_mut()
+        .rev()
+        .find_map(|f| match f {
+            Frame::Line(c) => Some(c),
+            Frame::Ignored => None,
+        })
+        .expect("the mainline cursor is never popped")
+}
+
+fn trim_range(text: &str, r: Range<usize>) -> Range<usize> {
+    let s = &text[r.clone()];
+    let lead = s.len() - s.trim_start().len();
+    let trail = s.len() - s.trim_end().len();
+    if lead == s.len() {
+        r.start..r.start
+    } else {
+        r.start + lead..r.end - trail
+    }
+}
+
+/// The visitor: replays into `scratch`; its output is `Err(reason)` for a game to reject.
+#[derive(Default)]
+pub struct Replayer {
+    pub scratch: GameScratch,
+}
+
+type Reject = Result<(), String>;
+
+impl Visitor for Replayer {
+    type Tags = ();
+    type Movetext = ();
+    type Output = Reject;
+
+    fn begin_tags(&mut self) -> ControlFlow<Reject> {
+        self.scratch.reset();
+        ControlFlow::Continue(())
+    }
+
+    fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Reject> {
+        let s = &mut self.scratch;
+        let name = s.push_text(&String::from_utf8_lossy(name));
+        let value = s.push_text(&value.decode_utf8_lossy());
+        s.tags.push((name, value));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, _: ()) -> ControlFlow<Reject> {
+        match self.start_position() {
+            Ok(pos) => {
+                let line = self.scratch.new_line(0, 0);
+                self.scratch.stack.push(Frame::Line(Cursor {
+                    line,
+                    pos,
+                    before_last: None,
+                    checks: [0, 0],
+                }));
+                ControlFlow::Continue(())
+            }
+            Err(reason) => ControlFlow::Break(Err(reason)),
+        }
+    }
+
+    fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<Reject> {
+        match self.play(san_plus) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(reason) => ControlFlow::Break(Err(reason)),
+        }
+    }
+
+    fn nag(&mut self, _: &mut (), nag: Nag) -> ControlFlow<Reject> {
+        let s = &mut self.scratch;
+        let line = s.cursor().line;
+        let nags_len = s.nags.len();
+        if let Some(m) = s.lines[line].moves.last_mut() {
+            // A move's NAGs are contiguous unless a variation came between: then copy them to the end.
+            if m.nags.end != nags_len {
+                let old = m.nags.clone();
+                s.nags.extend_from_within(old);
+                m.nags = nags_len - (m.nags.end - m.nags.start)..s.nags.len();
+            }
+            s.nags.push(nag.0);
+            m.nags.end = s.nags.len();
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn partial_comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
+        self.scratch.partial.push_str(&String::from_utf8_lossy(comment.as_bytes()));
+        ControlFlow::Continue(())
+    }
+
+    fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
+        let s = &mut self.scratch;
+        let chunk = String::from_utf8_lossy(comment.as_bytes());
+        if s.partial.is_empty() {
+            s.add_comment(&chunk);
+        } else {
+            let mut whole = std::mem::take(&mut s.partial);
+            whole.push_str(&chunk);
+            s.add_comment(&whole);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _: &mut ()) -> ControlFlow<Reject, Skip> {
+        let s = &mut self.scratch;
+        let cursor = s.cursor();
+        let frame = match cursor.before_last.clone() {
+            None => Frame::Ignored,
+            Some((pos, checks)) => {
+                let parent = cursor.line;
+                let ply = s.lines[parent].moves.len() as i32 - 1;
+                let line = s.new_line(parent as i32, ply);
+                Frame::Line(Cursor { line, pos, before_last: None, checks })
+            }
+        };
+        s.stack.push(frame);
+        ControlFlow::Continue(Skip(false))
+    }
+
+    fn end_variation(&mut self, _: &mut ()) -> ControlFlow<Reject> {
+        // An unmatched `)` is ignored, as python-chess does.
+        if self.scratch.stack.len() > 1 {
+            self.scratch.stack.pop();
+            self.scratch.pending_before = None;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<Reject> {
+        if self.scratch.stack.len() == 1 {
+            self.scratch.outcome = Some(outcome);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, _: ()) -> Reject {
+        let s = &mut self.scratch;
+        if !s.partial.is_empty() {
+            return Err("unterminated comment".into());
+        }
+        if let Some(Frame::Line(main)) = s.stack.first() {
+            s.final_is_mate = main.pos.is_checkmate();
+        }
+        s.finish_comments();
+        Ok(())
+    }
+}
+
+impl Replayer {
+    fn start_position(&mut self) -> Result<Chess, String> {
+        let s = &mut self.scratch;
+        let variant = s.tag("Variant").map(str::to_ascii_lowercase);
+        let chess960_tag = matches!(
+            variant.as_deref(),
+            Some("chess960" | "chess 960" | "fischerandom" | "fischerrandom" | "fischer random")
+        );
+        let standard = match variant.as_deref() {
+            None => true,
+            Some(v) => {
+                chess960_tag
+                    || v.starts_with("wild/")
+                    || ["standard", "chess", "classical", "normal", "illegal", "from position"]
+                        .contains(&v)
+            }
+        };
+        if !standard {
+            return Err(format!("unsupported variant '{}'", s.tag("Variant").unwrap_or("")));
+        }
+        let fen_tag = s.tags.iter().find(|(n, _)| s.str(n) == "FEN").map(|(_, v)| v.clone());
+        let Some(fen_range) = fen_tag else {
+            s.chess960 = chess960_tag;
+            return Ok(Chess::default());
+        };
+        let fen_text = s.str(&fen_range).trim();
+        let fen = Fen::from_ascii(fen_text.as_bytes())
+            .map_err(|e| format!("invalid FEN '{fen_text}': {e}"))?;
+        let setup: Setup = fen.into_setup();
+        let mode = if chess960_tag { CastlingMode::Chess960 } else { CastlingMode::detect(&setup) };
+        let pos = Chess::from_setup(setup, mode)
+            .or_else(PositionError::ignore_invalid_castling_rights)
+            .or_else(PositionError::ignore_invalid_ep_square)
+            .or_else(PositionError::ignore_too_much_material)
+            .or_else(PositionError::ignore_impossible_check)
+            .map_err(|e| format!("invalid FEN '{fen_text}': {e}"))?;
+        s.chess960 = mode == CastlingMode::Chess960;
+        s.start_fen = Some(fen_range);
+        Ok(pos)
+    }
+
+    fn play(&mut self, san_plus: SanPlus) -> Result<(), String> {
+        let s = &mut self.scratch;
+        let san_start = s.text.len();
+        let _ = write!(s.text, "{san_plus}");
+        let san = san_start..s.text.len();
+        let pending_before = s.pending_before.take();
+        let nags_at = s.nags.len();
+        let cursor = top(&mut s.stack);
+        let line = cursor.line;
+        if san_plus.san == San::Null {
+            return Err(format!("null move '--' at ply {}", ply_label(line, &s.lines)));
+        }
+        let m = san_plus.san.to_move(&cursor.pos).map_err(|e| {
+            let what = match e {
+                shakmaty::san::SanError::AmbiguousSan => "ambiguous move",
+                _ => "illegal move",
+            };
+            format!("{what} '{}' at ply {}", &s.text[san.clone()], ply_label(line, &s.lines))
+        })?;
+        let mover = cursor.pos.turn();
+        let (piece, capture, castle, from, to, promote) = describe(m, mover);
+        let before = cursor.pos.clone();
+        cursor.before_last = Some((before, cursor.checks));
+        cursor.pos.play_unchecked(m);
+        let checks = if cursor.pos.is_check() && !cursor.pos.is_checkmate() {
+            let n = &mut cursor.checks[mover as usize];
+            *n += 1;
+            *n
+        } else {
+            0
+        };
+        s.lines[line].moves.push(MoveRec {
+            piece,
+            from,
+            to,
+            capture,
+            checks,
+            castle,
+            promote,
+            san,
+            nags: nags_at..nags_at,
+            raw_comment: None,
+            comment_before: pending_before,
+            comment: None,
+            eval: None,
+            clock: None,
+        });
+        Ok(())
+    }
+}
+
+/// `12` on the mainline, `2 of variation 3` elsewhere: which ply failed (1-based), for the reason.
+fn ply_label(line: usize, lines: &[Line]) -> String {
+    let is_main = line == 0;
+    let line = &lines[line];
+    let ply = line.moves.len() + 1;
+    if is_main {
+        format!("{ply}")
+    } else {
+        format!("{ply} of variation {}", line.id)
+    }
+}
+
+/// Piece, capture, castle, from, to and promotion of a legal move, as BGN letters and square indices.
+fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
+    let letter = |role: Role, color: Color| {
+        let c = role.char() as u8;
+        if color == Color::White { c.to_ascii_uppercase() } else { c }
+    };
+    let them = !mover;
+    match m {
+        Move::Normal { role, from, capture, to, promotion } => (
+            letter(role, mover),
+            capture.map_or(0, |r| letter(r, them)),
+            0,
+            from as u8,
+            to as u8,
+            promotion.map_or(0, |r| letter(r, mover)),
+        ),
+        Move::EnPassant { from, to } => {
+            (letter(Role::Pawn, mover), letter(Role::Pawn, them), 0, from as u8, to as u8, 0)
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(rook.file() > king.file());
+            let to = side.king_to(mover);
+            let castle = match (side, mover) {
+                (CastlingSide::KingSide, Color::White) => b'K',
+                (CastlingSide::QueenSide, Color::White) => b'Q',
+                (CastlingSide::KingSide, Color::Black) => b'k',
+                (CastlingSide::QueenSide, Color::Black) => b'q',
+            };
+            (letter(Role::King, mover), 0, castle, king as u8, to as u8, 0)
+        }
+        Move::Put { role, to } => (letter(role, mover), 0, 0, to as u8, to as u8, 0),
+    }
+}

@@ -1,0 +1,170 @@
+//! `warehouse._core`: the Python face of bgn-core.
+//!
+//! Only Arrow data crosses the boundary, through the Arrow PyCapsule interface (`__arrow_c_array__`),
+//! so pyarrow, polars or DuckDB take the batches without a copy. Reading happens on a Rust thread; a
+//! call that waits for a batch releases the GIL.
+
+use std::ffi::CString;
+use std::sync::{Mutex, MutexGuard};
+
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_data::ArrayData;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use bgn_core::input::Input;
+use bgn_core::reader::{BatchReader, BatchStream, Options};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyTuple};
+
+create_exception!(
+    _core,
+    PgnInputError,
+    PyValueError,
+    "An input that cannot be read as PGN: missing, a directory, or of an unknown format."
+);
+
+/// One batch of games, exported once through `__arrow_c_array__`.
+#[pyclass(module = "warehouse._core")]
+struct ArrowBatch {
+    batch: Option<RecordBatch>,
+}
+
+#[pymethods]
+impl ArrowBatch {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // we only offer our own schema
+        let batch = self
+            .batch
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this batch was already exported"))?;
+        let data: ArrayData = StructArray::from(batch).into_data();
+        let (array, schema) = arrow_array::ffi::to_ffi(&data)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let schema: FFI_ArrowSchema = schema;
+        let schema = PyCapsule::new(py, schema, Some(CString::new("arrow_schema").unwrap()))?;
+        let array = PyCapsule::new(py, array, Some(CString::new("arrow_array").unwrap()))?;
+        PyTuple::new(py, [schema.into_any(), array.into_any()])
+    }
+}
+
+/// Reads a PGN input (path or `-`) into batches of games.
+///
+/// Iterating yields `(batch, rejects)`: `batch` implements `__arrow_c_array__` (pass it to
+/// `pyarrow.record_batch`), `rejects` is a list of `(source_offset, reason, raw_text)`.
+#[pyclass(module = "warehouse._core")]
+struct PgnReader {
+    // A mutex only to make the class `Sync`, as PyO3 requires; one thread iterates.
+    stream: Mutex<BatchStream>,
+    compression: &'static str,
+    input_size: Option<u64>,
+}
+
+#[pymethods]
+impl PgnReader {
+    #[new]
+    #[pyo3(signature = (path, source_name=None, batch_games=8192, max_game_bytes=64 << 20))]
+    fn new(
+        path: &str,
+        source_name: Option<&str>,
+        batch_games: usize,
+        max_game_bytes: usize,
+    ) -> PyResult<Self> {
+        let input = Input::open(path).map_err(|e| PgnInputError::new_err(e.to_string()))?;
+        let compression = input.compression.name();
+        let input_size = input.size;
+        let options = Options { batch_games: batch_games.max(1), max_game_bytes };
+        let reader = BatchReader::new(input, source_name.unwrap_or(path), options);
+        let stream = Mutex::new(BatchStream::spawn(reader));
+        Ok(PgnReader { stream, compression, input_size })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> Option<(ArrowBatch, Vec<(u64, String, String)>)> {
+        let stream = &self.stream;
+        let batch = py.detach(|| lock(stream).next_batch())?;
+        let rejects = batch.rejects.into_iter().map(|r| (r.offset, r.reason, r.raw)).collect();
+        Some((ArrowBatch { batch: Some(batch.games) }, rejects))
+    }
+
+    /// `pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is.
+    #[getter]
+    fn compression(&self) -> &'static str {
+        self.compression
+    }
+
+    /// Size of the raw input in bytes (`None` for stdin and pipes).
+    #[getter]
+    fn input_size(&self) -> Option<u64> {
+        self.input_size
+    }
+
+    /// Raw (compressed) bytes read so far: for progress.
+    #[getter]
+    fn raw_bytes_read(&self) -> u64 {
+        self.stream().raw_read()
+    }
+
+    #[getter]
+    fn decompressed_bytes(&self) -> u64 {
+        load(&self.stream().counters().decompressed)
+    }
+
+    #[getter]
+    fn games_seen(&self) -> u64 {
+        load(&self.stream().counters().seen)
+    }
+
+    #[getter]
+    fn games_written(&self) -> u64 {
+        load(&self.stream().counters().written)
+    }
+
+    #[getter]
+    fn games_rejected(&self) -> u64 {
+        load(&self.stream().counters().rejected)
+    }
+
+    /// SHA-256 of the raw input (hex), once it has been read to the end.
+    #[getter]
+    fn sha256(&self) -> Option<String> {
+        self.stream().finished().and_then(|r| r.input().sha256())
+    }
+
+    /// Why the input ended early (damaged compressed data), once it has been read to the end.
+    #[getter]
+    fn damage(&self) -> Option<String> {
+        self.stream().finished().and_then(|r| r.damage().map(str::to_owned))
+    }
+}
+
+impl PgnReader {
+    fn stream(&self) -> MutexGuard<'_, BatchStream> {
+        lock(&self.stream)
+    }
+}
+
+fn lock(stream: &Mutex<BatchStream>) -> MutexGuard<'_, BatchStream> {
+    stream.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {
+    counter.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PgnReader>()?;
+    m.add_class::<ArrowBatch>()?;
+    m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
