@@ -209,10 +209,26 @@ mod tests {
 
     #[test]
     fn cp_forms() {
-        for (s, cp) in [("-0.5", -50), ("1.", 100), (".25", 25), ("+3", 300), ("-12.34", -1234)] {
-            assert_eq!(run(&format!("[%eval {s}]")).1.eval, Some(Eval::Centipawns(cp)), "{s}");
+        for (s, cp) in [
+            ("-0.5", -50),
+            ("1.", 100),
+            (".25", 25),
+            ("+3", 300),
+            ("-12.34", -1234),
+        ] {
+            assert_eq!(
+                run(&format!("[%eval {s}]")).1.eval,
+                Some(Eval::Centipawns(cp)),
+                "{s}"
+            );
         }
-        for bad in ["[%eval 1.234]", "[%eval .]", "[%eval x]", "[%eval 1,]", "[%eval]"] {
+        for bad in [
+            "[%eval 1.234]",
+            "[%eval .]",
+            "[%eval x]",
+            "[%eval 1,]",
+            "[%eval]",
+        ] {
             let (text, a) = run(bad);
             assert_eq!((text.as_str(), a.eval), (bad, None));
         }

@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BooleanBuilder, Decimal128Builder, Int16Builder, Int32Builder, Int64Builder, MapBuilder,
-    MapFieldNames, StringBuilder, TimestampSecondBuilder,
-};
 use arrow_array::builder::ArrayBuilder;
-use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_array::builder::{
+    BooleanBuilder, Decimal128Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder,
+    MapBuilder, MapFieldNames, StringBuilder, TimestampSecondBuilder,
+};
+use arrow_array::types::Int8Type;
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, ListArray, RecordBatch, StringArray, StructArray,
+};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 use pgn_reader::{KnownOutcome, Outcome};
@@ -15,14 +18,7 @@ use shakmaty::Color;
 
 use crate::annotations::Eval;
 use crate::replay::{GameScratch, MoveRec};
-use crate::tags;
-
-/// Tags stored in their own columns; every other tag goes to `headers`.
-const COLUMN_TAGS: [&str; 18] = [
-    "Event", "Site", "Round", "Result", "White", "Black", "WhiteElo", "BlackElo",
-    "WhiteRatingDiff", "BlackRatingDiff", "WhiteTitle", "BlackTitle", "ECO", "Opening",
-    "TimeControl", "Termination", "Variant", "FEN",
-];
+use crate::tags::{self, Known};
 
 const CLK_PRECISION: u8 = 9;
 const CLK_SCALE: i8 = 1;
@@ -31,19 +27,26 @@ fn utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, true)
 }
 
+/// A one-letter or square field: dictionary-encoded over a fixed dictionary, so building it is a byte
+/// store and Parquet writes it without hashing; readers see plain strings.
+fn letters(name: &str) -> Field {
+    let dict = DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
+    Field::new(name, dict, true)
+}
+
 fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, true)))
 }
 
 fn move_fields() -> Fields {
     Fields::from(vec![
-        utf8("p"),
-        utf8("f"),
-        utf8("t"),
-        utf8("x"),
+        letters("p"),
+        letters("f"),
+        letters("t"),
+        letters("x"),
         Field::new("c", DataType::Int16, true),
-        utf8("castle"),
-        utf8("promote"),
+        letters("castle"),
+        letters("promote"),
         utf8("san"),
         Field::new("nag", DataType::Int16, true),
         Field::new("nags", list_of(DataType::Int16), true),
@@ -82,7 +85,10 @@ fn headers_type() -> DataType {
         Field::new("key", DataType::Utf8, false),
         Field::new("value", DataType::Utf8, true),
     ]);
-    DataType::Map(Arc::new(Field::new("entries", DataType::Struct(entries), false)), false)
+    DataType::Map(
+        Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+        false,
+    )
 }
 
 /// The batch schema: the lake's columns plus `type`, `year`, `month`, which the writer moves into
@@ -93,7 +99,11 @@ pub fn schema() -> SchemaRef {
         utf8("site"),
         utf8("event"),
         utf8("round"),
-        Field::new("datetime", DataType::Timestamp(TimeUnit::Second, Some("UTC".into())), true),
+        Field::new(
+            "datetime",
+            DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
+            true,
+        ),
         Field::new("result", DataType::Utf8, false),
         utf8("termination"),
         utf8("time_control"),
@@ -110,7 +120,11 @@ pub fn schema() -> SchemaRef {
         utf8("comment"),
         Field::new("headers", headers_type(), false),
         Field::new("moves", list_of(DataType::Struct(move_fields())), false),
-        Field::new("variations", list_of(DataType::Struct(line_fields())), false),
+        Field::new(
+            "variations",
+            list_of(DataType::Struct(line_fields())),
+            false,
+        ),
         Field::new("source_file", DataType::Utf8, false),
         Field::new("source_offset", DataType::Int64, false),
         Field::new("type", DataType::Utf8, false),
@@ -119,6 +133,9 @@ pub fn schema() -> SchemaRef {
     ]))
 }
 
+/// Dictionary of the piece-letter fields (`p`, `x`, `castle`, `promote`); keys are indices in it.
+const PIECES: &str = "KQRBNPkqrbnp";
+
 static SQUARES: [&str; 64] = [
     "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2",
     "a3", "b3", "c3", "d3", "e3", "f3", "g3", "h3", "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4",
@@ -126,22 +143,31 @@ static SQUARES: [&str; 64] = [
     "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
 ];
 
-/// A one-letter string for an ASCII letter byte (`0` means null).
-fn letter(b: u8) -> Option<&'static str> {
-    const LETTERS: &str = "KQRBNPkqrbnp";
-    LETTERS.find(b as char).filter(|_| b != 0).map(|i| &LETTERS[i..i + 1])
+/// The dictionary key of an ASCII piece letter (`0` means null).
+fn piece_key(b: u8) -> Option<i8> {
+    if b == 0 {
+        return None;
+    }
+    PIECES.bytes().position(|p| p == b).map(|i| i as i8)
+}
+
+fn dictionary(keys: &mut Int8Builder, values: &ArrayRef) -> ArrayRef {
+    let keys = keys.finish();
+    Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values.clone()).expect("keys in range"))
 }
 
 /// Builders for a `list<move>` column (the mainline, or the moves of variation lines).
 struct MoveColumns {
+    pieces: ArrayRef,
+    squares: ArrayRef,
     offsets: Vec<i32>,
-    p: StringBuilder,
-    f: StringBuilder,
-    t: StringBuilder,
-    x: StringBuilder,
+    p: Int8Builder,
+    f: Int8Builder,
+    t: Int8Builder,
+    x: Int8Builder,
     c: Int16Builder,
-    castle: StringBuilder,
-    promote: StringBuilder,
+    castle: Int8Builder,
+    promote: Int8Builder,
     san: StringBuilder,
     nag: Int16Builder,
     nags_offsets: Vec<i32>,
@@ -156,15 +182,18 @@ struct MoveColumns {
 
 impl MoveColumns {
     fn new() -> Self {
+        let pieces = PIECES.chars().map(|c| c.to_string());
         MoveColumns {
+            pieces: Arc::new(StringArray::from_iter_values(pieces)),
+            squares: Arc::new(StringArray::from_iter_values(SQUARES)),
             offsets: vec![0],
-            p: StringBuilder::new(),
-            f: StringBuilder::new(),
-            t: StringBuilder::new(),
-            x: StringBuilder::new(),
+            p: Int8Builder::new(),
+            f: Int8Builder::new(),
+            t: Int8Builder::new(),
+            x: Int8Builder::new(),
             c: Int16Builder::new(),
-            castle: StringBuilder::new(),
-            promote: StringBuilder::new(),
+            castle: Int8Builder::new(),
+            promote: Int8Builder::new(),
             san: StringBuilder::new(),
             nag: Int16Builder::new(),
             nags_offsets: vec![0],
@@ -183,13 +212,14 @@ impl MoveColumns {
     /// Appends one list (a line's moves).
     fn append(&mut self, g: &GameScratch, moves: &[MoveRec]) {
         for m in moves {
-            self.p.append_option(letter(m.piece));
-            self.f.append_value(SQUARES[m.from as usize]);
-            self.t.append_value(SQUARES[m.to as usize]);
-            self.x.append_option(letter(m.capture));
-            self.c.append_option((m.checks > 0).then_some(m.checks as i16));
-            self.castle.append_option(letter(m.castle));
-            self.promote.append_option(letter(m.promote));
+            self.p.append_option(piece_key(m.piece));
+            self.f.append_value(m.from as i8);
+            self.t.append_value(m.to as i8);
+            self.x.append_option(piece_key(m.capture));
+            self.c
+                .append_option((m.checks > 0).then_some(m.checks as i16));
+            self.castle.append_option(piece_key(m.castle));
+            self.promote.append_option(piece_key(m.promote));
             self.san.append_value(g.str(&m.san));
             let nags = &g.nags[m.nags.clone()];
             self.nag.append_option(nags.first().map(|&n| i16::from(n)));
@@ -213,8 +243,10 @@ impl MoveColumns {
                 }
             }
             self.clk.append_option(m.clock.map(i128::from));
-            self.comment.append_option(m.comment.as_ref().map(|r| g.str(r)));
-            self.comment_before.append_option(m.comment_before.as_ref().map(|r| g.str(r)));
+            self.comment
+                .append_option(m.comment.as_ref().map(|r| g.str(r)));
+            self.comment_before
+                .append_option(m.comment_before.as_ref().map(|r| g.str(r)));
         }
         self.offsets.push(self.p.len() as i32);
     }
@@ -227,13 +259,13 @@ impl MoveColumns {
             Some(std::mem::take(&mut self.nags_valid).into()),
         );
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(self.p.finish()),
-            Arc::new(self.f.finish()),
-            Arc::new(self.t.finish()),
-            Arc::new(self.x.finish()),
+            dictionary(&mut self.p, &self.pieces),
+            dictionary(&mut self.f, &self.squares),
+            dictionary(&mut self.t, &self.squares),
+            dictionary(&mut self.x, &self.pieces),
             Arc::new(self.c.finish()),
-            Arc::new(self.castle.finish()),
-            Arc::new(self.promote.finish()),
+            dictionary(&mut self.castle, &self.pieces),
+            dictionary(&mut self.promote, &self.pieces),
             Arc::new(self.san.finish()),
             Arc::new(self.nag.finish()),
             Arc::new(nags),
@@ -255,7 +287,12 @@ impl MoveColumns {
 
 fn list_array(offsets: Vec<i32>, values: StructArray) -> ListArray {
     let item: FieldRef = Arc::new(Field::new("item", values.data_type().clone(), true));
-    ListArray::new(item, OffsetBuffer::new(offsets.into()), Arc::new(values), None)
+    ListArray::new(
+        item,
+        OffsetBuffer::new(offsets.into()),
+        Arc::new(values),
+        None,
+    )
 }
 
 /// Builds a batch of accepted games.
@@ -357,69 +394,93 @@ impl GameColumns {
 
     /// Appends a game that replayed without error.
     pub fn append(&mut self, g: &GameScratch, offset: u64) {
-        let tag = |name: &str| g.tag(name);
-        let site = tag("Site");
+        let tag = |t: Known| g.tag(t);
+        let site = tag(Known::Site);
         match site.and_then(tags::lichess_id) {
             Some(id) => self.game_id.append_value(id),
             None => self.game_id.append_value(content_id(g)),
         }
         self.site.append_option(site);
-        self.event.append_option(tag("Event"));
-        self.round.append_option(tag("Round"));
+        self.event.append_option(tag(Known::Event));
+        self.round.append_option(tag(Known::Round));
 
-        let (date, time) = match tag("UTCDate") {
-            Some(d) => (Some(d), tag("UTCTime")),
-            None => (tag("Date"), tag("Time")),
+        let (date, time) = match tag(Known::UtcDate) {
+            Some(d) => (Some(d), tag(Known::UtcTime)),
+            None => (tag(Known::Date), tag(Known::Time)),
         };
-        self.datetime.append_option(date.and_then(|d| tags::timestamp(d, time)));
-        let (year, month, _) = date.map_or((None, None, None), tags::date_parts);
-        self.year.append_value(year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0));
-        self.month.append_value(month.map_or(0, |m| m as i16));
+        self.datetime
+            .append_option(date.and_then(|d| tags::timestamp(d, time)));
+        let key = partition(g);
+        self.year.append_value(key.year);
+        self.month.append_value(key.month);
 
-        let result = match tag("Result").map(tags::result_code) {
+        let result = match tag(Known::Result).map(tags::result_code) {
             Some(code) if code != "*" => code,
             _ => match g.outcome {
-                Some(Outcome::Known(KnownOutcome::Decisive { winner: Color::White })) => "W",
-                Some(Outcome::Known(KnownOutcome::Decisive { winner: Color::Black })) => "B",
+                Some(Outcome::Known(KnownOutcome::Decisive {
+                    winner: Color::White,
+                })) => "W",
+                Some(Outcome::Known(KnownOutcome::Decisive {
+                    winner: Color::Black,
+                })) => "B",
                 Some(Outcome::Known(KnownOutcome::Draw)) => "D",
                 _ => "*",
             },
         };
         self.result.append_value(result);
-        self.termination.append_option(tag("Termination"));
-        let tc_tag = tag("TimeControl");
+        self.termination.append_option(tag(Known::Termination));
+        let tc_tag = tag(Known::TimeControl);
         let tc = tags::time_control(tc_tag);
         self.time_control.append_option(tc_tag);
         self.tc_base.append_option(tc.base);
         self.tc_inc.append_option(tc.inc);
-        self.kind.append_value(tc.kind);
+        self.kind.append_value(key.kind);
 
-        self.eco.append_option(tag("ECO"));
-        let opening = tag("Opening");
+        self.eco.append_option(tag(Known::Eco));
+        let opening = tag(Known::Opening);
         self.opening.append_option(opening);
         self.family.append_option(opening.map(tags::opening_family));
 
-        for side in ["White", "Black"] {
-            self.player_name.append_option(tag(side));
-            let field = |suffix: &str| tag(&format!("{side}{suffix}"));
-            self.player_elo.append_option(field("Elo").and_then(tags::parse_int));
-            self.player_diff.append_option(field("RatingDiff").and_then(tags::parse_int));
-            self.player_title.append_option(field("Title"));
+        let sides = [
+            [
+                Known::White,
+                Known::WhiteElo,
+                Known::WhiteRatingDiff,
+                Known::WhiteTitle,
+            ],
+            [
+                Known::Black,
+                Known::BlackElo,
+                Known::BlackRatingDiff,
+                Known::BlackTitle,
+            ],
+        ];
+        for [name, elo, diff, title] in sides {
+            self.player_name.append_option(tag(name));
+            self.player_elo
+                .append_option(tag(elo).and_then(tags::parse_int));
+            self.player_diff
+                .append_option(tag(diff).and_then(tags::parse_int));
+            self.player_title.append_option(tag(title));
         }
 
-        self.variant.append_value(if g.chess960 { "Chess960" } else { "Standard" });
-        self.start_fen.append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
+        self.variant
+            .append_value(if g.chess960 { "Chess960" } else { "Standard" });
+        self.start_fen
+            .append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
         let main = g.mainline();
         self.mate.append_value(g.final_is_mate);
-        self.has_eval.append_value(main.iter().any(|m| m.eval.is_some()));
-        self.has_clock.append_value(main.iter().any(|m| m.clock.is_some()));
+        self.has_eval
+            .append_value(main.iter().any(|m| m.eval.is_some()));
+        self.has_clock
+            .append_value(main.iter().any(|m| m.clock.is_some()));
         self.n_plies.append_value(main.len() as i32);
-        self.comment.append_option(g.comment.as_ref().map(|r| g.str(r)));
+        self.comment
+            .append_option(g.comment.as_ref().map(|r| g.str(r)));
 
-        for (name, value) in &g.tags {
-            let name = g.str(name);
-            if !COLUMN_TAGS.contains(&name) {
-                self.headers.keys().append_value(name);
+        for (name, value, known) in &g.tags {
+            if !known.is_some_and(Known::has_column) {
+                self.headers.keys().append_value(g.str(name));
                 self.headers.values().append_value(g.str(value));
             }
         }
@@ -498,7 +559,10 @@ impl GameColumns {
             Arc::new(self.comment.finish()),
             Arc::new(self.headers.finish()),
             Arc::new(self.moves.finish()),
-            Arc::new(list_array(std::mem::replace(&mut self.line_offsets, vec![0]), lines)),
+            Arc::new(list_array(
+                std::mem::replace(&mut self.line_offsets, vec![0]),
+                lines,
+            )),
             Arc::new(source_file.finish()),
             Arc::new(self.source_offset.finish()),
             Arc::new(self.kind.finish()),
@@ -509,10 +573,28 @@ impl GameColumns {
     }
 }
 
+/// Where a game goes in the lake: `type=<kind>/year=<year>/month=<month>` (0 when unknown).
+#[derive(Copy, Clone, Debug, Eq, PartialEq, Hash)]
+pub struct Partition {
+    pub kind: &'static str,
+    pub year: i16,
+    pub month: i16,
+}
+
+pub fn partition(g: &GameScratch) -> Partition {
+    let date = g.tag(Known::UtcDate).or_else(|| g.tag(Known::Date));
+    let (year, month, _) = date.map_or((None, None, None), tags::date_parts);
+    Partition {
+        kind: tags::time_control(g.tag(Known::TimeControl)).kind,
+        year: year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0),
+        month: month.map_or(0, |m| m as i16),
+    }
+}
+
 /// A stable id for a game without a lichess URL: its tags in order and its mainline moves.
 fn content_id(g: &GameScratch) -> String {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for (name, value) in &g.tags {
+    for (name, value, _) in &g.tags {
         h.update(g.str(name).as_bytes());
         h.update(&[0]);
         h.update(g.str(value).as_bytes());

@@ -193,7 +193,11 @@ impl<R: Read> Framer<R> {
                     b => {
                         self.start = pos;
                         self.game_offset = self.base + pos as u64;
-                        self.state = if b == b'[' { State::TagLine } else { State::Movetext };
+                        self.state = if b == b'[' {
+                            State::TagLine
+                        } else {
+                            State::Movetext
+                        };
                     }
                 },
                 State::EscapeLine => match memchr::memchr(b'\n', &buf[pos..]) {

@@ -110,7 +110,9 @@ impl Input {
         } else {
             let meta = std::fs::metadata(path).map_err(|e| open_error(path, &e))?;
             if meta.is_dir() {
-                return Err(InputError(format!("{path}: is a directory, not a PGN file")));
+                return Err(InputError(format!(
+                    "{path}: is a directory, not a PGN file"
+                )));
             }
             let file = File::open(path).map_err(|e| open_error(path, &e))?;
             let size = meta.is_file().then_some(meta.len());
@@ -140,7 +142,10 @@ impl Input {
             hasher: Sha256::new(),
             read: raw_read.clone(),
         };
-        let tap = FinishingTap { tap: Some(tap), hash: hash.clone() };
+        let tap = FinishingTap {
+            tap: Some(tap),
+            hash: hash.clone(),
+        };
         let reader: Box<dyn Read + Send> = match compression {
             Compression::Plain => Box::new(tap),
             Compression::Zstd => Box::new(
@@ -150,7 +155,13 @@ impl Input {
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(tap))),
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(tap))),
         };
-        Ok(Input { compression, size, raw_read, reader, hash })
+        Ok(Input {
+            compression,
+            size,
+            raw_read,
+            reader,
+            hash,
+        })
     }
 
     /// SHA-256 of the raw input, hex; `None` until the whole input was read.
@@ -174,7 +185,9 @@ struct FinishingTap {
 
 impl Read for FinishingTap {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(tap) = self.tap.as_mut() else { return Ok(0) };
+        let Some(tap) = self.tap.as_mut() else {
+            return Ok(0);
+        };
         let n = tap.read(buf)?;
         if n == 0 && !buf.is_empty() {
             let done = self.tap.take().expect("tap present");

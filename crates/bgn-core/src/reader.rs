@@ -8,7 +8,9 @@ use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 
-use crate::columns::GameColumns;
+use std::collections::HashMap;
+
+use crate::columns::{partition, GameColumns, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::replay::Replayer;
@@ -47,7 +49,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { batch_games: 8192, max_game_bytes: 64 << 20 }
+        Options {
+            batch_games: 8192,
+            max_game_bytes: 64 << 20,
+        }
     }
 }
 
@@ -55,8 +60,13 @@ impl Default for Options {
 pub struct BatchReader {
     framer: Framer<Input>,
     replayer: Replayer,
-    columns: GameColumns,
+    /// Games waiting to be emitted, one builder per partition, so that every batch belongs to one
+    /// partition and the writer never has to split nested data.
+    pending: HashMap<Partition, GameColumns>,
+    pending_games: usize,
+    source_name: String,
     latin1: String,
+    padded: Vec<u8>,
     options: Options,
     counters: Arc<Counters>,
     finished: bool,
@@ -67,8 +77,11 @@ impl BatchReader {
         BatchReader {
             framer: Framer::new(input, options.max_game_bytes),
             replayer: Replayer::default(),
-            columns: GameColumns::new(source_name),
+            pending: HashMap::new(),
+            pending_games: 0,
+            source_name: source_name.to_owned(),
             latin1: String::new(),
+            padded: Vec::new(),
             options,
             counters: Arc::new(Counters::default()),
             finished: false,
@@ -88,16 +101,19 @@ impl BatchReader {
         self.framer.reader()
     }
 
-    /// The next batch, or `None` when the input is exhausted.
+    /// The next batch (games of one partition), or `None` when the input is exhausted.
     pub fn next_batch(&mut self) -> Option<Batch> {
-        if self.finished {
-            return None;
-        }
         let mut rejects = Vec::new();
-        while self.columns.len() < self.options.batch_games {
+        let full = loop {
+            if let Some(key) = self.full_partition() {
+                break Some(key);
+            }
+            if self.finished {
+                break self.pending.keys().next().copied();
+            }
             let Some(frame) = self.framer.next_frame() else {
                 self.finished = true;
-                break;
+                continue;
             };
             self.counters.seen.fetch_add(1, Ordering::Relaxed);
             let offset = frame.offset;
@@ -110,26 +126,54 @@ impl BatchReader {
             } else if let Some(cut) = &frame.cut_by {
                 Err(format!("game cut short: {cut}"))
             } else {
-                replay(&mut self.replayer, text.as_bytes())
+                replay(&mut self.replayer, text.as_bytes(), &mut self.padded)
             };
             match outcome {
                 Ok(()) => {
-                    self.columns.append(&self.replayer.scratch, offset);
+                    let scratch = &self.replayer.scratch;
+                    let key = partition(scratch);
+                    let columns = self
+                        .pending
+                        .entry(key)
+                        .or_insert_with(|| GameColumns::new(&self.source_name));
+                    columns.append(scratch, offset);
+                    self.pending_games += 1;
                     self.counters.written.fetch_add(1, Ordering::Relaxed);
                 }
                 Err(reason) => {
                     let raw = text.into_owned();
-                    rejects.push(Reject { offset, reason, raw });
+                    rejects.push(Reject {
+                        offset,
+                        reason,
+                        raw,
+                    });
                     self.counters.rejected.fetch_add(1, Ordering::Relaxed);
                 }
             }
-        }
-        self.counters.decompressed.store(self.framer.position(), Ordering::Relaxed);
-        if self.columns.is_empty() && rejects.is_empty() {
-            return None;
-        }
-        let games = self.columns.finish().expect("columns follow the schema");
+            if rejects.len() >= self.options.batch_games {
+                break None; // a run of bad input: hand the rejects over, keep memory bounded
+            }
+        };
+        self.counters
+            .decompressed
+            .store(self.framer.position(), Ordering::Relaxed);
+        let games = match full.and_then(|key| self.pending.remove(&key)) {
+            Some(mut columns) => {
+                self.pending_games -= columns.len();
+                columns.finish().expect("columns follow the schema")
+            }
+            None if rejects.is_empty() => return None,
+            None => RecordBatch::new_empty(crate::columns::schema()),
+        };
         Some(Batch { games, rejects })
+    }
+
+    /// A partition to emit now: one with a full batch, or the largest when all partitions together
+    /// hold too many games (archives spanning many months).
+    fn full_partition(&self) -> Option<Partition> {
+        let batch = self.options.batch_games;
+        let (key, largest) = self.pending.iter().max_by_key(|(_, c)| c.len())?;
+        (largest.len() >= batch || self.pending_games >= 4 * batch).then_some(*key)
     }
 }
 
@@ -146,8 +190,14 @@ fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
 }
 
 /// Parses and replays one framed game.
-fn replay(replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
-    let mut reader = pgn_reader::Reader::new(text);
+fn replay(replayer: &mut Replayer, text: &[u8], padded: &mut Vec<u8>) -> Result<(), String> {
+    // pgn-reader wants a token's worth of bytes ahead (257) and refills its buffer when fewer are
+    // left: blank space after the game keeps it from doing so on each of the game's last tokens.
+    padded.clear();
+    padded.extend_from_slice(text);
+    padded.extend_from_slice(b"\n\n");
+    padded.resize(padded.len() + 512, b' ');
+    let mut reader = pgn_reader::Reader::new(&padded[..]);
     match reader.read_game(replayer) {
         Ok(Some(outcome)) => {
             // The framer cut exactly one game: pgn-reader must agree.
@@ -184,7 +234,13 @@ impl BatchStream {
             }
             reader
         });
-        BatchStream { rx, worker: Some(worker), reader: None, counters, raw_read }
+        BatchStream {
+            rx,
+            worker: Some(worker),
+            reader: None,
+            counters,
+            raw_read,
+        }
     }
 
     /// Blocks for the next batch; `None` at the end.

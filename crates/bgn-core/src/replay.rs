@@ -5,7 +5,6 @@
 //! Nothing reaches the Arrow builders until the whole game has replayed: a game that fails half-way
 //! leaves no trace but its reject.
 
-use std::fmt::Write as _;
 use std::ops::{ControlFlow, Range};
 
 use pgn_reader::{Nag, Outcome, RawComment, RawTag, SanPlus, Skip, Visitor};
@@ -16,6 +15,7 @@ use shakmaty::{
 };
 
 use crate::annotations::{self, Eval};
+use crate::tags::Known;
 
 /// One ply, in BGN terms. Letters are ASCII bytes, `0` meaning none.
 #[derive(Clone, Debug, Default)]
@@ -58,7 +58,7 @@ struct Cursor {
 }
 
 enum Frame {
-    Line(Cursor),
+    Line(Box<Cursor>),
     /// A `(` with no move to branch from: python-chess ignores it, and so do we.
     Ignored,
 }
@@ -70,7 +70,9 @@ pub struct GameScratch {
     pub text: String,
     /// Arena for comments as read, until the game ends.
     raw: String,
-    pub tags: Vec<(Range<usize>, Range<usize>)>,
+    pub tags: Vec<(Range<usize>, Range<usize>, Option<Known>)>,
+    /// Index in `tags` of each known tag (the last one wins, as in python-chess's header dict).
+    known: [Option<u16>; Known::COUNT],
     pub nags: Vec<u8>,
     lines: Vec<Line>,
     pub n_lines: usize,
@@ -91,11 +93,9 @@ impl GameScratch {
         &self.text[r.clone()]
     }
 
-    pub fn tag(&self, name: &str) -> Option<&str> {
-        self.tags
-            .iter()
-            .find(|(n, _)| self.str(n) == name)
-            .map(|(_, v)| self.str(v))
+    pub fn tag(&self, tag: Known) -> Option<&str> {
+        let i = self.known[tag as usize]?;
+        Some(self.str(&self.tags[usize::from(i)].1))
     }
 
     pub fn lines(&self) -> &[Line] {
@@ -110,6 +110,7 @@ impl GameScratch {
         self.text.clear();
         self.raw.clear();
         self.tags.clear();
+        self.known = [None; Known::COUNT];
         self.nags.clear();
         self.n_lines = 0;
         self.comment = None;
@@ -207,7 +208,9 @@ impl GameScratch {
                 let before = self.finish_plain(before);
                 let m = &mut self.lines[l].moves[i];
                 m.comment_before = before;
-                let Some(raw) = m.raw_comment.clone() else { continue };
+                let Some(raw) = m.raw_comment.clone() else {
+                    continue;
+                };
                 let mut found = annotations::Annotations::default();
                 let start = self.text.len();
                 annotations::extract(&self.raw[raw], &mut self.text, &mut found);
@@ -217,6 +220,15 @@ impl GameScratch {
                 m.clock = found.clock;
             }
         }
+    }
+}
+
+/// Text as UTF-8: the framer hands over valid UTF-8 (Latin-1 was converted), so the lossy path is
+/// only a safety net.
+fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
@@ -263,9 +275,13 @@ impl Visitor for Replayer {
 
     fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Reject> {
         let s = &mut self.scratch;
-        let name = s.push_text(&String::from_utf8_lossy(name));
-        let value = s.push_text(&value.decode_utf8_lossy());
-        s.tags.push((name, value));
+        let known = Known::of(name);
+        let name = s.push_text(&utf8(name));
+        let value = s.push_text(&utf8(&value.decode()));
+        if let (Some(k), Ok(i)) = (known, u16::try_from(s.tags.len())) {
+            s.known[k as usize] = Some(i);
+        }
+        s.tags.push((name, value, known));
         ControlFlow::Continue(())
     }
 
@@ -273,12 +289,12 @@ impl Visitor for Replayer {
         match self.start_position() {
             Ok(pos) => {
                 let line = self.scratch.new_line(0, 0);
-                self.scratch.stack.push(Frame::Line(Cursor {
+                self.scratch.stack.push(Frame::Line(Box::new(Cursor {
                     line,
                     pos,
                     before_last: None,
                     checks: [0, 0],
-                }));
+                })));
                 ControlFlow::Continue(())
             }
             Err(reason) => ControlFlow::Break(Err(reason)),
@@ -310,13 +326,13 @@ impl Visitor for Replayer {
     }
 
     fn partial_comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
-        self.scratch.partial.push_str(&String::from_utf8_lossy(comment.as_bytes()));
+        self.scratch.partial.push_str(&utf8(comment.as_bytes()));
         ControlFlow::Continue(())
     }
 
     fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
         let s = &mut self.scratch;
-        let chunk = String::from_utf8_lossy(comment.as_bytes());
+        let chunk = utf8(comment.as_bytes());
         if s.partial.is_empty() {
             s.add_comment(&chunk);
         } else {
@@ -336,7 +352,12 @@ impl Visitor for Replayer {
                 let parent = cursor.line;
                 let ply = s.lines[parent].moves.len() as i32 - 1;
                 let line = s.new_line(parent as i32, ply);
-                Frame::Line(Cursor { line, pos, before_last: None, checks })
+                Frame::Line(Box::new(Cursor {
+                    line,
+                    pos,
+                    before_last: None,
+                    checks,
+                }))
             }
         };
         s.stack.push(frame);
@@ -375,7 +396,7 @@ impl Visitor for Replayer {
 impl Replayer {
     fn start_position(&mut self) -> Result<Chess, String> {
         let s = &mut self.scratch;
-        let variant = s.tag("Variant").map(str::to_ascii_lowercase);
+        let variant = s.tag(Known::Variant).map(str::to_ascii_lowercase);
         let chess960_tag = matches!(
             variant.as_deref(),
             Some("chess960" | "chess 960" | "fischerandom" | "fischerrandom" | "fischer random")
@@ -385,14 +406,24 @@ impl Replayer {
             Some(v) => {
                 chess960_tag
                     || v.starts_with("wild/")
-                    || ["standard", "chess", "classical", "normal", "illegal", "from position"]
-                        .contains(&v)
+                    || [
+                        "standard",
+                        "chess",
+                        "classical",
+                        "normal",
+                        "illegal",
+                        "from position",
+                    ]
+                    .contains(&v)
             }
         };
         if !standard {
-            return Err(format!("unsupported variant '{}'", s.tag("Variant").unwrap_or("")));
+            return Err(format!(
+                "unsupported variant '{}'",
+                s.tag(Known::Variant).unwrap_or("")
+            ));
         }
-        let fen_tag = s.tags.iter().find(|(n, _)| s.str(n) == "FEN").map(|(_, v)| v.clone());
+        let fen_tag = s.known[Known::Fen as usize].map(|i| s.tags[usize::from(i)].1.clone());
         let Some(fen_range) = fen_tag else {
             s.chess960 = chess960_tag;
             return Ok(Chess::default());
@@ -401,7 +432,11 @@ impl Replayer {
         let fen = Fen::from_ascii(fen_text.as_bytes())
             .map_err(|e| format!("invalid FEN '{fen_text}': {e}"))?;
         let setup: Setup = fen.into_setup();
-        let mode = if chess960_tag { CastlingMode::Chess960 } else { CastlingMode::detect(&setup) };
+        let mode = if chess960_tag {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::detect(&setup)
+        };
         let pos = Chess::from_setup(setup, mode)
             .or_else(PositionError::ignore_invalid_castling_rights)
             .or_else(PositionError::ignore_invalid_ep_square)
@@ -416,21 +451,28 @@ impl Replayer {
     fn play(&mut self, san_plus: SanPlus) -> Result<(), String> {
         let s = &mut self.scratch;
         let san_start = s.text.len();
-        let _ = write!(s.text, "{san_plus}");
+        san_plus.append_to_string(&mut s.text);
         let san = san_start..s.text.len();
         let pending_before = s.pending_before.take();
         let nags_at = s.nags.len();
         let cursor = top(&mut s.stack);
         let line = cursor.line;
         if san_plus.san == San::Null {
-            return Err(format!("null move '--' at ply {}", ply_label(line, &s.lines)));
+            return Err(format!(
+                "null move '--' at ply {}",
+                ply_label(line, &s.lines)
+            ));
         }
         let m = san_plus.san.to_move(&cursor.pos).map_err(|e| {
             let what = match e {
                 shakmaty::san::SanError::AmbiguousSan => "ambiguous move",
                 _ => "illegal move",
             };
-            format!("{what} '{}' at ply {}", &s.text[san.clone()], ply_label(line, &s.lines))
+            format!(
+                "{what} '{}' at ply {}",
+                &s.text[san.clone()],
+                ply_label(line, &s.lines)
+            )
         })?;
         let mover = cursor.pos.turn();
         let (piece, capture, castle, from, to, promote) = describe(m, mover);
@@ -480,11 +522,21 @@ fn ply_label(line: usize, lines: &[Line]) -> String {
 fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
     let letter = |role: Role, color: Color| {
         let c = role.char() as u8;
-        if color == Color::White { c.to_ascii_uppercase() } else { c }
+        if color == Color::White {
+            c.to_ascii_uppercase()
+        } else {
+            c
+        }
     };
     let them = !mover;
     match m {
-        Move::Normal { role, from, capture, to, promotion } => (
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => (
             letter(role, mover),
             capture.map_or(0, |r| letter(r, them)),
             0,
@@ -492,9 +544,14 @@ fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
             to as u8,
             promotion.map_or(0, |r| letter(r, mover)),
         ),
-        Move::EnPassant { from, to } => {
-            (letter(Role::Pawn, mover), letter(Role::Pawn, them), 0, from as u8, to as u8, 0)
-        }
+        Move::EnPassant { from, to } => (
+            letter(Role::Pawn, mover),
+            letter(Role::Pawn, them),
+            0,
+            from as u8,
+            to as u8,
+            0,
+        ),
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(rook.file() > king.file());
             let to = side.king_to(mover);
@@ -504,7 +561,14 @@ fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
                 (CastlingSide::KingSide, Color::Black) => b'k',
                 (CastlingSide::QueenSide, Color::Black) => b'q',
             };
-            (letter(Role::King, mover), 0, castle, king as u8, to as u8, 0)
+            (
+                letter(Role::King, mover),
+                0,
+                castle,
+                king as u8,
+                to as u8,
+                0,
+            )
         }
         Move::Put { role, to } => (letter(role, mover), 0, 0, to as u8, to as u8, 0),
     }

@@ -1,5 +1,71 @@
 //! Game-level fields derived from PGN tags: lichess id, time control and its type, result, dates.
 
+/// The tags the lake reads. The first 18 have columns of their own; the others only feed derived
+/// fields (`datetime`, partitions) and stay in `headers` too.
+#[derive(Copy, Clone, Debug, Eq, PartialEq)]
+pub enum Known {
+    Event,
+    Site,
+    Round,
+    Result,
+    White,
+    Black,
+    WhiteElo,
+    BlackElo,
+    WhiteRatingDiff,
+    BlackRatingDiff,
+    WhiteTitle,
+    BlackTitle,
+    Eco,
+    Opening,
+    TimeControl,
+    Termination,
+    Variant,
+    Fen,
+    Date,
+    Time,
+    UtcDate,
+    UtcTime,
+}
+
+impl Known {
+    pub const COUNT: usize = 22;
+
+    pub fn of(name: &[u8]) -> Option<Known> {
+        use Known::*;
+        Some(match name {
+            b"Event" => Event,
+            b"Site" => Site,
+            b"Round" => Round,
+            b"Result" => Result,
+            b"White" => White,
+            b"Black" => Black,
+            b"WhiteElo" => WhiteElo,
+            b"BlackElo" => BlackElo,
+            b"WhiteRatingDiff" => WhiteRatingDiff,
+            b"BlackRatingDiff" => BlackRatingDiff,
+            b"WhiteTitle" => WhiteTitle,
+            b"BlackTitle" => BlackTitle,
+            b"ECO" => Eco,
+            b"Opening" => Opening,
+            b"TimeControl" => TimeControl,
+            b"Termination" => Termination,
+            b"Variant" => Variant,
+            b"FEN" => Fen,
+            b"Date" => Date,
+            b"Time" => Time,
+            b"UTCDate" => UtcDate,
+            b"UTCTime" => UtcTime,
+            _ => return None,
+        })
+    }
+
+    /// Stored in a column of its own, hence not repeated in `headers`.
+    pub fn has_column(self) -> bool {
+        (self as usize) < Known::Date as usize
+    }
+}
+
 /// The 8-character game id of a lichess game URL (`https://lichess.org/ENPo6ReH`).
 pub fn lichess_id(site: &str) -> Option<&str> {
     let rest = site
@@ -20,16 +86,27 @@ pub struct TimeControl {
 
 /// lichess's speed rule: estimated duration = base + 40 × increment.
 pub fn time_control(tag: Option<&str>) -> TimeControl {
-    let unknown = TimeControl { base: None, inc: None, kind: "unknown" };
-    let Some(tc) = tag.map(str::trim) else { return unknown };
+    let unknown = TimeControl {
+        base: None,
+        inc: None,
+        kind: "unknown",
+    };
+    let Some(tc) = tag.map(str::trim) else {
+        return unknown;
+    };
     if tc == "-" {
-        return TimeControl { kind: "correspondence", ..unknown };
+        return TimeControl {
+            kind: "correspondence",
+            ..unknown
+        };
     }
     let (base, inc) = match tc.split_once('+') {
         Some((b, i)) => (b, i),
         None => (tc, "0"),
     };
-    let (Some(base), Some(inc)) = (parse_uint(base), parse_uint(inc)) else { return unknown };
+    let (Some(base), Some(inc)) = (parse_uint(base), parse_uint(inc)) else {
+        return unknown;
+    };
     let estimate = i64::from(base) + 40 * i64::from(inc);
     let kind = match estimate {
         e if e < 30 => "ultrabullet",
@@ -38,7 +115,11 @@ pub fn time_control(tag: Option<&str>) -> TimeControl {
         e if e < 1500 => "rapid",
         _ => "classical",
     };
-    TimeControl { base: Some(base), inc: Some(inc), kind }
+    TimeControl {
+        base: Some(base),
+        inc: Some(inc),
+        kind,
+    }
 }
 
 fn parse_uint(s: &str) -> Option<i32> {
@@ -73,8 +154,13 @@ pub fn opening_family(name: &str) -> &str {
 /// Year, month and day of a PGN date (`2025.05.01`); each part `None` when unknown (`??`) or invalid.
 pub fn date_parts(date: &str) -> (Option<i32>, Option<u32>, Option<u32>) {
     let mut it = date.trim().split(['.', '-', '/']);
-    let year = it.next().and_then(|y| (y.len() == 4).then(|| y.parse().ok()).flatten());
-    let month = it.next().and_then(|m| m.parse().ok()).filter(|m| (1..=12).contains(m));
+    let year = it
+        .next()
+        .and_then(|y| (y.len() == 4).then(|| y.parse().ok()).flatten());
+    let month = it
+        .next()
+        .and_then(|m| m.parse().ok())
+        .filter(|m| (1..=12).contains(m));
     let day = it.next().and_then(|d| d.parse().ok());
     (year, month, day)
 }
@@ -82,7 +168,9 @@ pub fn date_parts(date: &str) -> (Option<i32>, Option<u32>, Option<u32>) {
 /// Seconds since the epoch (UTC) of a date and an optional `hh:mm:ss` time; `None` unless the date
 /// is complete and valid.
 pub fn timestamp(date: &str, time: Option<&str>) -> Option<i64> {
-    let (Some(y), Some(m), Some(d)) = date_parts(date) else { return None };
+    let (Some(y), Some(m), Some(d)) = date_parts(date) else {
+        return None;
+    };
     if d == 0 || d > days_in_month(y, m) {
         return None;
     }
@@ -127,7 +215,10 @@ mod tests {
     #[test]
     fn lichess_ids() {
         assert_eq!(lichess_id("https://lichess.org/ENPo6ReH"), Some("ENPo6ReH"));
-        assert_eq!(lichess_id("https://lichess.org/ENPo6ReH/black"), Some("ENPo6ReH"));
+        assert_eq!(
+            lichess_id("https://lichess.org/ENPo6ReH/black"),
+            Some("ENPo6ReH")
+        );
         assert_eq!(lichess_id("https://lichess.org/study/abc"), None);
         assert_eq!(lichess_id("Wijk aan Zee"), None);
     }
@@ -146,13 +237,23 @@ mod tests {
         assert_eq!(kind("-"), "correspondence");
         assert_eq!(kind("40/7200:3600"), "unknown");
         assert_eq!(time_control(None).kind, "unknown");
-        assert_eq!(time_control(Some("300+3")), TimeControl { base: Some(300), inc: Some(3), kind: "blitz" });
+        assert_eq!(
+            time_control(Some("300+3")),
+            TimeControl {
+                base: Some(300),
+                inc: Some(3),
+                kind: "blitz"
+            }
+        );
     }
 
     #[test]
     fn dates() {
         assert_eq!(timestamp("1970.01.02", None), Some(86400));
-        assert_eq!(timestamp("2025.05.01", Some("00:00:06")), Some(1_746_057_606));
+        assert_eq!(
+            timestamp("2025.05.01", Some("00:00:06")),
+            Some(1_746_057_606)
+        );
         assert_eq!(timestamp("2024.02.30", None), None);
         assert_eq!(timestamp("2024.??.??", None), None);
         assert_eq!(date_parts("2024.??.??"), (Some(2024), None, None));

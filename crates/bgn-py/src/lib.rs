@@ -24,6 +24,9 @@ create_exception!(
     "An input that cannot be read as PGN: missing, a directory, or of an unknown format."
 );
 
+/// `(source_offset, reason, raw_text)` of a rejected game.
+type RejectTuple = (u64, String, String);
+
 /// One batch of games, exported once through `__arrow_c_array__`.
 #[pyclass(module = "warehouse._core")]
 struct ArrowBatch {
@@ -44,8 +47,8 @@ impl ArrowBatch {
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this batch was already exported"))?;
         let data: ArrayData = StructArray::from(batch).into_data();
-        let (array, schema) = arrow_array::ffi::to_ffi(&data)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let (array, schema) =
+            arrow_array::ffi::to_ffi(&data).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let schema: FFI_ArrowSchema = schema;
         let schema = PyCapsule::new(py, schema, Some(CString::new("arrow_schema").unwrap()))?;
         let array = PyCapsule::new(py, array, Some(CString::new("arrow_array").unwrap()))?;
@@ -78,21 +81,37 @@ impl PgnReader {
         let input = Input::open(path).map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
         let input_size = input.size;
-        let options = Options { batch_games: batch_games.max(1), max_game_bytes };
+        let options = Options {
+            batch_games: batch_games.max(1),
+            max_game_bytes,
+        };
         let reader = BatchReader::new(input, source_name.unwrap_or(path), options);
         let stream = Mutex::new(BatchStream::spawn(reader));
-        Ok(PgnReader { stream, compression, input_size })
+        Ok(PgnReader {
+            stream,
+            compression,
+            input_size,
+        })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> Option<(ArrowBatch, Vec<(u64, String, String)>)> {
+    fn __next__(&mut self, py: Python<'_>) -> Option<(ArrowBatch, Vec<RejectTuple>)> {
         let stream = &self.stream;
         let batch = py.detach(|| lock(stream).next_batch())?;
-        let rejects = batch.rejects.into_iter().map(|r| (r.offset, r.reason, r.raw)).collect();
-        Some((ArrowBatch { batch: Some(batch.games) }, rejects))
+        let rejects = batch
+            .rejects
+            .into_iter()
+            .map(|r| (r.offset, r.reason, r.raw))
+            .collect();
+        Some((
+            ArrowBatch {
+                batch: Some(batch.games),
+            },
+            rejects,
+        ))
     }
 
     /// `pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is.
@@ -142,7 +161,9 @@ impl PgnReader {
     /// Why the input ended early (damaged compressed data), once it has been read to the end.
     #[getter]
     fn damage(&self) -> Option<String> {
-        self.stream().finished().and_then(|r| r.damage().map(str::to_owned))
+        self.stream()
+            .finished()
+            .and_then(|r| r.damage().map(str::to_owned))
     }
 }
 
@@ -153,7 +174,9 @@ impl PgnReader {
 }
 
 fn lock(stream: &Mutex<BatchStream>) -> MutexGuard<'_, BatchStream> {
-    stream.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    stream
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {

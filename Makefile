@@ -1,0 +1,33 @@
+# The two commands of the README:
+#   make demo   set up, convert the bundled lichess sample into ./lake, run a query over it
+#   make test   set up, lint, and run every test (Rust unit tests and the Python suite)
+PYTHON ?= python3
+SAMPLE := tests/data/lichess_2025-05_sample.pgn.zst
+
+.PHONY: setup demo test lint bench
+
+# Python deps, the duckdb CLI and the Rust extension (built in release mode by maturin).
+setup:
+	@command -v cargo >/dev/null || { echo "setup needs a Rust toolchain (https://rustup.rs)"; exit 1; }
+	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
+
+demo: setup
+	@if grep -qs '"$(SAMPLE)"' lake/_loads/*.json; then \
+		echo "$(SAMPLE) is already in ./lake"; \
+	else \
+		$(PYTHON) -m loaders.pgn2parquet $(SAMPLE) --lake lake; \
+	fi
+	CHESS_LAKE=lake duckdb < sql/summary.sql
+
+lint:
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo fmt --all --check
+	$(PYTHON) -m ruff check warehouse loaders tests bench
+	$(PYTHON) -m ruff format --check warehouse loaders tests bench
+
+test: setup lint
+	cargo test --workspace --quiet
+	$(PYTHON) -m pytest -q
+
+bench: setup
+	$(PYTHON) bench/bench_load.py

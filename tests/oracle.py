@@ -1,0 +1,432 @@
+"""What the lake should hold for a PGN file, computed independently with python-chess.
+
+Pure python-chess (no project imports): every field follows docs/schema.md. `expected_games` reads a
+file and returns one `Expected` per game python-chess finds, in file order: either the row the lake
+should hold (games/) or a rejection (rejects/).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import zstandard
+
+RESULTS = {"1-0": "W", "0-1": "B", "1/2-1/2": "D"}
+CASTLE = {
+    (chess.WHITE, True): "K",
+    (chess.WHITE, False): "Q",
+    (chess.BLACK, True): "k",
+    (chess.BLACK, False): "q",
+}
+# Tags held by a column of their own (Variant by `variant`); the others go to `headers`, in file order.
+COLUMN_TAGS = frozenset(
+    ["Site", "Event", "Round", "Result", "Termination", "TimeControl", "ECO", "Opening", "FEN", "Variant"]
+    + [f"{color}{tag}" for color in ("White", "Black") for tag in ("", "Elo", "RatingDiff", "Title")]
+)
+LICHESS_URL = re.compile(r"https://lichess\.org/([A-Za-z0-9]{8})")
+INTEGER = re.compile(r"[+-]?\d+")
+DATE_SEPARATOR = re.compile(r"[./-]")
+YEAR = re.compile(r"[0-9]{4}")
+NUMBER = re.compile(r"[0-9]+")
+TIME = re.compile(r"([0-9]+):([0-9]+):([0-9]+)")
+TAG_ESCAPE = re.compile(r'\\([\\"])')
+TENTH = Decimal("0.1")
+# lichess's speed thresholds on base + 40 * inc seconds, upper bounds excluded.
+SPEEDS = ((30, "ultrabullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid"))
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Expected:
+    """One game as the lake should hold it: a row of games/, or a reject."""
+
+    rejected: bool
+    reason: str | None
+    row: Row | None
+
+
+@dataclass
+class _Line:
+    """A line of moves as the source nests it: the line it branches from and the ply it replaces there.
+
+    python-chess's tree makes siblings of `1. e4 (1. d4 (1. c4))`, losing that 1. c4 is written as an
+    alternative to 1. d4 (line 2 branching from line 1), not to 1. e4: the builder records the nesting.
+    """
+
+    id: int
+    parent: int
+    ply: int
+    nodes: list[chess.pgn.ChildNode] = field(default_factory=list)
+
+
+class _Game(chess.pgn.Game):
+    """A python-chess game that also keeps what `chess.pgn.Game` drops: tags as written, NAG order,
+    the movetext's result marker, the nesting of variations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, str]] = []
+        self.nag_order: dict[int, list[int]] = {}
+        self.marker: str | None = None
+        self.lines = [_Line(id=0, parent=0, ply=0)]
+
+
+class _Builder(chess.pgn.GameBuilder[_Game]):
+    """python-chess's builder, recording more, and going no further in the tree after an error.
+
+    After an illegal move inside a variation python-chess's reader and builder disagree on the nesting
+    (it then crashes with an IndexError on a later move); the game is a reject anyway.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(Game=_Game)
+
+    def begin_game(self) -> None:
+        super().begin_game()
+        self.open_lines = [0]
+
+    def begin_variation(self) -> chess.pgn.SkipType | None:
+        if self.game.errors:
+            return chess.pgn.SKIP
+        lines = self.game.lines
+        parent = lines[self.open_lines[-1]]
+        self.open_lines.append(len(lines))
+        lines.append(_Line(id=len(lines), parent=parent.id, ply=len(parent.nodes) - 1))
+        return super().begin_variation()
+
+    def end_variation(self) -> None:
+        if not self.game.errors:
+            super().end_variation()
+            self.open_lines.pop()
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        if not self.game.errors:
+            super().visit_move(board, move)
+            self.game.lines[self.open_lines[-1]].nodes.append(self.variation_stack[-1])
+
+    def visit_comment(self, comment: str) -> None:
+        if not self.game.errors:
+            super().visit_comment(comment)
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        super().visit_header(tagname, tagvalue)
+        # PGN escapes `"` and `\` in tag values with a backslash; python-chess keeps the escapes.
+        self.game.tags.append((tagname, TAG_ESCAPE.sub(r"\1", tagvalue)))
+
+    def visit_nag(self, nag: int) -> None:
+        if self.game.errors:
+            return
+        super().visit_nag(nag)
+        self.game.nag_order.setdefault(id(self.variation_stack[-1]), []).append(nag)
+
+    def visit_result(self, result: str) -> None:
+        super().visit_result(result)
+        if self.game.marker is None:
+            self.game.marker = result
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)  # silently: the oracle reports it as a reject
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, zstd-decompressed for `.zst` (all frames)."""
+    data = path.read_bytes()
+    if path.suffix != ".zst":
+        return data
+    return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True).read()
+
+
+def read_games(path: Path) -> Iterator[_Game]:
+    """Every game python-chess finds in the file, its text decoded as the lake does.
+
+    Line endings are kept as written (a CRLF file's comments hold CRLF). A game is UTF-8 when its bytes
+    are, else Latin-1: when the whole file is not UTF-8, python-chess splits its Latin-1 reading into
+    games (one character per byte, so positions are byte offsets) and each game is read again as UTF-8
+    when its bytes are valid UTF-8.
+    """
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        yield from read_mixed(data)
+    else:
+        handle = io.StringIO(text, newline="")
+        while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
+            yield game
+
+
+def read_mixed(data: bytes) -> Iterator[_Game]:
+    handle = io.StringIO(data.decode("latin-1"), newline="")
+    start = handle.tell()
+    while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
+        try:
+            text = data[start : handle.tell()].decode("utf-8")
+        except UnicodeDecodeError:
+            yield game
+        else:
+            yield chess.pgn.read_game(io.StringIO(text, newline=""), Visitor=_Builder) or game
+        start = handle.tell()
+
+
+def expected_games(path: Path) -> list[Expected]:
+    """One `Expected` per game of the PGN file at `path`, in file order."""
+    return [expect(game) for game in read_games(path)]
+
+
+def expect(game: _Game) -> Expected:
+    reason = rejection(game)
+    if reason is not None:
+        return Expected(rejected=True, reason=reason, row=None)
+    return Expected(rejected=False, reason=None, row=game_row(game))
+
+
+def rejection(game: _Game) -> str | None:
+    """Why the lake must reject the game, or None when it must store it."""
+    if game.errors:
+        return str(game.errors[0])
+    variant = game.headers.get("Variant")
+    if game.headers.variant() is not chess.Board or game.headers.is_wild():
+        return f"unsupported variant {variant!r}"
+    if any(not node.move for node in walk(game)):
+        return "null move"
+    return None
+
+
+def walk(node: chess.pgn.GameNode) -> Iterator[chess.pgn.ChildNode]:
+    for child in node.variations:
+        yield child
+        yield from walk(child)
+
+
+def game_row(game: _Game) -> Row:
+    tags = dict(game.tags)
+    mainline = game.lines[0].nodes
+    tc_base, tc_inc = time_control(tags.get("TimeControl"))
+    date, time = date_time(tags)
+    year, month, _ = date_parts(date)
+    board = game.board()
+    chess960 = board.chess960
+    moves = move_rows(game, board)  # leaves `board` at the mainline's end
+    site_match = LICHESS_URL.fullmatch(tags.get("Site", ""))
+    return {
+        "game_id": site_match.group(1) if site_match else None,
+        "site": tags.get("Site"),
+        "event": tags.get("Event"),
+        "round": tags.get("Round"),
+        "datetime": timestamp(date, time),
+        "result": RESULTS.get(result_text(game, tags), "*"),
+        "termination": tags.get("Termination"),
+        "time_control": tags.get("TimeControl"),
+        "tc_base": tc_base,
+        "tc_inc": tc_inc,
+        "type": speed(tags.get("TimeControl"), tc_base, tc_inc),
+        "year": year or 0,
+        "month": month or 0,
+        "opening": opening(tags),
+        "players": [player(tags, "White"), player(tags, "Black")],
+        "variant": "Chess960" if chess960 else "Standard",
+        "start_fen": tags.get("FEN"),
+        "mate": board.is_checkmate(),
+        "has_eval": any(chess.pgn.EVAL_REGEX.search(node.comment) for node in mainline),
+        "has_clock": any(chess.pgn.CLOCK_REGEX.search(node.comment) for node in mainline),
+        "n_plies": len(mainline),
+        "comment": game.comment.strip() or None,
+        "headers": [(name, value) for name, value in game.tags if name not in COLUMN_TAGS],
+        "moves": [{**moves[id(node)], "comment_before": None} for node in mainline],
+        "variations": [
+            {
+                "id": line.id,
+                "parent": line.parent,
+                "ply": line.ply,
+                "moves": [moves[id(n)] for n in line.nodes],
+            }
+            for line in game.lines[1:]
+        ],
+    }
+
+
+def result_text(game: _Game, tags: dict[str, str]) -> str | None:
+    """The Result tag, or the movetext's termination marker when the tag is absent or `*`."""
+    tag = tags.get("Result")
+    return tag if tag not in (None, "*") else game.marker or tag
+
+
+def time_control(tag: str | None) -> tuple[int | None, int | None]:
+    match = re.fullmatch(r"(\d+)(?:\+(\d+))?", tag or "")
+    if match is None:
+        return None, None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def speed(tag: str | None, base: int | None, inc: int | None) -> str:
+    if tag == "-":
+        return "correspondence"
+    if base is None or inc is None:
+        return "unknown"
+    estimate = base + 40 * inc
+    return next((name for limit, name in SPEEDS if estimate < limit), "classical")
+
+
+def date_time(tags: dict[str, str]) -> tuple[str | None, str | None]:
+    """The date and time tags that date the game: UTCDate and UTCTime when present, else Date and Time."""
+    if "UTCDate" in tags:
+        return tags["UTCDate"], tags.get("UTCTime")
+    return tags.get("Date"), tags.get("Time")
+
+
+def date_parts(date: str | None) -> tuple[int | None, int | None, int | None]:
+    """Year (4 digits), month (1 to 12) and day of a `.`, `-` or `/` separated date; None when unknown."""
+    parts = [*DATE_SEPARATOR.split((date or "").strip()), "", ""]
+    year = int(parts[0]) if YEAR.fullmatch(parts[0]) else None
+    month = int(parts[1]) if NUMBER.fullmatch(parts[1]) and 1 <= int(parts[1]) <= 12 else None
+    day = int(parts[2]) if NUMBER.fullmatch(parts[2]) else None
+    return year, month, day
+
+
+def timestamp(date: str | None, time: str | None) -> dt.datetime | None:
+    """The date at the time (midnight without one), UTC; None when either is partial or invalid."""
+    year, month, day = date_parts(date)
+    if year is None or month is None or day is None:
+        return None
+    try:
+        midnight = dt.datetime(year, month, day, tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    if time is None:
+        return midnight
+    clock = TIME.fullmatch(time.strip())
+    if clock is None:
+        return None
+    hours, minutes, seconds = (int(part) for part in clock.groups())
+    if hours > 23 or minutes > 59 or seconds > 60:  # a leap second is a time
+        return None
+    return midnight + dt.timedelta(hours=hours, minutes=minutes, seconds=seconds)
+
+
+def opening(tags: dict[str, str]) -> dict[str, str | None]:
+    name = tags.get("Opening")
+    return {
+        "eco": tags.get("ECO"),
+        "verbose": name,
+        "generic": None if name is None else name.split(":", 1)[0].strip(),
+    }
+
+
+def player(tags: dict[str, str], color: str) -> dict[str, Any]:
+    return {
+        "name": tags.get(color),
+        "elo": integer(tags.get(f"{color}Elo")),
+        "rating_diff": integer(tags.get(f"{color}RatingDiff")),
+        "title": tags.get(f"{color}Title"),
+    }
+
+
+def integer(text: str | None) -> int | None:
+    return int(text) if text is not None and INTEGER.fullmatch(text) else None
+
+
+def move_rows(game: _Game, board: chess.Board) -> dict[int, Row]:
+    """The move struct of every node of the game's tree, by `id(node)`; the mainline is played on `board`."""
+    rows: dict[int, Row] = {}
+    no_checks = (0, 0)
+    pending = [(game, index, board.copy(stack=False), no_checks) for index in range(1, len(game.variations))]
+    pending += [(game, 0, board, no_checks)] if game.variations else []
+    while pending:
+        parent, index, line_board, checks = pending.pop()
+        node: chess.pgn.ChildNode | None = parent.variations[index]
+        while node is not None:
+            rows[id(node)], checks = move_row(node, line_board, checks, game.nag_order.get(id(node)))
+            alternatives = range(1, len(node.variations))
+            pending += [(node, other, line_board.copy(stack=False), checks) for other in alternatives]
+            node = node.next()
+    return rows
+
+
+def move_row(
+    node: chess.pgn.ChildNode, board: chess.Board, checks: tuple[int, int], nags: list[int] | None
+) -> tuple[Row, tuple[int, int]]:
+    """The move struct of `node`, which is then played on `board`, and the checks given by each side
+    (indexed by color) on the way from the start position to the move, this one included."""
+    row = move_fields(board, node.move)
+    mover = board.turn
+    board.push(node.move)
+    if board.is_check() and not board.is_checkmate():
+        counts = list(checks)
+        counts[mover] += 1
+        checks = (counts[0], counts[1])
+        row["c"] = checks[mover]
+    row["nag"] = nags[0] if nags else None
+    row["nags"] = nags
+    row.update(comment_fields(node.comment))
+    row["comment_before"] = node.starting_comment.strip() or None
+    return row, checks
+
+
+def move_fields(board: chess.Board, move: chess.Move) -> Row:
+    """p, f, t, x, castle, promote of `move` on `board` (before it is played); c left None."""
+    piece = board.piece_at(move.from_square)
+    assert piece is not None, f"no piece on {chess.square_name(move.from_square)}"
+    castle = castling_side(board, move)
+    to_square = move.to_square
+    if castle is not None:
+        king_file = 6 if castle in "Kk" else 2
+        to_square = chess.square(king_file, chess.square_rank(move.from_square))
+    return {
+        "p": piece.symbol(),
+        "f": chess.square_name(move.from_square),
+        "t": chess.square_name(to_square),
+        "x": None if castle else captured(board, move),
+        "c": None,
+        "castle": castle,
+        "promote": chess.Piece(move.promotion, board.turn).symbol() if move.promotion else None,
+    }
+
+
+def castling_side(board: chess.Board, move: chess.Move) -> str | None:
+    """K/Q/k/q for a castling move (king-takes-rook in Chess960 included), else None."""
+    if not board.is_castling(move):
+        return None
+    return CASTLE[board.turn, board.is_kingside_castling(move)]
+
+
+def captured(board: chess.Board, move: chess.Move) -> str | None:
+    if board.is_en_passant(move):
+        return chess.Piece(chess.PAWN, not board.turn).symbol()
+    victim = board.piece_at(move.to_square)
+    return victim.symbol() if victim else None
+
+
+def comment_fields(comment: str) -> Row:
+    """eval_cp / eval_mate / clk from the first `[%eval]` / `[%clk]`, and the comment without them."""
+    evaluation = chess.pgn.EVAL_REGEX.search(comment)
+    clock = chess.pgn.CLOCK_REGEX.search(comment)
+    mate = evaluation.group("mate") if evaluation else None
+    cp = evaluation.group("cp") if evaluation else None
+    return {
+        "eval_cp": int(Decimal(cp) * 100) if cp else None,
+        "eval_mate": int(mate) if mate else None,
+        "clk": clock_seconds(clock) if clock else None,
+        "comment": strip_commands(comment) or None,
+    }
+
+
+def clock_seconds(match: re.Match[str]) -> Decimal:
+    hours, minutes = int(match.group("hours")), int(match.group("minutes"))
+    return (hours * 3600 + minutes * 60 + Decimal(match.group("seconds"))).quantize(TENTH)
+
+
+def strip_commands(comment: str) -> str:
+    """The comment without its [%eval] and [%clk] commands (a space kept where one separated two words)."""
+    for regex in (chess.pgn.EVAL_REGEX, chess.pgn.CLOCK_REGEX):
+        comment = regex.sub(lambda match: match.group("prefix") and match.group("suffix"), comment)
+    return comment.strip()

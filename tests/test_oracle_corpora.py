@@ -1,0 +1,176 @@
+"""The lake against python-chess, game by game and ply by ply, over every PGN file we have.
+
+Cases: each `*.pgn` / `*.pgn.zst` under tests/data/ and, when present, under ../shared/corpora/. The
+loader runs once per folder (all the folder's case files in one call, which keeps the suite fast); each
+file is then compared with `oracle.expected_games` on its own: same number of games, same rejects, and
+every field of every stored game and move equal.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lake_io import read_games, read_rejects, run_loader
+from oracle import Expected, Row, expected_games
+
+REPO = Path(__file__).parents[1]
+ROOTS = {"data": REPO / "tests" / "data", "corpora": REPO.parent / "shared" / "corpora"}
+MAX_REPORTED = 20
+MISSING = object()
+
+# Files where the lake is right and python-chess reads the file differently (how games are split on
+# malformed input, for instance). Key: the case id (`data/...` or `corpora/...`); value: why.
+KNOWN_DIVERGENCES: dict[str, str] = {}
+
+
+def pgn_files(root: Path) -> list[Path]:
+    return sorted({*root.rglob("*.pgn"), *root.rglob("*.pgn.zst")}) if root.is_dir() else []
+
+
+CASES = {f"{name}/{path.relative_to(root)}": path for name, root in ROOTS.items() for path in pgn_files(root)}
+# The files loaded together: a folder's cases, known divergences left out.
+BATCHES: dict[Path, list[Path]] = defaultdict(list)
+for case_id, case_path in CASES.items():
+    if case_id not in KNOWN_DIVERGENCES:
+        BATCHES[case_path.parent].append(case_path)
+
+
+@dataclass
+class Load:
+    """What one loader run wrote, per input file (its path as given to the loader)."""
+
+    returncode: int
+    stderr: str
+    games: dict[str, list[Row]]
+    rejects: dict[str, list[Row]]
+
+
+Loader = Callable[[tuple[Path, ...]], Load]
+
+
+@pytest.fixture(scope="session")
+def load(tmp_path_factory: pytest.TempPathFactory) -> Loader:
+    """`load(inputs)`: the loader's run on those files into a fresh lake, run once per session."""
+
+    @functools.cache
+    def run(inputs: tuple[Path, ...]) -> Load:
+        lake = tmp_path_factory.mktemp("lake")
+        process = run_loader(list(inputs), lake)
+        return Load(
+            process.returncode, process.stderr, by_file(read_games(lake)), by_file(read_rejects(lake))
+        )
+
+    return run
+
+
+def by_file(records: list[Row]) -> dict[str, list[Row]]:
+    grouped: dict[str, list[Row]] = defaultdict(list)
+    for record in records:
+        grouped[record["source_file"]].append(record)
+    return grouped
+
+
+def test_shared_corpora_found() -> None:
+    if not ROOTS["corpora"].is_dir():
+        pytest.skip(f"{ROOTS['corpora']} not found: its files are not compared")
+    assert any(case_id.startswith("corpora/") for case_id in CASES)
+
+
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_lake_matches_python_chess(case_id: str, load: Loader) -> None:
+    if case_id in KNOWN_DIVERGENCES:
+        pytest.skip(KNOWN_DIVERGENCES[case_id])
+    path = CASES[case_id]
+    loaded = load(tuple(BATCHES[path.parent]))
+    if loaded.returncode != 0:  # find out whether this file is the one the loader fails on
+        loaded = load((path,))
+    assert loaded.returncode == 0, f"loader failed on {case_id}:\n{loaded.stderr}"
+    mismatches = list(compare_file(expected_games(path), loaded, str(path)))
+    if mismatches:
+        shown = "\n".join(f"{case_id} {line}" for line in mismatches[:MAX_REPORTED])
+        pytest.fail(f"{len(mismatches)} mismatches, the first {MAX_REPORTED}:\n{shown}", pytrace=False)
+
+
+def compare_file(expected: list[Expected], loaded: Load, source: str) -> Iterator[str]:
+    """The lake's games and rejects of one file, in file order, against python-chess's games."""
+    seen = [(row, False) for row in loaded.games.get(source, [])]
+    seen += [(reject, True) for reject in loaded.rejects.get(source, [])]
+    seen.sort(key=lambda entry: entry[0]["source_offset"])
+    if len(seen) != len(expected):
+        rejected = sum(is_reject for _, is_reject in seen)
+        yield f"games seen: expected {len(expected)}, got {len(seen)} ({rejected} of them rejected)"
+        return
+    for index, (want, (got, rejected)) in enumerate(zip(expected, seen, strict=True)):
+        where = f"game {index} (offset {got['source_offset']})"
+        if want.rejected or rejected:
+            yield from compare_reject(where, want, got, rejected)
+        else:
+            assert want.row is not None
+            yield from compare_game(where, want.row, got)
+
+
+def compare_reject(where: str, want: Expected, got: Row, rejected: bool) -> Iterator[str]:
+    if not rejected:
+        yield f"{where}: expected a reject ({want.reason}), got a stored game"
+    elif not want.rejected:
+        yield f"{where}: expected a stored game, got a reject ({got['reason']})"
+    elif not got["reason"] or "\n" in got["reason"]:
+        yield f"{where}: a reject's reason must be one non-empty line, got {got['reason']!r}"
+
+
+def compare_game(where: str, want: Row, got: Row) -> Iterator[str]:
+    for field, value in want.items():
+        if field in ("moves", "variations") or (field == "game_id" and value is None):
+            continue  # game_id: only a lichess id is predictable
+        yield from compare_value(f"{where} {field}", value, got.get(field, MISSING))
+    yield from compare_line(f"{where} mainline", want["moves"], got.get("moves", MISSING))
+    yield from compare_variations(where, want["variations"], got.get("variations", MISSING))
+
+
+def compare_variations(where: str, want: list[Row], got: Any) -> Iterator[str]:
+    if got is MISSING or got is None or len(got) != len(want):
+        yield f"{where} variations: expected {len(want)} lines, got {describe(got)}"
+        return
+    for line, lake_line in zip(want, got, strict=True):
+        line_where = f"{where} line {line['id']}"
+        for field in ("id", "parent", "ply"):
+            yield from compare_value(f"{line_where} {field}", line[field], lake_line.get(field, MISSING))
+        yield from compare_line(line_where, line["moves"], lake_line.get("moves", MISSING))
+
+
+def compare_line(where: str, want: list[Row], got: Any) -> Iterator[str]:
+    if got is MISSING or got is None or len(got) != len(want):
+        yield f"{where}: expected {len(want)} plies, got {describe(got)}"
+        return
+    for ply, (move, lake_move) in enumerate(zip(want, got, strict=True)):
+        for field, value in move.items():
+            yield from compare_value(f"{where} ply {ply} {field}", value, lake_move.get(field, MISSING))
+
+
+def compare_value(where: str, want: Any, got: Any) -> Iterator[str]:
+    """`want` against `got`; structs (players, opening) field by field."""
+    if got is MISSING:
+        yield f"{where}: missing from the lake"
+    elif isinstance(want, dict) and isinstance(got, dict):
+        for key, value in want.items():
+            yield from compare_value(f"{where}.{key}", value, got.get(key, MISSING))
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got) and want != got:
+        for index, (item, lake_item) in enumerate(zip(want, got, strict=True)):
+            yield from compare_value(f"{where}[{index}]", item, lake_item)
+    elif got != want:
+        yield f"{where}: expected {short(want)}, got {short(got)}"
+
+
+def describe(value: Any) -> str:
+    return "nothing" if value is MISSING or value is None else f"{len(value)}"
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
