@@ -1,6 +1,6 @@
 """Convert PGN (plain, .zst, .bz2, .gz, or `-` for stdin) into the BGN Parquet lake.
 
-    python -m loaders.pgn2parquet lichess_db_standard_rated_2024-01.pgn.zst [--lake DIR]
+python -m loaders.pgn2parquet lichess_db_standard_rated_2024-01.pgn.zst [--lake DIR]
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ COLUMN_TAGS = frozenset(
     + [f"{color}{tag}" for color in ("White", "Black") for tag in ("", "Elo", "RatingDiff", "Title")]
 )
 LICHESS_URL = re.compile(r"https://lichess\.org/([A-Za-z0-9]{8})")
-INTEGER = re.compile(r"[+-]?\d+")
+INTEGER = re.compile(r"[+-]?[0-9]+")
+TIME_CONTROL = re.compile(r"([0-9]+)(?:\+([0-9]+))?")
 DATE_SEPARATOR = re.compile(r"[./-]")
 YEAR = re.compile(r"[0-9]{4}")
 NUMBER = re.compile(r"[0-9]+")
@@ -156,26 +157,34 @@ def read_games(path: Path) -> Iterator[_Game]:
     """
     data = read_bytes(path)
     try:
+        text, mixed = data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, mixed = data.decode("latin-1"), True
+    handle = io.StringIO(text, newline="")
+    start = 0
+    while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
+        end = handle.tell()
+        if mixed:
+            game = read_utf8(data[start:end]) or game
+        if end == len(text) and unterminated_comment(text[start:end]):
+            game.errors.append(ValueError("unterminated comment"))
+        yield game
+        start = end
+
+
+def read_utf8(data: bytes) -> _Game | None:
+    """The game in `data` read as UTF-8; None when it is not UTF-8."""
+    try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        yield from read_mixed(data)
-    else:
-        handle = io.StringIO(text, newline="")
-        while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
-            yield game
+        return None
+    return chess.pgn.read_game(io.StringIO(text, newline=""), Visitor=_Builder)
 
 
-def read_mixed(data: bytes) -> Iterator[_Game]:
-    handle = io.StringIO(data.decode("latin-1"), newline="")
-    start = handle.tell()
-    while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
-        try:
-            text = data[start : handle.tell()].decode("utf-8")
-        except UnicodeDecodeError:
-            yield game
-        else:
-            yield chess.pgn.read_game(io.StringIO(text, newline=""), Visitor=_Builder) or game
-        start = handle.tell()
+def unterminated_comment(text: str) -> bool:
+    """Whether the game's text ends inside a `{` comment (python-chess then reads the comment to the end
+    of the file and keeps the game)."""
+    return text.rfind("{") > text.rfind("}")
 
 
 def expected_games(path: Path) -> list[Expected]:
@@ -197,15 +206,9 @@ def rejection(game: _Game) -> str | None:
     variant = game.headers.get("Variant")
     if game.headers.variant() is not chess.Board or game.headers.is_wild():
         return f"unsupported variant {variant!r}"
-    if any(not node.move for node in walk(game)):
+    if any(not node.move for line in game.lines for node in line.nodes):
         return "null move"
     return None
-
-
-def walk(node: chess.pgn.GameNode) -> Iterator[chess.pgn.ChildNode]:
-    for child in node.variations:
-        yield child
-        yield from walk(child)
 
 
 def game_row(game: _Game) -> Row:
@@ -262,7 +265,7 @@ def result_text(game: _Game, tags: dict[str, str]) -> str | None:
 
 
 def time_control(tag: str | None) -> tuple[int | None, int | None]:
-    match = re.fullmatch(r"(\d+)(?:\+(\d+))?", tag or "")
+    match = TIME_CONTROL.fullmatch(tag or "")
     if match is None:
         return None, None
     return int(match.group(1)), int(match.group(2) or 0)

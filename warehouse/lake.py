@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-
 import pyarrow.parquet as pq
 
 PARTITION_COLUMNS = ("type", "year", "month")

@@ -275,6 +275,7 @@ impl Visitor for Replayer {
 
     fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Reject> {
         let s = &mut self.scratch;
+        let name = name.trim_ascii();
         let known = Known::of(name);
         let name = s.push_text(&utf8(name));
         let value = s.push_text(&utf8(&value.decode()));
@@ -463,17 +464,20 @@ impl Replayer {
                 ply_label(line, &s.lines)
             ));
         }
-        let m = san_plus.san.to_move(&cursor.pos).map_err(|e| {
-            let what = match e {
-                shakmaty::san::SanError::AmbiguousSan => "ambiguous move",
-                _ => "illegal move",
-            };
-            format!(
-                "{what} '{}' at ply {}",
-                &s.text[san.clone()],
-                ply_label(line, &s.lines)
-            )
-        })?;
+        let strict = san_plus.san.to_move(&cursor.pos);
+        let m = strict
+            .or_else(|e| lenient_move(&cursor.pos, san_plus.san).ok_or(e))
+            .map_err(|e| {
+                let what = match e {
+                    shakmaty::san::SanError::AmbiguousSan => "ambiguous move",
+                    _ => "illegal move",
+                };
+                format!(
+                    "{what} '{}' at ply {}",
+                    &s.text[san.clone()],
+                    ply_label(line, &s.lines)
+                )
+            })?;
         let mover = cursor.pos.turn();
         let (piece, capture, castle, from, to, promote) = describe(m, mover);
         let before = cursor.pos.clone();
@@ -504,6 +508,41 @@ impl Replayer {
         });
         Ok(())
     }
+}
+
+/// Reads SAN as python-chess does when strict SAN fails: the capture mark is ignored (`Raf8` for
+/// `Raxf8`, `ed3` for `exd3`), and a move naming its full from-square is taken as such, piece letter
+/// or not (`g1f3`, `Be2c4`). `None` unless exactly one legal move fits.
+fn lenient_move(pos: &Chess, san: San) -> Option<Move> {
+    let San::Normal {
+        role,
+        file,
+        rank,
+        to,
+        promotion,
+        ..
+    } = san
+    else {
+        return None;
+    };
+    let full_square = file.is_some() && rank.is_some();
+    let mut found = None;
+    for m in pos.legal_moves() {
+        let from = m.from()?;
+        let fits = m.to() == to
+            && !m.is_castle()
+            && m.promotion() == promotion
+            && file.is_none_or(|f| from.file() == f)
+            && rank.is_none_or(|r| from.rank() == r)
+            && (m.role() == role || (full_square && role == Role::Pawn));
+        if fits {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(m);
+        }
+    }
+    found
 }
 
 /// `12` on the mainline, `2 of variation 3` elsewhere: which ply failed (1-based), for the reason.

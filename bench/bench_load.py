@@ -1,0 +1,139 @@
+"""Loader benchmark: games/s per core, end to end, beside baselines measured in the same run.
+
+    python bench/bench_load.py [--games 200000] [--oracle-games 2000]
+
+Builds a realistic multi-frame `.pgn.zst` with ../shared/tools/make-bench-dump (cached in bench/out/),
+then measures on that file:
+  - the loader, pinned to one core (`taskset -c 0`): zstd → replay → Parquet, per CPU-second and wall;
+  - python-chess replaying the first --oracle-games games with a visitor extracting the same fields;
+  - `zstd -d` alone;
+  - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input).
+Not a test: it prints figures, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import chess.pgn
+import zstandard
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+MAKE_DUMP = ROOT.parent / "shared" / "tools" / "make-bench-dump"
+
+
+def build_dump(games: int) -> Path:
+    path = OUT / f"dump-{games}.pgn.zst"
+    if not path.exists():
+        if not MAKE_DUMP.exists():
+            sys.exit(f"need {MAKE_DUMP} to build the benchmark dump")
+        OUT.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(MAKE_DUMP), str(path), "--games", str(games)], check=True)
+    return path
+
+
+def run_measured(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
+    """Runs `cmd`; returns (wall seconds, CPU seconds, peak RSS in MB) of that process alone."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
+
+
+def pinned(cmd: list[str]) -> list[str]:
+    return (["taskset", "-c", "0"] if shutil.which("taskset") else []) + cmd
+
+
+def loader(dump: Path) -> tuple[float, float, int]:
+    with tempfile.TemporaryDirectory() as lake:
+        return run_measured(
+            pinned(
+                [
+                    sys.executable,
+                    "-m",
+                    "loaders.pgn2parquet",
+                    str(dump),
+                    "--lake",
+                    lake,
+                    "--progress",
+                    "never",
+                ]
+            )
+        )
+
+
+def python_chess(dump: Path, n: int) -> float:
+    """Games/s of python-chess replaying `n` games and reading the same per-ply fields as the lake."""
+    with open(dump, "rb") as raw:
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        return _replay(io.TextIOWrapper(reader, encoding="utf-8"), n)
+
+
+def _replay(text: io.TextIOWrapper, n: int) -> float:
+    start = time.process_time()
+    for _ in range(n):
+        game = chess.pgn.read_game(text)
+        if game is None:
+            break
+        board = game.board()
+        checks = [0, 0]
+        for node in game.mainline():
+            move = node.move
+            piece, captured = board.piece_at(move.from_square), board.piece_at(move.to_square)
+            castle = board.is_castling(move)
+            en_passant = board.is_en_passant(move)
+            mover = board.turn
+            board.push(move)
+            if board.is_check() and not board.is_checkmate():
+                checks[mover] += 1
+            _ = (piece, captured, castle, en_passant, move.promotion, node.nags, node.eval(), node.clock())
+    return n / (time.process_time() - start)
+
+
+def zstd_rate(dump: Path, games: int) -> float | None:
+    if not shutil.which("zstd"):
+        return None
+    with open(os.devnull, "wb") as sink:
+        _, cpu, _ = run_measured(["zstd", "-dc", str(dump)], stdout=sink)
+    return games / cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=200_000)
+    ap.add_argument("--oracle-games", type=int, default=2_000)
+    args = ap.parse_args()
+
+    dump = build_dump(args.games)
+    small = build_dump(args.games // 4)
+    wall, cpu, rss = loader(dump)
+    _, _, rss_small = loader(small)
+    ours = args.games / cpu
+    baseline = python_chess(dump, args.oracle_games)
+    zstd = zstd_rate(dump, args.games)
+
+    print(f"dump: {dump.name}, {args.games:,} games, {dump.stat().st_size / 1e6:.1f} MB")
+    print(f"{'what':44s} {'games/s':>12s}")
+    print(f"{'loader, per CPU-second (pinned to 1 core)':44s} {ours:12,.0f}")
+    print(f"{'loader, wall clock on 1 core':44s} {args.games / wall:12,.0f}")
+    print(f"{'python-chess replay, 1 core':44s} {baseline:12,.0f}")
+    if zstd:
+        print(f"{'zstd -d alone, 1 core':44s} {zstd:12,.0f}")
+    print(f"speed-up over python-chess: {ours / baseline:.0f}x")
+    print(f"peak RSS: {rss} MB for {args.games:,} games, {rss_small} MB for {args.games // 4:,}")
+
+
+if __name__ == "__main__":
+    main()
