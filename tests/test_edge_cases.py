@@ -514,13 +514,17 @@ def test_several_inputs_in_one_run(tmp_path: Path) -> None:
 
 
 def test_missing_input_is_a_one_line_error(tmp_path: Path) -> None:
-    missing = tmp_path / "no_such_file.pgn"
-    proc = run_cli([str(missing), "--lake", str(tmp_path / "lake")])
+    assert_one_line_error(tmp_path / "no_such_file.pgn", tmp_path)
+
+
+def assert_one_line_error(path: Path, tmp_path: Path) -> None:
+    """Loading `path` fails with a non-zero exit and one stderr line naming it, no traceback."""
+    proc = run_cli([str(path), "--lake", str(tmp_path / "lake")])
     assert proc.returncode != 0
     stderr = proc.stderr.decode(errors="replace")
     assert "Traceback" not in stderr
     assert "\n" not in stderr.strip()
-    assert str(missing) in stderr
+    assert str(path) in stderr
 
 
 PNG_HEADER = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
@@ -536,12 +540,7 @@ PNG_HEADER = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x
 def test_unknown_format_is_a_one_line_error(name: str, content: bytes, tmp_path: Path) -> None:
     path = tmp_path / name
     path.write_bytes(content)
-    proc = run_cli([str(path), "--lake", str(tmp_path / "lake")])
-    assert proc.returncode != 0
-    stderr = proc.stderr.decode(errors="replace")
-    assert "Traceback" not in stderr
-    assert "\n" not in stderr.strip()
-    assert str(path) in stderr
+    assert_one_line_error(path, tmp_path)
 
 
 def test_sample_is_two_zstd_frames() -> None:

@@ -532,8 +532,7 @@ impl GameColumns {
             ],
             None,
         );
-        let source_file = StringBuilder::new();
-        let mut source_file = source_file;
+        let mut source_file = StringBuilder::new();
         for _ in 0..n {
             source_file.append_value(&self.source_file);
         }
