@@ -1,0 +1,20 @@
+"""PGN chess games to a BGN Parquet lake, and DuckDB on top of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["connect", "query", "sample_lake"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: duckdb and polars take ~0.2 s to import, which every loader run would pay.
+    if name in ("connect", "query"):
+        from warehouse import sql
+
+        return getattr(sql, name)
+    if name == "sample_lake":
+        from warehouse.sample import sample_lake
+
+        return sample_lake
+    raise AttributeError(f"module 'warehouse' has no attribute {name!r}")

@@ -1,0 +1,36 @@
+-- Question: which opening families do players of each level choose, and how do they score?
+-- Grain: one row per rating band and opening family.
+-- Definitions: family = opening.generic (the Opening tag before its first ':'); games with a family, both
+--   Elos known and a result (W, B or D); band = 200-point band (its lower bound) of the mean of the two
+--   Elos. share_pct = 100 x games / the band's games (2 decimals); white_score = (white wins + draws / 2)
+--   / games (3 decimals).
+-- Output: band, family, games, share_pct, white_score; by band, games descending, family.
+import database 'sql/views';
+
+with rated as (
+    select rating_band((players[1].elo + players[2].elo) / 2) as band, opening.generic as family, result
+    from games
+    where
+        opening.generic is not null
+        and players[1].elo is not null
+        and players[2].elo is not null
+        and result in ('W', 'B', 'D')
+),
+
+families as (
+    select band, family, count(*) as games, avg(white_points(result)) as white_score
+    from rated
+    group by all
+),
+
+final as (
+    select
+        band,
+        family,
+        games,
+        round(100.0 * games / sum(games) over (partition by band), 2) as share_pct,
+        round(white_score, 3) as white_score
+    from families
+)
+
+select * from final order by band, games desc, family;

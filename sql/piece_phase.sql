@@ -1,0 +1,20 @@
+-- Question: which pieces move in each phase of the game?
+-- Grain: one row per phase and piece.
+-- Definitions: every mainline move of every game; piece = the moving piece's letter upper-cased;
+--   phase by the move's 0-based ply index: 'opening' plies 0-19, 'middlegame' 20-59, 'endgame' 60 on.
+--   pct = 100 x moves / the phase's moves (2 decimals).
+-- Output: phase, piece, moves, pct; by phase (opening first), piece (P N B R Q K).
+import database 'sql/views';
+
+with counted as (
+    select phase(ply) as phase, upper(m.p) as piece, count(*) as moves
+    from plies
+    group by all
+),
+
+final as (
+    select phase, piece, moves, round(100.0 * moves / sum(moves) over (partition by phase), 2) as pct
+    from counted
+)
+
+select * from final order by phase_order(phase), piece_order(piece);

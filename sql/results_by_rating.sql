@@ -1,0 +1,27 @@
+-- Question: how do results change with the players' level?
+-- Grain: one row per type and rating band of the game.
+-- Definitions: band = 200-point band (its lower bound) of the mean of the two players' Elo; games with both
+--   Elos known and a result (W, B or D) only. white_score = (white wins + draws / 2) / games.
+-- Output: type, band, games, white_wins, draws, black_wins, white_score (3 decimals); by type, band.
+import database 'sql/views';
+
+with rated as (
+    select type, rating_band((players[1].elo + players[2].elo) / 2) as band, result
+    from games
+    where players[1].elo is not null and players[2].elo is not null and result in ('W', 'B', 'D')
+),
+
+final as (
+    select
+        type,
+        band,
+        count(*) as games,
+        count(*) filter (result = 'W') as white_wins,
+        count(*) filter (result = 'D') as draws,
+        count(*) filter (result = 'B') as black_wins,
+        round(avg(white_points(result)), 3) as white_score
+    from rated
+    group by all
+)
+
+select * from final order by type, band;

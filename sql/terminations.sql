@@ -1,0 +1,41 @@
+-- Question: how do games end, by speed?
+-- Grain: one row per type and Termination tag.
+-- Definitions: termination = the Termination tag ('?' when absent; lichess writes Normal, Time forfeit,
+--   Abandoned, Rules infraction, Unterminated); pct = 100 x games / the type's games (2 decimals);
+--   mated = games of the row whose mainline ends in checkmate; white_wins, draws, black_wins by result.
+-- Output: type, termination, games, pct, mated, white_wins, draws, black_wins; by type, games descending,
+--   termination.
+import database 'sql/views';
+
+with ended as (
+    select type, coalesce(termination, '?') as termination, result, mate
+    from games
+),
+
+counted as (
+    select
+        type,
+        termination,
+        count(*) as games,
+        count(*) filter (mate) as mated,
+        count(*) filter (result = 'W') as white_wins,
+        count(*) filter (result = 'D') as draws,
+        count(*) filter (result = 'B') as black_wins
+    from ended
+    group by all
+),
+
+final as (
+    select
+        type,
+        termination,
+        games,
+        round(100.0 * games / sum(games) over (partition by type), 2) as pct,
+        mated,
+        white_wins,
+        draws,
+        black_wins
+    from counted
+)
+
+select * from final order by type, games desc, termination;

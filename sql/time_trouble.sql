@@ -1,0 +1,38 @@
+-- Question: do players err more as their clock runs down?
+-- Grain: one row per type and bucket of the mover's clock before the move, holding at least one move.
+-- Definitions: moves of analysed games (has_eval: lichess writes NAGs only then) with a base+inc time
+--   control whose clock before the move is known: the mover's clock after its previous move, tc_base on its
+--   first move. Buckets of that clock: '<10s', '10-30s', '30-60s', '60-180s', '180s+'.
+--   mistakes = moves with NAG 2, 4 or 6 (`?`, `??`, `?!`); mistake_pct = 100 x mistakes / moves
+--   (2 decimals).
+-- Output: type, clock_bucket, moves, mistakes, mistake_pct; by type, then clock from low to high.
+import database 'sql/views';
+
+with timed as (
+    select
+        type,
+        case
+            when clock_before < 10 then 1
+            when clock_before < 30 then 2
+            when clock_before < 60 then 3
+            when clock_before < 180 then 4
+            else 5
+        end as bucket_order,
+        m.nag in (2, 4, 6) as mistake
+    from timed_plies
+    where has_eval and tc_base is not null and clock_before is not null
+),
+
+final as (
+    select
+        type,
+        ['<10s', '10-30s', '30-60s', '60-180s', '180s+'][bucket_order] as clock_bucket,
+        count(*) as moves,
+        count(*) filter (mistake) as mistakes,
+        round(100.0 * count(*) filter (mistake) / count(*), 2) as mistake_pct,
+        bucket_order
+    from timed
+    group by all
+)
+
+select type, clock_bucket, moves, mistakes, mistake_pct from final order by type, bucket_order;

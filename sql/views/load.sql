@@ -1,0 +1,1 @@
+-- IMPORT DATABASE runs schema.sql, then this file: the views hold no data to load.

@@ -1,0 +1,71 @@
+-- The views and macros every file of sql/ uses, in one place.
+-- Each question file starts with `import database 'sql/views';`, plain SQL that runs this file (then the
+-- empty load.sql), so `duckdb < sql/<file>.sql` works from the project root; warehouse.connect() imports
+-- the same folder by its absolute path.
+--
+-- Lake: the variable chess_lake when set (warehouse.connect sets it), else $CHESS_LAKE, else ./lake.
+set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHESS_LAKE'), ''), 'lake');
+
+-- games: one row per game (docs/schema.md), with the hive partition columns type, year, month.
+-- `filename` and `file_row_number` identify a row: queries that number plies per game partition by them.
+create or replace temp view games as
+select *
+from read_parquet(
+    getvariable('chess_lake') || '/games/**/*.parquet',
+    hive_partitioning = true,
+    filename = true,
+    file_row_number = true
+);
+
+-- plies: one row per mainline move, with its game's columns (but the nested moves, variations, headers):
+-- `ply` is the move's 0-based index in the game, `mover` 'white' or 'black' (the case of the piece letter,
+-- right for games set up with Black to move too), `m` the move struct.
+-- Unnesting range(len(moves)) beside moves numbers the plies ~10x faster than `with ordinality`.
+create or replace temp view plies as
+select *, if(m.p = upper(m.p), 'white', 'black') as mover
+from (
+    select
+        * exclude (moves, variations, headers),
+        unnest(range(len(moves))) as ply,
+        unnest(moves) as m
+    from games
+);
+
+-- timed_plies: plies with the mover's clock before the move and the time it spent, in seconds (decimal):
+--   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move;
+--   think = clock_before - clk + tc_inc.
+-- Both are null where a clock is missing or the game has no base+inc time control. A view of its own, as
+-- the extra list it unnests costs ~50% more than plies.
+create or replace temp view timed_plies as
+select *, clock_before - m.clk + tc_inc as think, if(m.p = upper(m.p), 'white', 'black') as mover
+from (
+    select
+        * exclude (moves, variations, headers),
+        unnest(range(len(moves))) as ply,
+        unnest(moves) as m,
+        unnest(list_transform(moves, lambda m, i: if(i > 2, moves[i - 2].clk, tc_base))) as clock_before
+    from games
+);
+
+-- Points White scored: 1 for a win (W), 0.5 for a draw (D), 0 for a loss (B); null when unknown (*).
+create or replace temp macro white_points(result) as
+    case result when 'W' then 1.0 when 'D' then 0.5 when 'B' then 0.0 end;
+
+-- 200-point rating band: its lower bound (1500 for 1500..1699).
+create or replace temp macro rating_band(elo) as floor(elo / 200)::int * 200;
+
+-- Phase of a position by the 0-based ply index: plies 0-19 (moves 1-10) 'opening', 20-59 (moves 11-30)
+-- 'middlegame', from 60 (move 31) on 'endgame'.
+create or replace temp macro phase(ply) as
+    case when ply < 20 then 'opening' when ply < 60 then 'middlegame' else 'endgame' end;
+
+-- Sort key of a phase, in the order games go through them.
+create or replace temp macro phase_order(phase) as
+    case phase when 'opening' then 1 when 'middlegame' then 2 when 'endgame' then 3 end;
+
+-- Material value of a piece letter, either case: pawn 1, knight 3, bishop 3, rook 5, queen 9, king 0.
+create or replace temp macro piece_value(letter) as
+    case upper(letter) when 'P' then 1 when 'N' then 3 when 'B' then 3 when 'R' then 5 when 'Q' then 9 else 0 end;
+
+-- Sort key of a piece letter, either case: P N B R Q K.
+create or replace temp macro piece_order(letter) as instr('PNBRQK', upper(letter));
