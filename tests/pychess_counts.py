@@ -1,0 +1,376 @@
+"""The SQL library's answers computed in Python from a python-chess replay of the source PGN, for tests.
+
+Each `count_<question>` follows the definitions in the header comment of `sql/<question>.sql`, word for
+word, over `Game`s read from the PGN file (never from the lake), and returns the rows in the file's order.
+Ratios are exact here; the test allows for the SQL file's rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import chess
+from oracle import game_row, read_games, rejection
+
+Row = dict[str, Any]
+POINTS = {"W": 1.0, "D": 0.5, "B": 0.0}
+VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+PIECES = "PNBRQK"
+PHASES = ("opening", "middlegame", "endgame")
+THINK_BUCKETS = ((1, "<1s"), (10, "1-10s"), (120, "10-120s"))
+CLOCK_BUCKETS = ((10, "<10s"), (30, "10-30s"), (60, "30-60s"), (180, "60-180s"))
+MISTAKES = (2, 4, 6)
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game as the lake should hold it (`oracle.game_row`), with what only the board tells, per ply:
+    whether the move gives check (mate included) and White's material lead after it."""
+
+    row: Row
+    checks: list[bool]
+    white_leads: list[int]
+
+    @property
+    def moves(self) -> list[Row]:
+        return self.row["moves"]
+
+    @property
+    def elos(self) -> tuple[int | None, int | None]:
+        white, black = self.row["players"]
+        return white["elo"], black["elo"]
+
+    def points(self) -> float | None:
+        """White's points, None when the result is unknown."""
+        return POINTS.get(self.row["result"])
+
+
+@functools.cache
+def replay(path: Path) -> tuple[Game, ...]:
+    """Every game of the PGN file that the lake stores (python-chess's reading), replayed."""
+    games = []
+    for game in read_games(path):
+        if rejection(game) is not None:
+            continue
+        board = game.board()
+        checks, leads = [], []
+        for move in game.mainline_moves():
+            board.push(move)
+            checks.append(board.is_check())
+            leads.append(material(board, chess.WHITE) - material(board, chess.BLACK))
+        games.append(Game(row=game_row(game), checks=checks, white_leads=leads))
+    return tuple(games)
+
+
+def material(board: chess.Board, color: chess.Color) -> int:
+    return sum(VALUES[piece] * len(board.pieces(piece, color)) for piece in VALUES)
+
+
+def is_white(letter: str) -> bool:
+    return letter.isupper()
+
+
+def phase(ply: int) -> str:
+    return "opening" if ply < 20 else "middlegame" if ply < 60 else "endgame"
+
+
+def bucket(value: Decimal | int, bounds: tuple[tuple[int, str], ...], last: str) -> str:
+    """The label of the first bound `value` is below, else `last`."""
+    return next((label for bound, label in bounds if value < bound), last)
+
+
+def mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+def percent(part: int, whole: int) -> float:
+    return 100 * part / whole
+
+
+def mover_elo(game: Game, move: Row) -> int | None:
+    white, black = game.elos
+    return white if is_white(move["p"]) else black
+
+
+def clock_before(game: Game, ply: int) -> Decimal | None:
+    """The mover's clock after its previous move (two plies earlier), its tc_base on its first move."""
+    if ply < 2:
+        base = game.row["tc_base"]
+        return None if base is None else Decimal(base)
+    return game.moves[ply - 2]["clk"]
+
+
+def think_time(game: Game, ply: int) -> Decimal | None:
+    before, after = clock_before(game, ply), game.moves[ply]["clk"]
+    if before is None or after is None or game.row["tc_inc"] is None:
+        return None
+    return before - after + game.row["tc_inc"]
+
+
+def rated(game: Game) -> bool:
+    """Both Elos known and a result."""
+    return None not in game.elos and game.points() is not None
+
+
+def game_band(game: Game) -> int:
+    """Band of the mean of the two Elos: floor((w + b) / 2 / 200) * 200."""
+    white, black = game.elos
+    assert white is not None and black is not None
+    return (white + black) // 400 * 200
+
+
+def with_share(rows: list[Row], group: str, column: str) -> list[Row]:
+    """Adds `column` = 100 x moves-or-games / the total of the row's `group`."""
+    count = "games" if "games" in rows[0] else "moves"
+    totals: Counter[Any] = Counter()
+    for row in rows:
+        totals[row[group]] += row[count]
+    return [{**row, column: percent(row[count], totals[row[group]])} for row in rows]
+
+
+def count_summary(games: tuple[Game, ...]) -> list[Row]:
+    by_type = grouped(games, lambda game: game.row["type"])
+    rows = [
+        {
+            "type": kind,
+            "games": len(members),
+            "avg_plies": mean(game.row["n_plies"] for game in members),
+            "white_score": mean(p for game in members if (p := game.points()) is not None),
+            "mated": mean(float(game.row["mate"]) for game in members),
+            "with_clock": mean(float(game.row["has_clock"]) for game in members),
+            "with_eval": mean(float(game.row["has_eval"]) for game in members),
+        }
+        for kind, members in by_type.items()
+    ]
+    return sorted(rows, key=lambda row: (-row["games"], row["type"]))
+
+
+def ply_bucket(ply: int) -> tuple[int, str]:
+    """(sort key, label) of a ply index: '<10', '10-20' ... '190-200', 'other'."""
+    if ply < 10:
+        return 0, "<10"
+    if ply < 200:
+        low = ply // 10 * 10
+        return low, f"{low}-{low + 10}"
+    return 200, "other"
+
+
+def count_blunders(games: tuple[Game, ...]) -> list[Row]:
+    counts: Counter[tuple[str, str, int, str]] = Counter()
+    for game in games:
+        for ply, move in enumerate(game.moves):
+            if move["nag"] == 4:
+                counts[(game.row["type"], move["p"].upper(), *ply_bucket(ply))] += 1
+    keys = sorted(counts, key=lambda key: (-counts[key], key))
+    return [
+        {"type": t, "piece": p, "bucket": label, "nblunders": counts[t, p, k, label]}
+        for t, p, k, label in keys
+    ]
+
+
+def count_castling(games: tuple[Game, ...]) -> list[Row]:
+    wings = {
+        "white_castled": "KQ",
+        "black_castled": "kq",
+        "kingside_castled": "Kk",
+        "queenside_castled": "Qq",
+    }
+    rows = []
+    for kind, members in sorted(grouped(games, lambda game: game.row["type"]).items()):
+        for within in (5, 10, 15):
+            early = [{m["castle"] for m in game.moves[: 2 * within]} - {None} for game in members]
+            row = {"type": kind, "within_moves": within, "games": len(members)}
+            row["games_castled"] = sum(1 for castles in early if castles)
+            row |= {
+                name: sum(1 for castles in early if castles & set(sides)) for name, sides in wings.items()
+            }
+            rows.append(row)
+    return rows
+
+
+def count_clock_pace(games: tuple[Game, ...]) -> list[Row]:
+    counts: Counter[tuple[str, int]] = Counter()
+    labels = [label for _, label in THINK_BUCKETS] + ["120s+"]
+    for game in games:
+        if not game.row["has_clock"] or game.row["tc_base"] is None:
+            continue
+        for ply in range(len(game.moves)):
+            think = think_time(game, ply)
+            if think is not None and think >= 0:
+                counts[game.row["type"], labels.index(bucket(think, THINK_BUCKETS, "120s+"))] += 1
+    rows = [{"type": t, "bucket": labels[i], "moves": counts[t, i]} for t, i in sorted(counts)]
+    return with_share(rows, "type", "pct")
+
+
+def count_results_by_rating(games: tuple[Game, ...]) -> list[Row]:
+    groups = grouped((g for g in games if rated(g)), lambda game: (game.row["type"], game_band(game)))
+    return [
+        {
+            "type": kind,
+            "band": band,
+            "games": len(members),
+            "white_wins": sum(1 for game in members if game.row["result"] == "W"),
+            "draws": sum(1 for game in members if game.row["result"] == "D"),
+            "black_wins": sum(1 for game in members if game.row["result"] == "B"),
+            "white_score": mean(game.points() or 0.0 for game in members),
+        }
+        for (kind, band), members in sorted(groups.items())
+    ]
+
+
+def rating_difference(game: Game) -> int:
+    white, black = game.elos
+    assert white is not None and black is not None
+    return white - black
+
+
+def count_results_by_rating_diff(games: tuple[Game, ...]) -> list[Row]:
+    def diff_band(game: Game) -> tuple[str, int]:
+        return game.row["type"], max(-400, min(300, rating_difference(game) // 100 * 100))
+
+    groups = grouped((g for g in games if rated(g)), diff_band)
+    return [
+        {
+            "type": kind,
+            "diff_band": band,
+            "games": len(members),
+            "white_score": mean(game.points() or 0.0 for game in members),
+            "expected_score": mean(1 / (1 + 10 ** (-rating_difference(game) / 400)) for game in members),
+        }
+        for (kind, band), members in sorted(groups.items())
+    ]
+
+
+def count_blunders_by_rating(games: tuple[Game, ...]) -> list[Row]:
+    nags: defaultdict[tuple[str, int], list[int | None]] = defaultdict(list)
+    for game in games:
+        if game.row["has_eval"]:
+            for move in game.moves:
+                if (elo := mover_elo(game, move)) is not None:
+                    nags[game.row["type"], elo // 200 * 200].append(move["nag"])
+    rows = []
+    for (kind, band), values in sorted(nags.items()):
+        row = {"type": kind, "band": band, "moves": len(values)}
+        row |= {"inaccuracies": values.count(6), "mistakes": values.count(2), "blunders": values.count(4)}
+        row["error_pct"] = percent(sum(1 for nag in values if nag in MISTAKES), len(values))
+        row["blunder_pct"] = percent(values.count(4), len(values))
+        rows.append(row)
+    return rows
+
+
+def count_openings(games: tuple[Game, ...]) -> list[Row]:
+    def family(game: Game) -> tuple[int, str]:
+        return game_band(game), game.row["opening"]["generic"]
+
+    chosen = (game for game in games if rated(game) and game.row["opening"]["generic"] is not None)
+    rows = [
+        {
+            "band": band,
+            "family": name,
+            "games": len(members),
+            "white_score": mean(game.points() or 0.0 for game in members),
+        }
+        for (band, name), members in grouped(chosen, family).items()
+    ]
+    rows = with_share(rows, "band", "share_pct")
+    return sorted(rows, key=lambda row: (row["band"], -row["games"], row["family"]))
+
+
+def count_time_trouble(games: tuple[Game, ...]) -> list[Row]:
+    labels = [label for _, label in CLOCK_BUCKETS] + ["180s+"]
+    nags: defaultdict[tuple[str, int], list[int | None]] = defaultdict(list)
+    for game in games:
+        if not game.row["has_eval"] or game.row["tc_base"] is None:
+            continue
+        for ply, move in enumerate(game.moves):
+            if (clock := clock_before(game, ply)) is not None:
+                nags[game.row["type"], labels.index(bucket(clock, CLOCK_BUCKETS, "180s+"))].append(
+                    move["nag"]
+                )
+    rows = []
+    for (kind, index), values in sorted(nags.items()):
+        mistakes = sum(1 for nag in values if nag in MISTAKES)
+        rows.append(
+            {
+                "type": kind,
+                "clock_bucket": labels[index],
+                "moves": len(values),
+                "mistakes": mistakes,
+                "mistake_pct": percent(mistakes, len(values)),
+            }
+        )
+    return rows
+
+
+def count_piece_phase(games: tuple[Game, ...]) -> list[Row]:
+    counts = Counter(
+        (PHASES.index(phase(ply)), PIECES.index(move["p"].upper()))
+        for game in games
+        for ply, move in enumerate(game.moves)
+    )
+    rows = [{"phase": PHASES[p], "piece": PIECES[k], "moves": counts[p, k]} for p, k in sorted(counts)]
+    return with_share(rows, "phase", "pct")
+
+
+def count_square_heat(games: tuple[Game, ...]) -> list[Row]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for game in games:
+        for move, check in zip(game.moves, game.checks, strict=True):
+            kinds = {"capture": move["x"] is not None, "check": check, "blunder": move["nag"] == 4}
+            counts.update((kind, move["t"]) for kind, marked in kinds.items() if marked)
+    return [
+        {"kind": kind, "square": square, "file": square[0], "rank": int(square[1]), "n": counts[kind, square]}
+        for kind, square in sorted(counts)
+    ]
+
+
+def count_material_by_phase(games: tuple[Game, ...]) -> list[Row]:
+    points: defaultdict[tuple[int, int], list[float]] = defaultdict(list)
+    for game in games:
+        if game.row["start_fen"] is not None or (score := game.points()) is None:
+            continue
+        for ply, lead in enumerate(game.white_leads):
+            points[PHASES.index(phase(ply)), max(-5, min(5, lead))].append(score)
+    return [
+        {"phase": PHASES[p], "white_lead": lead, "positions": len(values), "white_score": mean(values)}
+        for (p, lead), values in sorted(points.items())
+    ]
+
+
+def count_terminations(games: tuple[Game, ...]) -> list[Row]:
+    groups = grouped(games, lambda game: (game.row["type"], game.row["termination"] or "?"))
+    rows = [
+        {
+            "type": kind,
+            "termination": termination,
+            "games": len(members),
+            "mated": sum(1 for game in members if game.row["mate"]),
+            "white_wins": sum(1 for game in members if game.row["result"] == "W"),
+            "draws": sum(1 for game in members if game.row["result"] == "D"),
+            "black_wins": sum(1 for game in members if game.row["result"] == "B"),
+        }
+        for (kind, termination), members in groups.items()
+    ]
+    rows = with_share(rows, "type", "pct")
+    return sorted(rows, key=lambda row: (row["type"], -row["games"], row["termination"]))
+
+
+def grouped(games: Iterable[Game], key: Callable[[Game], Any]) -> dict[Any, list[Game]]:
+    groups: defaultdict[Any, list[Game]] = defaultdict(list)
+    for game in games:
+        groups[key(game)].append(game)
+    return dict(groups)
+
+
+COUNTS: dict[str, Callable[[tuple[Game, ...]], list[Row]]] = {
+    name.removeprefix("count_"): function
+    for name, function in list(globals().items())
+    if name.startswith("count_") and callable(function)
+}

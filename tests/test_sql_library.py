@@ -1,0 +1,127 @@
+"""Every file of sql/ against python-chess: its answer over a lake loaded from a PGN file equals, row for
+row, the count `pychess_counts` makes from a python-chess replay of that same file.
+
+Each question runs twice: through the duckdb CLI (`duckdb -json < sql/<file>.sql` from the project's root,
+the lake in $CHESS_LAKE) and through `warehouse.query`. Sources: the bundled lichess sample and, when
+present, the lichess files of ../shared/corpora/lichess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from lake_io import run_loader
+from pychess_counts import COUNTS, Row, replay
+
+from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
+
+REPO = Path(__file__).parents[1]
+SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
+CORPUS = REPO.parent / "shared" / "corpora" / "lichess"
+SOURCES = [pytest.param(SAMPLE, id="data-sample")] + (
+    [pytest.param(path, id=f"corpora-{path.name}") for path in sorted(CORPUS.glob("*.pgn*"))]
+    if CORPUS.is_dir()
+    else [pytest.param(None, id="corpora-lichess", marks=pytest.mark.skip(reason=f"{CORPUS} is absent"))]
+)
+HEADER = re.compile(r"Question: .+ Grain: .+ Definitions: .+ Output: ([^;.]+)[;.].*")
+
+
+@pytest.fixture(scope="module", params=SOURCES)
+def source(request: pytest.FixtureRequest) -> Path:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def lake(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    lake = tmp_path_factory.mktemp("lake")
+    loaded = run_loader([source], lake)
+    assert loaded.returncode == 0, loaded.stderr
+    return lake
+
+
+def digits(column: str) -> int:
+    """Decimals the SQL files round a ratio column to."""
+    return 1 if column == "avg_plies" else 2 if column.endswith("pct") else 3
+
+
+def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
+    """Same rows in the same order, column for column; a ratio within the rounding of its SQL column."""
+    assert [set(row) for row in actual[:1]] == [set(row) for row in expected[:1]], "columns differ"
+    for index, (got, want) in enumerate(
+        zip(actual, expected, strict=False)
+    ):  # lengths last: first diff shown
+        for column, value in want.items():
+            if isinstance(value, float):
+                tolerance = 0.5 * 10 ** -digits(column) + 1e-9
+                assert got[column] == pytest.approx(value, abs=tolerance), f"row {index}: {got} != {want}"
+            else:
+                assert got[column] == value, f"row {index}: {got} != {want}"
+    assert len(actual) == len(expected), f"{len(actual)} rows, expected {len(expected)}"
+
+
+def run_cli(name: str, lake: Path) -> list[Row]:
+    """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake."""
+    done = subprocess.run(
+        ["duckdb", "-json"],
+        input=(SQL_DIR / f"{name}.sql").read_text(encoding="utf-8"),
+        cwd=REPO,
+        env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return json.loads(done.stdout or "[]")
+
+
+@pytest.mark.parametrize("name", questions())
+def test_python_api_matches_python_chess(name: str, source: Path, lake: Path) -> None:
+    assert_rows_match(query(name, lake).rows(named=True), COUNTS[name](replay(source)))
+
+
+@pytest.mark.parametrize("name", questions())
+def test_duckdb_cli_matches_python_chess(name: str, source: Path, lake: Path) -> None:
+    assert_rows_match(run_cli(name, lake), COUNTS[name](replay(source)))
+
+
+def test_every_question_is_counted_in_python() -> None:
+    assert set(questions()) == set(COUNTS)
+
+
+@pytest.mark.parametrize("name", questions())
+def test_header_states_the_output_columns(name: str, lake: Path) -> None:
+    """A header comment says the question, grain, definitions and output columns (those of the answer);
+    the views import is the first statement."""
+    lines = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8").splitlines()
+    header = " ".join(line.removeprefix("--").strip() for line in lines if line.startswith("--"))
+    sections = HEADER.fullmatch(header)
+    assert sections is not None, f"sql/{name}.sql: header comment missing or out of order"
+    columns = [re.sub(r" \(.*\)$", "", column.strip()) for column in sections.group(1).split(",")]
+    assert columns == query(name, lake).columns
+    assert next(line for line in lines if line and not line.startswith("--")) == VIEWS_IMPORT
+
+
+def test_lake_from_environment(
+    source: Path, lake: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """connect() reads $CHESS_LAKE when given no lake, else ./lake; an explicit lake wins over both."""
+    games = len(replay(source))
+    count = "select count(*) from games"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHESS_LAKE", str(lake))
+    assert connect().sql(count).fetchall() == [(games,)]
+    monkeypatch.setenv("CHESS_LAKE", "")
+    (tmp_path / "lake").symlink_to(lake)
+    assert connect().sql(count).fetchall() == [(games,)]
+    monkeypatch.setenv("CHESS_LAKE", str(tmp_path / "nowhere"))
+    assert connect(lake).sql(count).fetchall() == [(games,)]
+
+
+def test_unknown_question_names_the_known_ones(lake: Path) -> None:
+    with pytest.raises(ValueError, match="blunders"):
+        query("no_such_question", lake)
