@@ -10,12 +10,20 @@
 import database 'sql/views';
 
 with castles as (
-    select type, list_transform(moves, lambda m: m.castle) as castle
+    -- each castling move of the game with its 0-based ply: a game has at most two
+    select
+        type,
+        list_filter(
+            list_transform(moves, lambda m, i: {ply: i - 1, side: m.castle}), lambda c: c.side is not null
+        ) as castles
     from games
 ),
 
 windows as (
-    select type, within_moves, list_filter(castle[1:2 * within_moves], lambda c: c is not null) as early
+    select
+        type,
+        within_moves,
+        list_transform(list_filter(castles, lambda c: c.ply < 2 * within_moves), lambda c: c.side) as early
     from castles, (values (5), (10), (15)) as w(within_moves)
 ),
 

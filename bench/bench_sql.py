@@ -1,0 +1,78 @@
+"""SQL library benchmark: games/s of each seed analytic over a lake of a million games.
+
+    python bench/bench_sql.py [--games 1000000] [--repeat 3] [--threads N] [--all]
+
+Builds a multi-frame `.pgn.zst` of --games games (bench_load.build_dump: make-bench-dump) and loads it with
+`python -m loaders.pgn2parquet` into bench/out/lake-<games>/ (both cached in bench/out/; delete the lake to
+reload it after a loader change), then times each seed analytic (blunders, castling, clock_pace; every
+question with --all) through `warehouse.query`, best of --repeat runs, and prints games/s per query with the
+process's CPU seconds and the machine's load average. Not a test: it prints figures, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
+
+from bench_load import OUT, build_dump  # noqa: E402  (bench/ is on the path of a script run from it)
+
+from warehouse.sql import connect, query, questions  # noqa: E402
+
+SEEDS = ("blunders", "castling", "clock_pace")
+
+
+def build_lake(games: int) -> Path:
+    """bench/out/lake-<games>/, loaded from bench_load's dump of as many games; each built when missing."""
+    lake = OUT / f"lake-{games}"
+    if not (lake / "games").is_dir():
+        command = [sys.executable, "-m", "loaders.pgn2parquet", str(build_dump(games)), "--lake", str(lake)]
+        subprocess.run([*command, "--progress", "never"], cwd=ROOT, check=True)
+    return lake
+
+
+def timed(name: str, lake: Path, threads: int | None, repeat: int) -> tuple[float, float]:
+    """Best (wall seconds, CPU seconds) of `repeat` runs of the question over a fresh connection."""
+    runs = []
+    for _ in range(repeat):
+        con = connect(lake)
+        if threads:
+            con.execute(f"set threads = {threads}")
+        wall, cpu = time.perf_counter(), time.process_time()
+        query(name, con=con)
+        runs.append((time.perf_counter() - wall, time.process_time() - cpu))
+        con.close()
+    return min(runs)
+
+
+def main() -> None:
+    description = __doc__.split("\n\n")[0]
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, help="DuckDB threads (default: DuckDB's, one per core)")
+    parser.add_argument("--all", action="store_true", help="every question of sql/, not only the seeds")
+    args = parser.parse_args()
+    lake = build_lake(args.games)
+    con = connect(lake)
+    games, plies = con.sql("select count(*), sum(n_plies) from games").fetchall()[0]
+    threads = args.threads or con.sql("select current_setting('threads')").fetchall()[0][0]
+    con.close()
+    size = sum(path.stat().st_size for path in (lake / "games").rglob("*.parquet"))
+    print(f"lake {lake}: {games:,} games, {plies:,} plies, {size / 2**20:,.0f} MiB of Parquet")
+    print(f"{os.cpu_count()} cores, DuckDB threads {threads}, load average before {os.getloadavg()[0]:.2f}")
+    print(f"{'query':<24}{'wall s':>8}{'CPU s':>8}{'games/s':>12}{'games/CPU-s':>14}")
+    for name in questions() if args.all else SEEDS:
+        wall, cpu = timed(name, lake, args.threads, args.repeat)
+        print(f"{name:<24}{wall:>8.2f}{cpu:>8.2f}{games / wall:>12,.0f}{games / cpu:>14,.0f}")
+    print(f"load average after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
