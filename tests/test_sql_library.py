@@ -52,9 +52,9 @@ def digits(column: str) -> int:
 def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
     """Same rows in the same order, column for column; a ratio within the rounding of its SQL column."""
     assert [set(row) for row in actual[:1]] == [set(row) for row in expected[:1]], "columns differ"
-    for index, (got, want) in enumerate(
-        zip(actual, expected, strict=False)
-    ):  # lengths last: first diff shown
+    assert expected, "the source gives no rows to compare: the test would assert nothing"
+    # Row by row first, the lengths last, so that a failure shows the first row that differs.
+    for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
         for column, value in want.items():
             if isinstance(value, float):
                 tolerance = 0.5 * 10 ** -digits(column) + 1e-9
