@@ -245,12 +245,13 @@ def game_row(game: _Game) -> Row:
         "n_plies": len(mainline),
         "comment": game.comment.strip() or None,
         "headers": [(name, value) for name, value in game.tags if name not in COLUMN_TAGS],
-        "moves": [{**moves[id(node)], "comment_before": None} for node in mainline],
+        "moves": [moves[id(node)] for node in mainline],
         "variations": [
             {
                 "id": line.id,
                 "parent": line.parent,
                 "ply": line.ply,
+                "comment": (line.nodes[0].starting_comment.strip() or None) if line.nodes else None,
                 "moves": [moves[id(n)] for n in line.nodes],
             }
             for line in game.lines[1:]
@@ -371,7 +372,6 @@ def move_row(
     row["nag"] = nags[0] if nags else None
     row["nags"] = nags
     row.update(comment_fields(node.comment))
-    row["comment_before"] = node.starting_comment.strip() or None
     return row, checks
 
 

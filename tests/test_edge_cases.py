@@ -316,7 +316,6 @@ def test_nags_and_comments(tmp_path: Path) -> None:
     assert moves[8]["comment"] == "Castles [%csl Ga4]"
     assert moves[8]["clk"] == Decimal(298)
     assert moves[9]["comment"] == "first second"
-    assert all(m["comment_before"] is None for m in moves)
     assert (game["has_eval"], game["has_clock"]) == (False, True)
     assert game["datetime"] == datetime(2024, 3, 11, tzinfo=UTC)
     assert (game["type"], game["tc_base"], game["tc_inc"]) == ("rapid", 600, 5)
@@ -387,7 +386,7 @@ def test_variations(tmp_path: Path) -> None:
 
     assert sans(nested["moves"]) == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
     assert nested["comment"] == "Annotated by hand."
-    assert all(m["comment_before"] is None for m in nested["moves"])
+    assert all(v["comment"] is None for v in nested["variations"] if v["id"] != 4)
     assert lines(nested) == [
         (1, 0, 2, ["f4", "exf4", "Nf3"]),
         (2, 1, 1, ["d5", "exd5"]),
@@ -401,8 +400,8 @@ def test_variations(tmp_path: Path) -> None:
     assert gambit[2]["comment"] == "King's Gambit Accepted"
     assert facts(line(nested, 2)["moves"][1]) == mv("P", "e4", "d5", x="p")
     assert facts(line(nested, 3)["moves"][0]) == mv("B", "f1", "c4")
+    assert line(nested, 4)["comment"] == "The Italian"
     italian = line(nested, 4)["moves"]
-    assert italian[0]["comment_before"] == "The Italian"
     assert italian[0]["comment"] is None
     assert facts(italian[0]) == mv("B", "f1", "c4")
     assert facts(line(nested, 5)["moves"][1]) == mv("N", "f3", "g5")
@@ -498,6 +497,38 @@ def test_bad_games_are_rejected_and_good_ones_kept(tmp_path: Path) -> None:
 
     (record,) = lake.loads
     assert (record["games_seen"], record["games_written"], record["games_rejected"]) == (8, 4, 4)
+
+
+def test_sloppy_move_tokens(tmp_path: Path) -> None:
+    """Tokens pgn-reader cannot read as SAN are read as python-chess reads them, or the game is rejected:
+    never a move silently dropped."""
+    lake = load([EDGE / "tokens.pgn", EDGE / "unreadable.pgn"], tmp_path)
+    long_algebraic, promotion, en_passant, noise = lake.games
+
+    assert sans(long_algebraic["moves"]) == ["e2e4", "e7e5", "Bf1c4", "Nb8c6", "Qd1h5", "Ng8f6", "Qh5xf7+"]
+    assert facts(long_algebraic["moves"][6]) == mv("Q", "h5", "f7", x="p")
+    assert long_algebraic["mate"] is True
+
+    assert [facts(m) for m in promotion["moves"]] == [
+        mv("P", "a7", "a8", c=1, promote="Q"),
+        mv("k", "a1", "b1"),
+        mv("K", "h1", "g2"),
+        mv("k", "b1", "c2"),
+        mv("K", "g2", "f3"),
+        mv("p", "b2", "b1", promote="n"),
+    ]
+
+    # The en passant capture is the last move: before, it was dropped and the game stored a ply short.
+    assert en_passant["n_plies"] == 5
+    assert facts(en_passant["moves"][4]) == mv("P", "e5", "d6", x="p")
+
+    # `,`, `+-` and `e.p.` name no square: noise, skipped.
+    assert sans(noise["moves"]) == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+
+    # `Sf6` (German for Nf6) is no move python-chess can read at its start: the game is rejected.
+    (german,) = lake.rejects
+    assert german["reason"] == "unreadable move 'Sf6'"
+    assert german["raw"].startswith('[Event "German piece letter"]')
 
 
 def test_several_inputs_in_one_run(tmp_path: Path) -> None:

@@ -4,14 +4,15 @@ use std::sync::Arc;
 
 use arrow_array::builder::ArrayBuilder;
 use arrow_array::builder::{
-    BooleanBuilder, Decimal128Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder,
-    MapBuilder, MapFieldNames, StringBuilder, TimestampSecondBuilder,
+    BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
+    StringBuilder, TimestampSecondBuilder,
 };
-use arrow_array::types::Int8Type;
+use arrow_array::types::{Int16Type, Int32Type, Int8Type};
 use arrow_array::{
-    Array, ArrayRef, DictionaryArray, ListArray, RecordBatch, StringArray, StructArray,
+    Array, ArrayRef, ArrowPrimitiveType, Decimal128Array, DictionaryArray, Int16Array, Int8Array,
+    ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
 };
-use arrow_buffer::OffsetBuffer;
+use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 use pgn_reader::{KnownOutcome, Outcome};
 use shakmaty::Color;
@@ -22,6 +23,11 @@ use crate::tags::{self, Known};
 
 const CLK_PRECISION: u8 = 9;
 const CLK_SCALE: i8 = 1;
+/// Typical number of tags not held by a column (lichess games have 4: Date, UTCDate, UTCTime,
+/// Variant…), for sizing builders.
+const HEADERS: usize = 4;
+/// Typical bytes of a SAN (`Nxe5+`), for sizing builders.
+const SAN_BYTES: usize = 4;
 
 fn utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, true)
@@ -54,7 +60,6 @@ fn move_fields() -> Fields {
         Field::new("eval_mate", DataType::Int16, true),
         Field::new("clk", DataType::Decimal128(CLK_PRECISION, CLK_SCALE), true),
         utf8("comment"),
-        utf8("comment_before"),
     ])
 }
 
@@ -76,6 +81,7 @@ fn line_fields() -> Fields {
         Field::new("id", DataType::Int32, false),
         Field::new("parent", DataType::Int32, false),
         Field::new("ply", DataType::Int32, false),
+        utf8("comment"),
         Field::new("moves", list_of(DataType::Struct(move_fields())), false),
     ])
 }
@@ -151,134 +157,217 @@ fn piece_key(b: u8) -> Option<i8> {
     PIECES.bytes().position(|p| p == b).map(|i| i as i8)
 }
 
-fn dictionary(keys: &mut Int8Builder, values: &ArrayRef) -> ArrayRef {
-    let keys = keys.finish();
+fn dictionary(keys: Int8Array, values: &ArrayRef) -> ArrayRef {
     Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values.clone()).expect("keys in range"))
 }
 
-/// Builders for a `list<move>` column (the mainline, or the moves of variation lines).
+/// A nullable move field that most moves lack (captures, checks, NAGs, evals…): only the values
+/// present are kept while building, so a move without one costs nothing.
+struct Sparse<T> {
+    rows: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: ArrowNativeType> Sparse<T> {
+    fn new() -> Self {
+        Sparse {
+            rows: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: usize, value: Option<T>) {
+        if let Some(value) = value {
+            self.rows.push(row as u32);
+            self.values.push(value);
+        }
+    }
+
+    /// The dense array of `len` rows, nulls where no value was pushed; the column starts empty again.
+    fn finish<A: ArrowPrimitiveType<Native = T>>(&mut self, len: usize) -> PrimitiveArray<A> {
+        let mut values = vec![T::default(); len];
+        let mut valid = BooleanBufferBuilder::new(len);
+        valid.append_n(len, false);
+        for (&row, &value) in self.rows.iter().zip(&self.values) {
+            values[row as usize] = value;
+            valid.set_bit(row as usize, true);
+        }
+        self.rows.clear();
+        self.values.clear();
+        PrimitiveArray::new(values.into(), Some(NullBuffer::new(valid.finish())))
+    }
+}
+
+/// A sparse text field (move comments): the rows that have one and their text.
+struct SparseText {
+    rows: Vec<u32>,
+    ends: Vec<i32>,
+    bytes: String,
+}
+
+impl SparseText {
+    fn new() -> Self {
+        SparseText {
+            rows: Vec::new(),
+            ends: Vec::new(),
+            bytes: String::new(),
+        }
+    }
+
+    fn push(&mut self, row: usize, text: Option<&str>) {
+        if let Some(text) = text {
+            self.rows.push(row as u32);
+            self.bytes.push_str(text);
+            self.ends.push(self.bytes.len() as i32);
+        }
+    }
+
+    fn finish(&mut self, len: usize) -> StringArray {
+        let mut texts = StringBuilder::with_capacity(len, self.bytes.len());
+        let mut start = 0;
+        let mut present = self.rows.iter().zip(&self.ends).peekable();
+        for row in 0..len as u32 {
+            match present.next_if(|(&r, _)| r == row) {
+                Some((_, &end)) => {
+                    texts.append_value(&self.bytes[start as usize..end as usize]);
+                    start = end;
+                }
+                None => texts.append_null(),
+            }
+        }
+        self.rows.clear();
+        self.ends.clear();
+        self.bytes.clear();
+        texts.finish()
+    }
+}
+
+/// Builders for a `list<move>` column (the mainline, or the moves of variation lines). The fields
+/// every move has are dense; the others sparse.
 struct MoveColumns {
     pieces: ArrayRef,
     squares: ArrayRef,
     offsets: Vec<i32>,
-    p: Int8Builder,
-    f: Int8Builder,
-    t: Int8Builder,
-    x: Int8Builder,
-    c: Int16Builder,
-    castle: Int8Builder,
-    promote: Int8Builder,
+    p: Vec<i8>,
+    f: Vec<i8>,
+    t: Vec<i8>,
     san: StringBuilder,
-    nag: Int16Builder,
-    nags_offsets: Vec<i32>,
-    nags_valid: Vec<bool>,
-    nags_values: Int16Builder,
-    eval_cp: Int32Builder,
-    eval_mate: Int16Builder,
-    clk: Decimal128Builder,
-    comment: StringBuilder,
-    comment_before: StringBuilder,
+    x: Sparse<i8>,
+    c: Sparse<i16>,
+    castle: Sparse<i8>,
+    promote: Sparse<i8>,
+    /// Every NAG of every move, in order (the first of a move is also its `nag`).
+    nags: Sparse<i16>,
+    eval_cp: Sparse<i32>,
+    eval_mate: Sparse<i16>,
+    clk: Sparse<i128>,
+    comment: SparseText,
 }
 
 impl MoveColumns {
-    fn new() -> Self {
+    /// Columns sized for `lists` lists of `plies` moves in all: growing them move by move would copy
+    /// every buffer a dozen times.
+    fn with_capacity(lists: usize, plies: usize) -> Self {
         let pieces = PIECES.chars().map(|c| c.to_string());
+        let mut offsets = Vec::with_capacity(lists + 1);
+        offsets.push(0);
         MoveColumns {
             pieces: Arc::new(StringArray::from_iter_values(pieces)),
             squares: Arc::new(StringArray::from_iter_values(SQUARES)),
-            offsets: vec![0],
-            p: Int8Builder::new(),
-            f: Int8Builder::new(),
-            t: Int8Builder::new(),
-            x: Int8Builder::new(),
-            c: Int16Builder::new(),
-            castle: Int8Builder::new(),
-            promote: Int8Builder::new(),
-            san: StringBuilder::new(),
-            nag: Int16Builder::new(),
-            nags_offsets: vec![0],
-            nags_valid: Vec::new(),
-            nags_values: Int16Builder::new(),
-            eval_cp: Int32Builder::new(),
-            eval_mate: Int16Builder::new(),
-            clk: Decimal128Builder::new()
-                .with_precision_and_scale(CLK_PRECISION, CLK_SCALE)
-                .expect("valid decimal type"),
-            comment: StringBuilder::new(),
-            comment_before: StringBuilder::new(),
+            offsets,
+            p: Vec::with_capacity(plies),
+            f: Vec::with_capacity(plies),
+            t: Vec::with_capacity(plies),
+            san: StringBuilder::with_capacity(plies, plies * SAN_BYTES),
+            x: Sparse::new(),
+            c: Sparse::new(),
+            castle: Sparse::new(),
+            promote: Sparse::new(),
+            nags: Sparse::new(),
+            eval_cp: Sparse::new(),
+            eval_mate: Sparse::new(),
+            clk: Sparse::new(),
+            comment: SparseText::new(),
         }
     }
 
     /// Appends one list (a line's moves).
     fn append(&mut self, g: &GameScratch, moves: &[MoveRec]) {
         for m in moves {
-            self.p.append_option(piece_key(m.piece));
-            self.f.append_value(m.from as i8);
-            self.t.append_value(m.to as i8);
-            self.x.append_option(piece_key(m.capture));
-            self.c
-                .append_option((m.checks > 0).then_some(m.checks as i16));
-            self.castle.append_option(piece_key(m.castle));
-            self.promote.append_option(piece_key(m.promote));
+            let row = self.p.len();
+            self.p.push(piece_key(m.piece).expect("a move has a piece"));
+            self.f.push(m.from as i8);
+            self.t.push(m.to as i8);
             self.san.append_value(g.str(&m.san));
-            let nags = &g.nags[m.nags.clone()];
-            self.nag.append_option(nags.first().map(|&n| i16::from(n)));
-            for &n in nags {
-                self.nags_values.append_value(i16::from(n));
+            self.x.push(row, piece_key(m.capture));
+            self.c.push(row, (m.checks > 0).then_some(m.checks as i16));
+            self.castle.push(row, piece_key(m.castle));
+            self.promote.push(row, piece_key(m.promote));
+            for &n in &g.nags[m.nags.clone()] {
+                self.nags.push(row, Some(i16::from(n)));
             }
-            self.nags_offsets.push(self.nags_values.len() as i32);
-            self.nags_valid.push(!nags.is_empty());
             match m.eval {
-                Some(Eval::Centipawns(cp)) => {
-                    self.eval_cp.append_value(cp);
-                    self.eval_mate.append_null();
-                }
-                Some(Eval::Mate(n)) => {
-                    self.eval_cp.append_null();
-                    self.eval_mate.append_value(n);
-                }
-                None => {
-                    self.eval_cp.append_null();
-                    self.eval_mate.append_null();
-                }
+                Some(Eval::Centipawns(cp)) => self.eval_cp.push(row, Some(cp)),
+                Some(Eval::Mate(n)) => self.eval_mate.push(row, Some(n)),
+                None => {}
             }
-            self.clk.append_option(m.clock.map(i128::from));
-            self.comment
-                .append_option(m.comment.as_ref().map(|r| g.str(r)));
-            self.comment_before
-                .append_option(m.comment_before.as_ref().map(|r| g.str(r)));
+            self.clk.push(row, m.clock.map(i128::from));
+            self.comment.push(row, m.comment.as_ref().map(|r| g.str(r)));
         }
         self.offsets.push(self.p.len() as i32);
     }
 
-    fn finish(&mut self) -> ListArray {
+    /// `nag` (each move's first NAG) and `nags` (all of them) from the sparse NAG list.
+    fn finish_nags(&mut self, len: usize) -> (Int16Array, ListArray) {
+        let mut first = Sparse::new();
+        let mut offsets = Vec::with_capacity(len + 1);
+        offsets.push(0i32);
+        let mut valid = BooleanBufferBuilder::new(len);
+        let mut i = 0;
+        for row in 0..len as u32 {
+            let start = i;
+            while self.nags.rows.get(i) == Some(&row) {
+                i += 1;
+            }
+            if i > start {
+                first.push(row as usize, Some(self.nags.values[start]));
+            }
+            valid.append(i > start);
+            offsets.push(i as i32);
+        }
+        let values = Int16Array::from(std::mem::take(&mut self.nags.values));
+        self.nags.rows.clear();
         let nags = ListArray::new(
             Arc::new(Field::new("item", DataType::Int16, true)),
-            OffsetBuffer::new(std::mem::replace(&mut self.nags_offsets, vec![0]).into()),
-            Arc::new(self.nags_values.finish()),
-            Some(std::mem::take(&mut self.nags_valid).into()),
+            OffsetBuffer::new(offsets.into()),
+            Arc::new(values),
+            Some(NullBuffer::new(valid.finish())),
         );
+        (first.finish(len), nags)
+    }
+
+    fn finish(&mut self) -> ListArray {
+        let len = self.p.len();
+        let (nag, nags) = self.finish_nags(len);
+        let clk: Decimal128Array = self.clk.finish(len);
         let columns: Vec<ArrayRef> = vec![
-            dictionary(&mut self.p, &self.pieces),
-            dictionary(&mut self.f, &self.squares),
-            dictionary(&mut self.t, &self.squares),
-            dictionary(&mut self.x, &self.pieces),
-            Arc::new(self.c.finish()),
-            dictionary(&mut self.castle, &self.pieces),
-            dictionary(&mut self.promote, &self.pieces),
+            dictionary(std::mem::take(&mut self.p).into(), &self.pieces),
+            dictionary(std::mem::take(&mut self.f).into(), &self.squares),
+            dictionary(std::mem::take(&mut self.t).into(), &self.squares),
+            dictionary(self.x.finish(len), &self.pieces),
+            Arc::new(self.c.finish::<Int16Type>(len)),
+            dictionary(self.castle.finish(len), &self.pieces),
+            dictionary(self.promote.finish(len), &self.pieces),
             Arc::new(self.san.finish()),
-            Arc::new(self.nag.finish()),
+            Arc::new(nag),
             Arc::new(nags),
-            Arc::new(self.eval_cp.finish()),
-            Arc::new(self.eval_mate.finish()),
+            Arc::new(self.eval_cp.finish::<Int32Type>(len)),
+            Arc::new(self.eval_mate.finish::<Int16Type>(len)),
             Arc::new(
-                self.clk
-                    .finish()
-                    .with_precision_and_scale(CLK_PRECISION, CLK_SCALE)
+                clk.with_precision_and_scale(CLK_PRECISION, CLK_SCALE)
                     .expect("valid decimal type"),
             ),
-            Arc::new(self.comment.finish()),
-            Arc::new(self.comment_before.finish()),
+            Arc::new(self.comment.finish(len)),
         ];
         let values = StructArray::new(move_fields(), columns, None);
         list_array(std::mem::replace(&mut self.offsets, vec![0]), values)
@@ -329,6 +418,7 @@ pub struct GameColumns {
     line_id: Int32Builder,
     line_parent: Int32Builder,
     line_ply: Int32Builder,
+    line_comment: StringBuilder,
     line_moves: MoveColumns,
     source_offset: Int64Builder,
     kind: StringBuilder,
@@ -337,50 +427,61 @@ pub struct GameColumns {
 }
 
 impl GameColumns {
-    pub fn new(source_file: &str) -> Self {
+    /// Builders sized for `games` games of `plies` mainline moves in all.
+    pub fn with_capacity(source_file: &str, games: usize, plies: usize) -> Self {
         let names = MapFieldNames {
             entry: "entries".into(),
             key: "key".into(),
             value: "value".into(),
         };
+        let text = |bytes_each: usize| StringBuilder::with_capacity(games, games * bytes_each);
+        let headers = MapBuilder::with_capacity(
+            Some(names),
+            StringBuilder::with_capacity(games * HEADERS, games * HEADERS * 8),
+            StringBuilder::with_capacity(games * HEADERS, games * HEADERS * 10),
+            games,
+        );
+        let mut line_offsets = Vec::with_capacity(games + 1);
+        line_offsets.push(0);
         GameColumns {
             source_file: source_file.to_owned(),
             len: 0,
-            game_id: StringBuilder::new(),
-            site: StringBuilder::new(),
-            event: StringBuilder::new(),
-            round: StringBuilder::new(),
-            datetime: TimestampSecondBuilder::new().with_timezone("UTC"),
-            result: StringBuilder::new(),
-            termination: StringBuilder::new(),
-            time_control: StringBuilder::new(),
-            tc_base: Int32Builder::new(),
-            tc_inc: Int32Builder::new(),
-            eco: StringBuilder::new(),
-            opening: StringBuilder::new(),
-            family: StringBuilder::new(),
-            player_name: StringBuilder::new(),
-            player_elo: Int32Builder::new(),
-            player_diff: Int32Builder::new(),
-            player_title: StringBuilder::new(),
-            variant: StringBuilder::new(),
-            start_fen: StringBuilder::new(),
-            mate: BooleanBuilder::new(),
-            has_eval: BooleanBuilder::new(),
-            has_clock: BooleanBuilder::new(),
-            n_plies: Int32Builder::new(),
-            comment: StringBuilder::new(),
-            headers: MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new()),
-            moves: MoveColumns::new(),
-            line_offsets: vec![0],
+            game_id: text(16),
+            site: text(28),
+            event: text(24),
+            round: text(2),
+            datetime: TimestampSecondBuilder::with_capacity(games).with_timezone("UTC"),
+            result: text(1),
+            termination: text(8),
+            time_control: text(5),
+            tc_base: Int32Builder::with_capacity(games),
+            tc_inc: Int32Builder::with_capacity(games),
+            eco: text(3),
+            opening: text(32),
+            family: text(20),
+            player_name: StringBuilder::with_capacity(2 * games, 2 * games * 12),
+            player_elo: Int32Builder::with_capacity(2 * games),
+            player_diff: Int32Builder::with_capacity(2 * games),
+            player_title: StringBuilder::with_capacity(2 * games, 0),
+            variant: text(8),
+            start_fen: StringBuilder::with_capacity(games, 0),
+            mate: BooleanBuilder::with_capacity(games),
+            has_eval: BooleanBuilder::with_capacity(games),
+            has_clock: BooleanBuilder::with_capacity(games),
+            n_plies: Int32Builder::with_capacity(games),
+            comment: StringBuilder::with_capacity(games, 0),
+            headers,
+            moves: MoveColumns::with_capacity(games, plies),
+            line_offsets,
             line_id: Int32Builder::new(),
             line_parent: Int32Builder::new(),
             line_ply: Int32Builder::new(),
-            line_moves: MoveColumns::new(),
-            source_offset: Int64Builder::new(),
-            kind: StringBuilder::new(),
-            year: Int16Builder::new(),
-            month: Int16Builder::new(),
+            line_comment: StringBuilder::new(),
+            line_moves: MoveColumns::with_capacity(0, 0),
+            source_offset: Int64Builder::with_capacity(games),
+            kind: text(6),
+            year: Int16Builder::with_capacity(games),
+            month: Int16Builder::with_capacity(games),
         }
     }
 
@@ -491,6 +592,8 @@ impl GameColumns {
             self.line_id.append_value(line.id);
             self.line_parent.append_value(line.parent);
             self.line_ply.append_value(line.ply);
+            self.line_comment
+                .append_option(line.comment.as_ref().map(|r| g.str(r)));
             self.line_moves.append(g, &line.moves);
         }
         self.line_offsets.push(self.line_id.len() as i32);
@@ -528,6 +631,7 @@ impl GameColumns {
                 Arc::new(self.line_id.finish()),
                 Arc::new(self.line_parent.finish()),
                 Arc::new(self.line_ply.finish()),
+                Arc::new(self.line_comment.finish()),
                 Arc::new(self.line_moves.finish()),
             ],
             None,

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use crate::columns::{partition, GameColumns, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
+use crate::parse::GameParser;
 use crate::replay::Replayer;
 
 /// A game kept out of the lake, and why.
@@ -64,9 +65,11 @@ pub struct BatchReader {
     /// partition and the writer never has to split nested data.
     pending: HashMap<Partition, GameColumns>,
     pending_games: usize,
+    /// Mainline moves of the games written so far, to size the builders of the next batches.
+    plies_written: u64,
     source_name: String,
     latin1: String,
-    padded: Vec<u8>,
+    parser: GameParser,
     options: Options,
     counters: Arc<Counters>,
     finished: bool,
@@ -79,9 +82,10 @@ impl BatchReader {
             replayer: Replayer::default(),
             pending: HashMap::new(),
             pending_games: 0,
+            plies_written: 0,
             source_name: source_name.to_owned(),
             latin1: String::new(),
-            padded: Vec::new(),
+            parser: GameParser::default(),
             options,
             counters: Arc::new(Counters::default()),
             finished: false,
@@ -126,17 +130,21 @@ impl BatchReader {
             } else if let Some(cut) = &frame.cut_by {
                 Err(format!("game cut short: {cut}"))
             } else {
-                replay(&mut self.replayer, text.as_bytes(), &mut self.padded)
+                self.parser.parse(&mut self.replayer, text.as_bytes())
             };
             match outcome {
                 Ok(()) => {
                     let scratch = &self.replayer.scratch;
                     let key = partition(scratch);
-                    let columns = self
-                        .pending
-                        .entry(key)
-                        .or_insert_with(|| GameColumns::new(&self.source_name));
+                    // Size for a full batch, within what all partitions together may hold.
+                    let batch = self.options.batch_games;
+                    let games = batch.min(4 * batch - self.pending_games).max(1);
+                    let plies = games * self.plies_per_game();
+                    let columns = self.pending.entry(key).or_insert_with(|| {
+                        GameColumns::with_capacity(&self.source_name, games, plies)
+                    });
                     columns.append(scratch, offset);
+                    self.plies_written += scratch.mainline().len() as u64;
                     self.pending_games += 1;
                     self.counters.written.fetch_add(1, Ordering::Relaxed);
                 }
@@ -168,6 +176,17 @@ impl BatchReader {
         Some(Batch { games, rejects })
     }
 
+    /// Mainline moves per game to expect: the average so far (80 to begin with, about a lichess
+    /// game's), with a margin.
+    fn plies_per_game(&self) -> usize {
+        let written = self.counters.written.load(Ordering::Relaxed);
+        let average = match written {
+            0 => 80,
+            n => self.plies_written.div_ceil(n) as usize,
+        };
+        average * 9 / 8
+    }
+
     /// A partition to emit now: one with a full batch, or the largest when all partitions together
     /// hold too many games (archives spanning many months).
     fn full_partition(&self) -> Option<Partition> {
@@ -179,35 +198,14 @@ impl BatchReader {
 
 /// UTF-8 as is; anything else read as Latin-1 (each byte one character), never dropped.
 fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
-    match std::str::from_utf8(bytes) {
+    // SIMD validation: every game's text is checked, and std's validator showed in profiles.
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => {
             scratch.clear();
             scratch.extend(bytes.iter().map(|&b| b as char));
             Cow::Borrowed(scratch.as_str())
         }
-    }
-}
-
-/// Parses and replays one framed game.
-fn replay(replayer: &mut Replayer, text: &[u8], padded: &mut Vec<u8>) -> Result<(), String> {
-    // pgn-reader wants a token's worth of bytes ahead (257) and refills its buffer when fewer are
-    // left: blank space after the game keeps it from doing so on each of the game's last tokens.
-    padded.clear();
-    padded.extend_from_slice(text);
-    padded.extend_from_slice(b"\n\n");
-    padded.resize(padded.len() + 512, b' ');
-    let mut reader = pgn_reader::Reader::new(&padded[..]);
-    match reader.read_game(replayer) {
-        Ok(Some(outcome)) => {
-            // The framer cut exactly one game: pgn-reader must agree.
-            if reader.has_more().unwrap_or(true) {
-                return Err("text after the game's end could not be read as a game".into());
-            }
-            outcome
-        }
-        Ok(None) => Err("no game in this text".into()),
-        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -32,7 +32,6 @@ pub struct MoveRec {
     pub nags: Range<usize>,
     /// The raw comments after the move, joined as python-chess joins them.
     pub raw_comment: Option<Range<usize>>,
-    pub comment_before: Option<Range<usize>>,
     // Filled from `raw_comment` when the game ends:
     pub comment: Option<Range<usize>>,
     pub eval: Option<Eval>,
@@ -45,6 +44,8 @@ pub struct Line {
     pub id: i32,
     pub parent: i32,
     pub ply: i32,
+    /// A variation's starting comment (before its first move); raw until the game ends.
+    pub comment: Option<Range<usize>>,
     pub moves: Vec<MoveRec>,
 }
 
@@ -84,8 +85,6 @@ pub struct GameScratch {
     stack: Vec<Frame>,
     /// A long comment arriving in pieces.
     partial: String,
-    /// A comment seen before the first move of a variation.
-    pending_before: Option<Range<usize>>,
 }
 
 impl GameScratch {
@@ -120,7 +119,6 @@ impl GameScratch {
         self.final_is_mate = false;
         self.stack.clear();
         self.partial.clear();
-        self.pending_before = None;
     }
 
     fn push_text(&mut self, s: &str) -> Range<usize> {
@@ -139,6 +137,7 @@ impl GameScratch {
         line.id = idx as i32;
         line.parent = parent;
         line.ply = ply;
+        line.comment = None;
         line.moves.clear();
         idx
     }
@@ -164,7 +163,8 @@ impl GameScratch {
         } else if line == 0 {
             self.comment = self.join(self.comment.clone(), raw);
         } else {
-            self.pending_before = self.join(self.pending_before.clone(), raw);
+            let old = self.lines[line].comment.clone();
+            self.lines[line].comment = self.join(old, raw);
         }
     }
 
@@ -203,11 +203,9 @@ impl GameScratch {
     fn finish_comments(&mut self) {
         self.comment = self.finish_plain(self.comment.clone());
         for l in 0..self.n_lines {
+            self.lines[l].comment = self.finish_plain(self.lines[l].comment.clone());
             for i in 0..self.lines[l].moves.len() {
-                let before = self.lines[l].moves[i].comment_before.clone();
-                let before = self.finish_plain(before);
                 let m = &mut self.lines[l].moves[i];
-                m.comment_before = before;
                 let Some(raw) = m.raw_comment.clone() else {
                     continue;
                 };
@@ -369,7 +367,6 @@ impl Visitor for Replayer {
         // An unmatched `)` is ignored, as python-chess does.
         if self.scratch.stack.len() > 1 {
             self.scratch.stack.pop();
-            self.scratch.pending_before = None;
         }
         ControlFlow::Continue(())
     }
@@ -454,7 +451,6 @@ impl Replayer {
         let san_start = s.text.len();
         san_plus.append_to_string(&mut s.text);
         let san = san_start..s.text.len();
-        let pending_before = s.pending_before.take();
         let nags_at = s.nags.len();
         let cursor = top(&mut s.stack);
         let line = cursor.line;
@@ -501,7 +497,6 @@ impl Replayer {
             san,
             nags: nags_at..nags_at,
             raw_comment: None,
-            comment_before: pending_before,
             comment: None,
             eval: None,
             clock: None,

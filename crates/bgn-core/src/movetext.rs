@@ -1,0 +1,432 @@
+//! Finds the movetext tokens pgn-reader would silently skip, before it reads the game.
+//!
+//! pgn-reader drops a token it cannot read as SAN (`a8Q`, `Qh7++`, `exf6ep`, `Sf3`) without telling
+//! its visitor: a game would lose a move and nobody would know. This pass walks the movetext with
+//! pgn-reader's own token rules (`Reader::read_movetext`) and, for each token it would skip:
+//! - a token naming no square (`e.p.`, `+-`, a stray word) is annotation noise: it stays skipped, as
+//!   python-chess skips it too;
+//! - a token that starts with a move as python-chess reads one (`[NBKRQ]?[a-h]?[1-8]?[-x]?[a-h][1-8]`,
+//!   then `=?` and a promotion letter, or `O-O(-O)`) and names no other square is rewritten to that move
+//!   in SAN (`a8Q` → `a8=Q`, `Qh7++` → `Qh7+`, `e2-e4` → `e2e4`, `exf6ep` → `exf6`);
+//! - anything else (`Sf3`, `Nf3Nc6`) is an unreadable move: the game is rejected.
+
+use shakmaty::san::SanPlus;
+
+/// Checks the game `text` (tags and movetext). `Ok(false)`: pgn-reader reads it as it is.
+/// `Ok(true)`: `rewritten` holds the text with the readable tokens rewritten. `Err`: the reason to
+/// reject the game.
+pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<bool, String> {
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    let mut lexer = Lexer {
+        s: text,
+        i: movetext_start(text),
+    };
+    while let Some((start, end)) = lexer.next_unread_token() {
+        let token = &text[start..end];
+        if !names_square(token) && !token.starts_with(b"O-O") {
+            continue; // noise, skipped by both pgn-reader and python-chess
+        }
+        match leading_move(token) {
+            Some((san, len)) if !names_square(&token[len..]) => edits.push((start, end, san)),
+            _ => {
+                return Err(format!(
+                    "unreadable move '{}'",
+                    String::from_utf8_lossy(token)
+                ))
+            }
+        }
+    }
+    if edits.is_empty() {
+        return Ok(false);
+    }
+    rewritten.clear();
+    let mut at = 0;
+    for (start, end, san) in edits {
+        rewritten.extend_from_slice(&text[at..start]);
+        rewritten.extend_from_slice(&san);
+        // Keep the token apart from what follows it (`Bh6+,e5` → `Bh6 ,e5`).
+        rewritten.push(b' ');
+        at = end;
+    }
+    rewritten.extend_from_slice(&text[at..]);
+    Ok(true)
+}
+
+/// Where pgn-reader starts reading movetext: after a BOM, whitespace, `%` escape lines and the tag
+/// pairs, as `Reader::read_game` skips them (`before_game`, `read_tags`, `skip_ket`).
+fn movetext_start(s: &[u8]) -> usize {
+    let mut i = usize::from(s.starts_with(b"\xef\xbb\xbf")) * 3;
+    i = skip_whitespace(s, i, true);
+    while s.get(i) == Some(&b'[') {
+        i += 1;
+        let Some(j) = memchr::memchr3(b'"', b'\n', b']', &s[i..]) else {
+            return s.len(); // unterminated tag: pgn-reader reports it
+        };
+        if s[i + j] == b'"' {
+            // The value, with its backslash escapes; a line break ends it too.
+            i += j + 1;
+            loop {
+                let Some(k) = memchr::memchr3(b'\\', b'"', b'\n', &s[i..]) else {
+                    return s.len();
+                };
+                i += k;
+                match s[i] {
+                    b'"' => {
+                        i += 1;
+                        break;
+                    }
+                    b'\n' => break,
+                    _ => i = (i + 2).min(s.len()),
+                }
+            }
+        } else {
+            i += j + 1;
+        }
+        // `skip_ket`: the closing bracket and the whitespace after it.
+        while matches!(s.get(i), Some(b' ' | b'\t' | b'\r')) {
+            i += 1;
+        }
+        match s.get(i) {
+            Some(b']') => i = skip_whitespace(s, i + 1, false),
+            Some(b'\n') => i = skip_whitespace(s, i + 1, true),
+            _ => {}
+        }
+    }
+    i
+}
+
+/// pgn-reader's `skip_whitespace`: blanks, line breaks, and `%` escape lines.
+fn skip_whitespace(s: &[u8], mut i: usize, mut new_line: bool) -> usize {
+    while let Some(&ch) = s.get(i) {
+        match ch {
+            b' ' | b'\t' | b'\r' => i += 1,
+            b'\n' => {
+                new_line = true;
+                i += 1;
+            }
+            b'%' if new_line => i = (line_end(s, i) + 1).min(s.len()),
+            _ => break,
+        }
+    }
+    i
+}
+
+/// The index of the line break ending the line at `i` (or the end of `s`).
+fn line_end(s: &[u8], i: usize) -> usize {
+    memchr::memchr(b'\n', &s[i..]).map_or(s.len(), |j| i + j)
+}
+
+/// pgn-reader's token boundaries (`is_token_end`).
+fn is_token_end(byte: u8) -> bool {
+    matches!(
+        byte,
+        b' ' | b'\t'
+            | b'\n'
+            | b'\r'
+            | b'{'
+            | b'}'
+            | b'('
+            | b')'
+            | b'!'
+            | b'?'
+            | b'$'
+            | b';'
+            | b'.'
+            | b'*'
+    )
+}
+
+/// Walks movetext as pgn-reader's `read_movetext` does, stopping where it would stop.
+struct Lexer<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Lexer<'_> {
+    /// The span of the next token pgn-reader would skip, up to the token's end.
+    fn next_unread_token(&mut self) -> Option<(usize, usize)> {
+        while let Some(&ch) = self.s.get(self.i) {
+            match ch {
+                b'{' => match memchr::memchr(b'}', &self.s[self.i..]) {
+                    Some(j) => self.i += j + 1,
+                    None => return None, // unterminated: pgn-reader reports it
+                },
+                b'\n' => {
+                    self.i += 1;
+                    match self.s.get(self.i) {
+                        Some(b'%') => self.i = line_end(self.s, self.i),
+                        Some(b'[' | b'\n') => return None,
+                        Some(b'\r') => {
+                            self.i += 1;
+                            if self.s.get(self.i) == Some(&b'\n') {
+                                return None;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                b';' => self.i = line_end(self.s, self.i),
+                b'0' => {
+                    self.i += 1;
+                    if self.eat_dash() && !self.eat(b"1") && self.eat(b"0") {
+                        let _ = self.eat_dash() && self.eat(b"0");
+                        if matches!(self.s.get(self.i), Some(b'+' | b'#')) {
+                            self.i += 1;
+                        }
+                    }
+                }
+                b'1' => {
+                    self.i += 1;
+                    if self.eat_dash() {
+                        self.eat(b"0");
+                    } else if !(self.eat(b"/2") && self.eat_dash() && self.eat(b"1/2")) {
+                        self.skip_move_number();
+                    }
+                }
+                b'\xc2' => {
+                    self.i += 1;
+                    let _ = self.eat(b"\xbd") && self.eat_dash() && self.eat("½".as_bytes());
+                }
+                b'2'..=b'9' => {
+                    self.i += 1;
+                    self.skip_move_number();
+                }
+                b'$' => {
+                    self.i += 1;
+                    self.i = self.token_end();
+                }
+                b'(' | b')' | b'!' | b'?' | b'*' | b' ' | b'\t' | b'\r' | b'.' => self.i += 1,
+                _ => {
+                    let start = self.i;
+                    if let Some(n) = standard_san_len(&self.s[start..]) {
+                        self.i = start + n;
+                        continue;
+                    }
+                    if let Ok((_, n)) = SanPlus::from_ascii_prefix(&self.s[start..]) {
+                        if self.s.get(start + n).is_none_or(|&b| is_token_end(b)) {
+                            self.i = start + n;
+                            continue;
+                        }
+                    }
+                    self.i = self.token_end().max(start + 1);
+                    return Some((start, self.i));
+                }
+            }
+        }
+        None
+    }
+
+    fn token_end(&self) -> usize {
+        self.s[self.i..]
+            .iter()
+            .position(|&b| is_token_end(b))
+            .map_or(self.s.len(), |j| self.i + j)
+    }
+
+    fn skip_move_number(&mut self) {
+        while matches!(self.s.get(self.i), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+        while matches!(self.s.get(self.i), Some(b'.' | b' ')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, bytes: &[u8]) -> bool {
+        let found = self.s[self.i..].starts_with(bytes);
+        if found {
+            self.i += bytes.len();
+        }
+        found
+    }
+
+    fn eat_dash(&mut self) -> bool {
+        self.eat(b"-") || self.eat("–".as_bytes()) || self.eat("—".as_bytes())
+    }
+}
+
+/// The length of the standard SAN move (`e4`, `exd5`, `e8=Q+`, `Nbd7`, `R1xe2#`, `O-O-O`) that
+/// `s` starts with, when a token end follows it: the common case, checked without a full SAN parse.
+/// `None` means "ask shakmaty", never "unreadable".
+fn standard_san_len(s: &[u8]) -> Option<usize> {
+    let at = |i: usize| s.get(i).copied().unwrap_or(b' ');
+    let file = |i: usize| matches!(at(i), b'a'..=b'h');
+    let rank = |i: usize| matches!(at(i), b'1'..=b'8');
+    let mut i = if s.starts_with(b"O-O-O") {
+        5
+    } else if s.starts_with(b"O-O") {
+        3
+    } else if matches!(at(0), b'N' | b'B' | b'R' | b'Q' | b'K') {
+        // Piece move: optional file and/or rank of origin, optional capture, target square.
+        let mut i = 1;
+        if file(i) && !rank(i + 1) || file(i) && rank(i + 1) && (at(i + 2) == b'x' || file(i + 2)) {
+            i += 1;
+        }
+        if rank(i) {
+            i += 1;
+        }
+        if at(i) == b'x' {
+            i += 1;
+        }
+        if !(file(i) && rank(i + 1)) {
+            return None;
+        }
+        i + 2
+    } else if file(0) {
+        // Pawn move: a push, or a capture from a file; then an optional promotion.
+        let mut i = if at(1) == b'x' { 2 } else { 0 };
+        if !(file(i) && rank(i + 1)) {
+            return None;
+        }
+        i += 2;
+        if at(i) == b'=' && matches!(at(i + 1), b'N' | b'B' | b'R' | b'Q') {
+            i += 2;
+        }
+        i
+    } else {
+        return None;
+    };
+    if matches!(at(i), b'+' | b'#') {
+        i += 1;
+    }
+    (i == s.len() || is_token_end(s[i])).then_some(i)
+}
+
+/// Whether `token` holds a square name (`[a-h][1-8]`).
+fn names_square(token: &[u8]) -> bool {
+    token
+        .windows(2)
+        .any(|w| matches!(w[0], b'a'..=b'h') && matches!(w[1], b'1'..=b'8'))
+}
+
+/// The move python-chess's tokenizer reads at the start of `token`, rewritten as SAN that pgn-reader
+/// reads, and the number of bytes it spans.
+fn leading_move(token: &[u8]) -> Option<(Vec<u8>, usize)> {
+    if token.starts_with(b"O-O") {
+        let len = if token.starts_with(b"O-O-O") { 5 } else { 3 };
+        return Some((token[..len].to_vec(), len));
+    }
+    let piece = usize::from(matches!(
+        token.first(),
+        Some(b'N' | b'B' | b'K' | b'R' | b'Q')
+    ));
+    let at = |i: usize| token.get(i).copied().unwrap_or(0);
+    // python-chess's `[a-h]?[1-8]?[\-x]?[a-h][1-8]`, greedy with backtracking: try the longest
+    // optional prefix first.
+    for file in [true, false] {
+        for rank in [true, false] {
+            for mark in [true, false] {
+                let mut i = piece;
+                if file {
+                    if !at(i).is_ascii_lowercase() || at(i) > b'h' {
+                        continue;
+                    }
+                    i += 1;
+                }
+                if rank {
+                    if !matches!(at(i), b'1'..=b'8') {
+                        continue;
+                    }
+                    i += 1;
+                }
+                let capture = mark && at(i) == b'x';
+                if mark {
+                    if !matches!(at(i), b'-' | b'x') {
+                        continue;
+                    }
+                    i += 1;
+                }
+                if !(matches!(at(i), b'a'..=b'h') && matches!(at(i + 1), b'1'..=b'8')) {
+                    continue;
+                }
+                let to = i;
+                i += 2;
+                let mut san = token[..to - usize::from(mark)].to_vec();
+                if capture {
+                    san.push(b'x');
+                }
+                san.extend_from_slice(&token[to..to + 2]);
+                let promotion = if at(i) == b'=' { i + 1 } else { i };
+                if matches!(
+                    at(promotion).to_ascii_uppercase(),
+                    b'N' | b'B' | b'R' | b'Q' | b'K'
+                ) {
+                    san.push(b'=');
+                    san.push(at(promotion).to_ascii_uppercase());
+                    i = promotion + 1;
+                }
+                // Keep one check or mate mark (`Qh7++` → `Qh7+`): it is what the source said.
+                if matches!(at(i), b'+' | b'#') {
+                    san.push(at(i));
+                    i += 1;
+                }
+                return Some((san, i));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(movetext: &str) -> Result<Option<String>, String> {
+        let mut out = Vec::new();
+        let text = format!("[Event \"a8Q\"]\n\n{movetext}\n\n");
+        check(text.as_bytes(), &mut out).map(|changed| {
+            changed.then(|| {
+                let out = String::from_utf8(out).unwrap();
+                out.split_once("\n\n").unwrap().1.trim_end().to_owned()
+            })
+        })
+    }
+
+    #[test]
+    fn clean_movetext_is_left_alone() {
+        let clean = "1. e4 e5!? 2. Nf3 {a8Q [%clk 0:01:00]} (2. f4 $1 exf4) 2... Nc6 ; Sf3\n\
+                     3. O-O 0-0 4. exd8=Q+ Kxd8# e.p. +- 1/2-1/2";
+        assert_eq!(rewrite(clean), Ok(None));
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_shakmaty() {
+        for san in [
+            "e4", "exd5", "e8=Q", "exd8=N+", "Nf3", "Nbd7", "N1d7", "Nb1d2", "Rxe2#", "Kxe2",
+            "O-O", "O-O-O+", "Qh4xe1", "Bb5+",
+        ] {
+            let token = format!("{san} ");
+            let (_, n) = SanPlus::from_ascii_prefix(token.as_bytes()).unwrap();
+            assert_eq!(standard_san_len(token.as_bytes()), Some(n), "{san}");
+        }
+        for odd in [
+            "a8Q", "Qh7++", "e2-e4", "Sf3", "exf6ep", "Nf3,", "e", "b", "Ne",
+        ] {
+            assert_eq!(standard_san_len(odd.as_bytes()), None, "{odd}");
+        }
+    }
+
+    #[test]
+    fn readable_forms_are_rewritten() {
+        assert_eq!(rewrite("1. a8Q *"), Ok(Some("1. a8=Q  *".into())));
+        assert_eq!(
+            rewrite("1. exd8n Qh7++ *"),
+            Ok(Some("1. exd8=N  Qh7+  *".into()))
+        );
+        assert_eq!(
+            rewrite("1. e2-e4 Ng8xf6 *"),
+            Ok(Some("1. e2e4  Ng8xf6 *".into()))
+        );
+        assert_eq!(rewrite("1. exf6ep Bh6+,"), Ok(Some("1. exf6  Bh6+".into())));
+        assert_eq!(rewrite("1. O-Och *"), Ok(Some("1. O-O  *".into())));
+    }
+
+    #[test]
+    fn unreadable_moves_are_rejected() {
+        assert_eq!(rewrite("1. Sf3 *"), Err("unreadable move 'Sf3'".into()));
+        assert_eq!(
+            rewrite("1. Nf3Nc6 *"),
+            Err("unreadable move 'Nf3Nc6'".into())
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! One framed game through the movetext check, pgn-reader and the replayer.
+
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::movetext;
+use crate::replay::Replayer;
+
+/// Blank space served after each game: pgn-reader wants a token's worth of bytes ahead (257) and
+/// refills its buffer when fewer are left, which it would otherwise do on each of a game's last tokens.
+const PADDING: [u8; 512] = {
+    let mut pad = [b' '; 512];
+    pad[0] = b'\n';
+    pad[1] = b'\n';
+    pad
+};
+
+/// What pgn-reader reads: the current game's text, then `PADDING`, then the end of input. Shared
+/// with the parser, which puts the next game in once pgn-reader has read the previous one to its end.
+#[derive(Clone, Default)]
+struct Feed(Arc<Mutex<FeedState>>);
+
+#[derive(Default)]
+struct FeedState {
+    text: Vec<u8>,
+    /// Bytes of text then padding served so far.
+    served: usize,
+}
+
+impl Read for Feed {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let text_len = state.text.len();
+        let n = if state.served < text_len {
+            let n = out.len().min(text_len - state.served);
+            out[..n].copy_from_slice(&state.text[state.served..state.served + n]);
+            n
+        } else {
+            let pad = &PADDING[(state.served - text_len).min(PADDING.len())..];
+            let n = out.len().min(pad.len());
+            out[..n].copy_from_slice(&pad[..n]);
+            n
+        };
+        state.served += n;
+        Ok(n)
+    }
+}
+
+/// Parses framed games one at a time with one pgn-reader `Reader`, whose 16 KiB buffer would
+/// otherwise be allocated and zeroed for every game.
+pub struct GameParser {
+    feed: Feed,
+    pgn: pgn_reader::Reader<Feed>,
+    rewritten: Vec<u8>,
+}
+
+impl Default for GameParser {
+    fn default() -> Self {
+        let feed = Feed::default();
+        GameParser {
+            pgn: pgn_reader::Reader::new(feed.clone()),
+            feed,
+            rewritten: Vec::new(),
+        }
+    }
+}
+
+impl GameParser {
+    /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
+    pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
+        let text = if movetext::check(text, &mut self.rewritten)? {
+            &self.rewritten[..]
+        } else {
+            text
+        };
+        {
+            let mut state = self.feed.0.lock().unwrap_or_else(PoisonError::into_inner);
+            state.text.clear();
+            state.text.extend_from_slice(text);
+            state.served = 0;
+        }
+        let outcome = match self.pgn.read_game(replayer) {
+            // The framer cut exactly one game: pgn-reader must agree.
+            Ok(Some(outcome)) => match self.pgn.has_more() {
+                Ok(false) => outcome,
+                _ => Err("text after the game's end could not be read as a game".into()),
+            },
+            Ok(None) => Err("no game in this text".into()),
+            Err(e) => Err(e.to_string()),
+        };
+        if outcome.is_err() {
+            // pgn-reader may have stopped mid-game, with bytes buffered or a skip pending: start over.
+            self.pgn = pgn_reader::Reader::new(self.feed.clone());
+        }
+        outcome
+    }
+}
