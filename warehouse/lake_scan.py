@@ -1,0 +1,132 @@
+"""Reading a lake's games back, partition by partition, in bounded batches: the input of every export.
+
+The lake may be local or on S3 (see `warehouse.storage`). Partitions come in a fixed order (type, year,
+month) and, within one, games in file and row order, so an export of the same lake is the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from warehouse.storage import lake_filesystem
+
+# Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
+BATCH_GAMES = 2048
+
+Partition = tuple[str, int, int]
+
+
+class LakeError(ValueError):
+    """A lake that cannot be read (missing, not a lake); the message is one line."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which partitions to read: None means all; otherwise the values to keep."""
+
+    types: Sequence[str] | None = None
+    years: Sequence[int] | None = None
+    months: Sequence[int] | None = None
+
+    def keeps(self, partition: Partition) -> bool:
+        kind, year, month = partition
+        return (
+            (self.types is None or kind in self.types)
+            and (self.years is None or year in self.years)
+            and (self.months is None or month in self.months)
+        )
+
+
+ALL = Selection()
+
+
+def open_games(lake: str | os.PathLike[str]) -> ds.Dataset:
+    """The lake's `games/` as a hive-partitioned Parquet dataset (type, year, month from the paths).
+
+    :raises LakeError: when `lake` has no `games/` directory.
+    """
+    fs, root = lake_filesystem(lake)
+    games = f"{root}/games"
+    if fs.get_file_info(games).type != pafs.FileType.Directory:
+        raise LakeError(f"{lake}: not a lake (no games/ directory)")
+    partitioning = ds.partitioning(
+        pa.schema([("type", pa.string()), ("year", pa.int32()), ("month", pa.int32())]), flavor="hive"
+    )
+    return ds.dataset(games, filesystem=fs, format="parquet", partitioning=partitioning)
+
+
+def partitions(dataset: ds.Dataset, selection: Selection = ALL) -> dict[Partition, list[ds.Fragment]]:
+    """The selected partitions, sorted, each with its files sorted by path."""
+    found: dict[Partition, list[ds.Fragment]] = {}
+    for fragment in dataset.get_fragments():
+        keys = ds.get_partition_keys(fragment.partition_expression)
+        partition = (str(keys["type"]), int(keys["year"]), int(keys["month"]))
+        if selection.keeps(partition):
+            found.setdefault(partition, []).append(fragment)
+    return {key: sorted(found[key], key=lambda f: f.path) for key in sorted(found)}
+
+
+def scan(
+    lake: str | os.PathLike[str],
+    columns: Sequence[str],
+    selection: Selection = ALL,
+    batch_games: int = BATCH_GAMES,
+) -> Iterator[tuple[Partition, pa.RecordBatch]]:
+    """The selected games' `columns`, partition by partition, in batches of at most `batch_games`.
+
+    Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path.
+    """
+    dataset = open_games(lake)
+    for partition, fragments in partitions(dataset, selection).items():
+        for fragment in fragments:
+            file_columns = [c for c in columns if c not in ("type", "year", "month")]
+            for batch in fragment.to_batches(columns=file_columns, batch_size=batch_games):
+                if batch.num_rows:
+                    yield partition, with_partition(batch, partition, columns)
+
+
+def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:
+    """`batch` with the partition's values as constant columns, in the order of `columns`."""
+    values = dict(zip(("type", "year", "month"), partition, strict=True))
+    types = {"type": pa.string(), "year": pa.int32(), "month": pa.int32()}
+    arrays = [
+        pa.repeat(pa.scalar(values[c], types[c]), batch.num_rows) if c in values else batch.column(c)
+        for c in columns
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+
+@dataclass
+class Group:
+    """Consecutive batches of one or more partitions as one table, and where each partition's rows are."""
+
+    table: pa.Table
+    spans: list[tuple[Partition, int, int]]
+
+
+def grouped(
+    batches: Iterator[tuple[Partition, pa.RecordBatch]], min_games: int = BATCH_GAMES
+) -> Iterator[Group]:
+    """`batches` gathered into groups of at least `min_games` (but the last): one query per group amortises
+    a query's fixed cost (~0.1 s to bind a long one) over a lake of many small partitions."""
+    pending: list[pa.RecordBatch] = []
+    spans: list[tuple[Partition, int, int]] = []
+    rows = 0
+    for partition, batch in batches:
+        if spans and spans[-1][0] == partition:
+            spans[-1] = (partition, spans[-1][1], rows + batch.num_rows)
+        else:
+            spans.append((partition, rows, rows + batch.num_rows))
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= min_games:
+            yield Group(pa.Table.from_batches(pending), spans)
+            pending, spans, rows = [], [], 0
+    if pending:
+        yield Group(pa.Table.from_batches(pending), spans)
