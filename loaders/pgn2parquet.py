@@ -1,6 +1,9 @@
 """Convert PGN (plain, .zst, .bz2, .gz, or `-` for stdin) into the BGN Parquet lake.
 
-python -m loaders.pgn2parquet lichess_db_standard_rated_2024-01.pgn.zst [--lake DIR]
+python -m loaders.pgn2parquet lichess_db_standard_rated_2024-01.pgn.zst [--lake DIR|s3://bucket/prefix]
+
+An input already in the lake (same SHA-256) is skipped; games already in the lake (same game_id) are
+skipped and counted as duplicates. How loads commit, dedup and recover: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -8,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from warehouse.lake import Lake, default_lake
-from warehouse.load import LoadResult, PgnInputError, load_input
+from warehouse.load import LoadError, LoadResult, PgnInputError, load_input
+from warehouse.storage import StorageError
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -29,9 +32,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--lake",
-        type=Path,
         default=None,
-        help="lake directory (default: $CHESS_LAKE, else ./lake)",
+        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="load an input even if it is already in the lake, replacing the files of its earlier load",
+    )
+    p.add_argument(
+        "--allow-duplicates",
+        action="store_true",
+        help="skip the game_id check (for speed benchmarks on dumps that repeat games): games already in "
+        "the lake are written again, and `python -m warehouse.check` will report them",
     )
     p.add_argument(
         "--batch-games",
@@ -80,11 +93,21 @@ def _hms(seconds: float) -> str:
 
 
 def summary(r: LoadResult) -> str:
+    if r.already_loaded is not None:
+        old = r.already_loaded
+        return (
+            f"{r.input}: already loaded (load {old['load_id']} of {old.get('finished', '?')[:19]}, same "
+            f"SHA-256): nothing written; --force reloads it"
+        )
     rate = r.games_seen / r.seconds if r.seconds else 0.0
+    duplicates = f" + {r.games_duplicate:,} duplicates" if r.games_duplicate else ""
     text = (
         f"{r.input}: {r.games_seen:,} games seen = {r.games_written:,} written + "
-        f"{r.games_rejected:,} rejected, {len(r.files)} files, {r.seconds:.1f} s ({rate:,.0f} games/s)"
+        f"{r.games_rejected:,} rejected{duplicates}, {len(r.files)} files, {r.seconds:.1f} s "
+        f"({rate:,.0f} games/s)"
     )
+    if r.replaces:
+        text += f"\n  replaced load {', '.join(r.replaces)} of the same input"
     if r.rejects_file:
         text += f"\n  rejects: {r.rejects_file}"
     if r.damage:
@@ -92,16 +115,34 @@ def summary(r: LoadResult) -> str:
     return text
 
 
+def os_error(e: OSError, lake: Lake) -> str:
+    """One line for a failure to write the lake (read-only, full disk, S3 refusing)."""
+    why = e.strerror or str(e).splitlines()[0] if str(e) else type(e).__name__
+    where = e.filename or lake.location
+    return f"{why} ({where})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    lake = Lake(args.lake or default_lake())
+    try:
+        lake = Lake.open(args.lake or default_lake())
+    except StorageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
     for path in args.inputs:
         bar = ProgressBar(path) if show else None
         try:
-            result = load_input(path, lake, progress=bar, batch_games=args.batch_games)
-        except PgnInputError as e:
+            result = load_input(
+                path,
+                lake,
+                progress=bar,
+                batch_games=args.batch_games,
+                force=args.force,
+                dedup=not args.allow_duplicates,
+            )
+        except (PgnInputError, LoadError) as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
             continue
@@ -111,11 +152,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"interrupted: nothing of {path} was added to the lake", file=sys.stderr)
             return 130
         except OSError as e:
-            print(f"error: {path}: {e.strerror or e} ({e.filename or lake.root})", file=sys.stderr)
-            status = 1
+            if bar:
+                bar.close()
+            print(f"error: {path}: {os_error(e, lake)}; nothing of it was added to the lake", file=sys.stderr)
+            status = 2
             continue
         if bar:
             bar.close()
+        for line in result.recovered:
+            print(f"{lake.location}: {line}", file=sys.stderr)
         print(summary(result))
     return status
 

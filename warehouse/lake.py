@@ -1,26 +1,30 @@
-"""The lake's layout on disk and the writer that fills its partitions.
+"""The lake's layout, on a local disk or S3, and the writer that fills its partitions.
 
     <lake>/games/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
     <lake>/rejects/<input>-<load>.jsonl
-    <lake>/_loads/<load>.json
+    <lake>/_loads/<load>.json              the commit record of a load (or a compaction)
+    <lake>/_staging/<load>/...             files of an operation not yet published, same relative paths
 
-Every file is written under a hidden temporary name (``.<name>.tmp``, which DuckDB's and Spark's
-globs skip) and renamed into place only when the whole input has loaded: a crash or Ctrl-C leaves no
-partial file visible.
+Files are written under `_staging/`, which no reader's `games/**/*.parquet` glob reaches, and moved to their
+final place only after the operation's record has been written (see `warehouse.commit`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+import posixpath
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from warehouse.storage import lake_filesystem
+
 PARTITION_COLUMNS = ("type", "year", "month")
+GAMES, REJECTS, LOADS, STAGING = "games", "rejects", "_loads", "_staging"
 
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
@@ -40,41 +44,120 @@ STATISTICS_COLUMNS = [
     "source_offset",
 ]
 
+Key = tuple[str, int, int]
 
-def default_lake() -> Path:
+
+def default_lake() -> str:
     """``$CHESS_LAKE``, else ``./lake``."""
-    return Path(os.environ.get("CHESS_LAKE", "lake"))
+    return os.environ.get("CHESS_LAKE") or "lake"
+
+
+def partition_dir(kind: str, year: int, month: int) -> str:
+    """A partition's directory relative to the lake's root."""
+    return f"{GAMES}/type={kind}/year={year}/month={month}"
+
+
+def staged(op_id: str, rel: str) -> str:
+    """Where operation `op_id` writes the file that will live at `rel`."""
+    return f"{STAGING}/{op_id}/{rel}"
 
 
 @dataclass(frozen=True)
 class Lake:
-    root: Path
+    """A lake's root on a pyarrow filesystem; every path below is relative to the root, `/`-separated."""
+
+    fs: pafs.FileSystem
+    root: str
+    location: str
+
+    @classmethod
+    def open(cls, location: str | os.PathLike[str]) -> Lake:
+        fs, root = lake_filesystem(str(location))
+        return cls(fs, root, str(location))
 
     @property
-    def games(self) -> Path:
-        return self.root / "games"
+    def local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
 
-    @property
-    def rejects(self) -> Path:
-        return self.root / "rejects"
+    def path(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
 
-    @property
-    def loads(self) -> Path:
-        return self.root / "_loads"
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
 
-    def partition(self, kind: str, year: int, month: int) -> Path:
-        return self.games / f"type={kind}" / f"year={year}" / f"month={month}"
+    def files(self, rel: str) -> list[pafs.FileInfo]:
+        """Files below `rel` (recursively), none when it does not exist."""
+        selector = pafs.FileSelector(self.path(rel), recursive=True, allow_not_found=True)
+        return [i for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
+
+    def relative(self, path: str) -> str:
+        return posixpath.relpath(path, self.root)
+
+    def make_parent(self, rel: str) -> None:
+        # S3 has no directories: creating one would only leave a marker object behind.
+        if self.local:
+            self.fs.create_dir(posixpath.dirname(self.path(rel)), recursive=True)
+
+    def read_text(self, rel: str) -> str:
+        with self.fs.open_input_stream(self.path(rel)) as f:
+            return f.read().decode("utf-8")
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Writes `rel` so that a reader sees the old content or the whole new one, never a part: through
+        a temporary name and a rename on a local disk; on S3 an object appears only once its upload is
+        complete."""
+        self.make_parent(rel)
+        target = self.path(rel)
+        tmp = f"{posixpath.dirname(target)}/.{posixpath.basename(target)}.tmp" if self.local else target
+        with self.fs.open_output_stream(tmp) as out:
+            out.write(text.encode("utf-8"))
+        if tmp != target:
+            self.fs.move(tmp, target)
+
+    def move(self, src: str, dst: str) -> None:
+        """A rename on a local disk; a server-side copy then a delete on S3."""
+        self.make_parent(dst)
+        self.fs.move(self.path(src), self.path(dst))
+
+    def delete(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(self.path(rel))
+
+    def delete_dir(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_dir(self.path(rel))
 
 
-def temp_name(final: Path) -> Path:
-    return final.with_name(f".{final.name}.tmp")
+def read_json(lake: Lake, rel: str) -> dict:
+    return json.loads(lake.read_text(rel))
+
+
+def write_json(lake: Lake, rel: str, record: dict) -> None:
+    lake.write_text(rel, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+
+
+def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWriter:
+    """The lake's Parquet settings, in one place for loads and compaction."""
+    lake.make_parent(rel)
+    return pq.ParquetWriter(
+        lake.path(rel),
+        schema,
+        filesystem=lake.fs,
+        compression="zstd",
+        compression_level=3,
+        # Min/max statistics where they prune scans (dates, ratings, ids); per-move columns
+        # would pay for them on every ply and never use them.
+        write_statistics=STATISTICS_COLUMNS,
+        # `clk` is decimal(9, 1): INT32 storage instead of fixed-size binary.
+        store_decimal_as_integer=True,
+    )
 
 
 @dataclass
 class _PartitionFile:
     """One open Parquet file of a partition, with its pending row group."""
 
-    final: Path
+    final: str
     writer: pq.ParquetWriter
     pending: list[pa.RecordBatch] = field(default_factory=list)
     pending_rows: int = 0
@@ -83,27 +166,24 @@ class _PartitionFile:
 
 
 class PartitionWriter:
-    """Splits batches by partition and writes zstd Parquet files, renamed into place on `commit`."""
+    """Splits batches by partition and writes zstd Parquet files under the operation's staging folder."""
 
-    def __init__(self, lake: Lake, file_stem: str):
-        self.lake = lake
-        self.file_stem = file_stem
-        self._open: dict[tuple[str, int, int], _PartitionFile] = {}
-        self._closed: list[Path] = []
-        self._counts: dict[tuple[str, int, int], int] = {}
+    def __init__(self, lake: Lake, op_id: str, file_stem: str):
+        self.lake, self.op_id, self.file_stem = lake, op_id, file_stem
+        self._open: dict[Key, _PartitionFile] = {}
+        self._counts: dict[Key, int] = {}
+        self.file_rows: dict[str, int] = {}  # final path → rows, for files already closed
         self.rows = 0
 
-    def write(self, batch: pa.RecordBatch) -> None:
-        """Adds a batch of games of one partition (the Rust reader emits them so)."""
-        if batch.num_rows == 0:
+    def write(self, key: Key, part: pa.RecordBatch) -> None:
+        """Adds games of partition `key` (`part` without the partition columns)."""
+        if part.num_rows == 0:
             return
-        key = tuple(batch.column(name)[0].as_py() for name in PARTITION_COLUMNS)
-        part = batch.drop_columns(list(PARTITION_COLUMNS))
         f = self._open.get(key) or self._start(key, part.schema)
         f.pending.append(part)
         f.pending_rows += part.num_rows
         f.pending_bytes += part.nbytes
-        self.rows += batch.num_rows
+        self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
             self._flush(f)
             if f.rows >= FILE_GAMES:
@@ -112,23 +192,11 @@ class PartitionWriter:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
             self._flush(max(self._open.values(), key=lambda o: o.pending_bytes))
 
-    def _start(self, key: tuple[str, int, int], schema: pa.Schema) -> _PartitionFile:
+    def _start(self, key: Key, schema: pa.Schema) -> _PartitionFile:
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
-        final = self.lake.partition(*key) / f"{self.file_stem}-{n}.parquet"
-        final.parent.mkdir(parents=True, exist_ok=True)
-        writer = pq.ParquetWriter(
-            temp_name(final),
-            schema,
-            compression="zstd",
-            compression_level=3,
-            # Min/max statistics where they prune scans (dates, ratings, ids); per-move columns
-            # would pay for them on every ply and never use them.
-            write_statistics=STATISTICS_COLUMNS,
-            # `clk` is decimal(9, 1): INT32 storage instead of fixed-size binary.
-            store_decimal_as_integer=True,
-        )
-        f = _PartitionFile(final, writer)
+        final = f"{partition_dir(*key)}/{self.file_stem}-{n}.parquet"
+        f = _PartitionFile(final, open_parquet_writer(self.lake, staged(self.op_id, final), schema))
         self._open[key] = f
         return f
 
@@ -138,40 +206,21 @@ class PartitionWriter:
             f.rows += f.pending_rows
             f.pending, f.pending_rows, f.pending_bytes = [], 0, 0
 
-    def _close(self, key: tuple[str, int, int]) -> None:
+    def _close(self, key: Key) -> None:
         f = self._open.pop(key)
         self._flush(f)
         f.writer.close()
-        self._closed.append(f.final)
+        self.file_rows[f.final] = f.rows
 
-    def commit(self) -> list[Path]:
-        """Finishes every file and renames them into the lake; returns their paths."""
+    def finish(self) -> dict[str, int]:
+        """Closes every file; returns each file's final path and row count."""
         for key in list(self._open):
             self._close(key)
-        for final in self._closed:
-            os.replace(temp_name(final), final)
-        return self._closed
+        return self.file_rows
 
-    def abort(self) -> None:
-        """Drops everything written so far."""
+    def close_quietly(self) -> None:
+        """Closes open writers after a failure (their staged files are dropped with the staging folder)."""
         for f in self._open.values():
-            f.writer.close()
-            self._closed.append(f.final)
+            with contextlib.suppress(OSError):
+                f.writer.close()
         self._open.clear()
-        for final in self._closed:
-            temp_name(final).unlink(missing_ok=True)
-        self._closed = []
-
-
-def write_atomic_text(path: Path, lines: Iterable[str]) -> None:
-    """Writes text lines to `path` through a temporary name."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_name(path)
-    with open(tmp, "w", encoding="utf-8") as out:
-        for line in lines:
-            out.write(line)
-    os.replace(tmp, path)
-
-
-def write_json(path: Path, record: dict) -> None:
-    write_atomic_text(path, [json.dumps(record, indent=2, ensure_ascii=False) + "\n"])
