@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from warehouse.storage import lake_filesystem
 
@@ -83,12 +84,16 @@ def scan(
     Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path.
     """
     dataset = open_games(lake)
+    file_columns = [c for c in columns if c not in ("type", "year", "month")]
     for partition, fragments in partitions(dataset, selection).items():
         for fragment in fragments:
-            file_columns = [c for c in columns if c not in ("type", "year", "month")]
-            for batch in fragment.to_batches(columns=file_columns, batch_size=batch_games):
-                if batch.num_rows:
-                    yield partition, with_partition(batch, partition, columns)
+            # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
+            # whole row groups of 50,000 games at once: 2-3x the memory.
+            with dataset.filesystem.open_input_file(fragment.path) as handle:
+                parquet = pq.ParquetFile(handle, pre_buffer=False)
+                for batch in parquet.iter_batches(batch_size=batch_games, columns=file_columns):
+                    if batch.num_rows:
+                        yield partition, with_partition(batch, partition, columns)
 
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:

@@ -1,0 +1,46 @@
+"""Export the lake back to PGN: tags, moves, NAGs, comments with [%eval]/[%clk], variations.
+
+python -m loaders.parquet2pgn [--lake DIR|s3://...] OUT.pgn[.bz2|.zst] [--type blitz] [--year 2025]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from loaders.export_cli import add_selection_arguments, lake_location, run_export, selection
+from warehouse.export_pgn import export_pgn
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m loaders.parquet2pgn",
+        description="Export the lake's games as PGN, one file. The tag order and comment format are in "
+        "docs/exports.md.",
+    )
+    p.add_argument(
+        "out",
+        metavar="OUT",
+        help="output file or s3://bucket/key: .pgn, .pgn.bz2 or .pgn.zst (compressed by the name); "
+        "`-` writes plain PGN to standard output; an existing file is not overwritten",
+    )
+    add_selection_arguments(p)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    lake = lake_location(args.lake)
+    start = time.monotonic()
+    result = run_export(lambda: export_pgn(lake, args.out, selection(args)))
+    if result is None:
+        return 2
+    if args.out != "-":
+        seconds = time.monotonic() - start
+        print(f"{args.out}: {result.games:,} games, {result.bytes / 1e6:,.1f} MB, {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

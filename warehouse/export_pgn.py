@@ -1,0 +1,220 @@
+"""The lake back to PGN: tags, moves, NAGs, comments with `[%eval]`/`[%clk]`, variations.
+
+Each move's text (SAN, `$n` NAGs, `{ [%eval 0.17] [%clk 0:03:00] comment }`) is built by DuckDB for a batch
+at a time (`export_sql` defines how evals and clocks are written, as lichess writes them); Python numbers
+the moves, nests the variations and writes the tags.
+
+Tag order: the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result, with PGN's `?`,
+`????.??.??` and `*` when unknown), then the `headers` map in file order (UTCDate, UTCTime, SetUp, …), then
+the tags kept in columns: WhiteTitle, BlackTitle, WhiteElo, BlackElo, WhiteRatingDiff, BlackRatingDiff,
+Variant (Chess960 games only), ECO, Opening, TimeControl, Termination, FEN. For a lichess game that is
+lichess's own order.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from warehouse import export_sql
+from warehouse.export_json import ExportResult
+from warehouse.export_out import OutputFile, is_empty, thread_pool
+from warehouse.lake_scan import ALL, Selection, grouped, scan
+from warehouse.storage import lake_filesystem
+
+RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
+LINE_WIDTH = 79
+COLUMNS = [
+    "event", "site", "round", "result", "players", "termination", "time_control", "opening", "variant",
+    "start_fen", "comment", "headers", "moves", "variations", "source_file", "source_offset",
+]  # fmt: skip
+
+# A move's text. `{  }` (an empty comment) is dropped afterwards rather than testing the comment twice;
+# it cannot occur inside a comment, which ends at the first `}`.
+MOVE_MACROS = r"""
+create or replace macro move_pgn(m) as replace(
+    m.san
+    || coalesce(' ' || array_to_string(list_transform(m.nags, lambda n: '$' || n), ' '), '')
+    || ' { ' || concat_ws(' ',
+        '[%eval ' || eval_text(m.eval_cp, m.eval_mate) || ']',
+        '[%clk ' || clk_text(m.clk) || ']',
+        m.comment
+    ) || ' }',
+    ' {  }', '');
+"""
+
+QUERY = """
+select
+    * exclude (moves, variations),
+    list_transform(moves, lambda m: move_pgn(m)) as moves,
+    list_transform(variations, lambda v: {
+        'id': v.id, 'parent': v.parent, 'ply': v.ply, 'comment': v.comment,
+        'moves': list_transform(v.moves, lambda m: move_pgn(m))
+    }) as variations
+from games
+"""
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    con = export_sql.connect()
+    con.execute(MOVE_MACROS)
+    return con
+
+
+def pgn_games(lake: str | os.PathLike[str], selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
+    """`(source_file, source_offset, PGN text)` of every selected game, in lake order."""
+    con = connect()
+    for group in grouped(scan(lake, COLUMNS, selection)):
+        for game in export_sql.run(con, group.table, QUERY).to_pylist():
+            yield game["source_file"], game["source_offset"], game_pgn(game)
+
+
+def game_pgn(game: dict[str, Any]) -> str:
+    """One game's PGN: tags, a blank line, the movetext, a blank line."""
+    result = RESULTS[game["result"]]
+    tags = "".join(f'[{name} "{escape(value)}"]\n' for name, value in tag_pairs(game))
+    return f"{tags}\n{wrap([*movetext(game), result])}\n\n"
+
+
+def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
+    white, black = (game["players"] + [{}, {}])[:2]
+    headers: list[tuple[str, str]] = game["headers"]
+    date = next((value for name, value in headers if name == "Date"), "????.??.??")
+    pairs = [
+        ("Event", game["event"] or "?"),
+        ("Site", game["site"] or "?"),
+        ("Date", date),
+        ("Round", game["round"] or "?"),
+        ("White", white.get("name") or "?"),
+        ("Black", black.get("name") or "?"),
+        ("Result", RESULTS[game["result"]]),
+        *((name, value) for name, value in headers if name != "Date"),
+    ]
+    optional = [
+        ("WhiteTitle", white.get("title")),
+        ("BlackTitle", black.get("title")),
+        ("WhiteElo", number(white.get("elo"))),
+        ("BlackElo", number(black.get("elo"))),
+        ("WhiteRatingDiff", signed(white.get("rating_diff"))),
+        ("BlackRatingDiff", signed(black.get("rating_diff"))),
+        ("Variant", game["variant"] if game["variant"] != "Standard" else None),
+        ("ECO", game["opening"]["eco"]),
+        ("Opening", game["opening"]["verbose"]),
+        ("TimeControl", game["time_control"]),
+        ("Termination", game["termination"]),
+        ("FEN", game["start_fen"]),
+    ]
+    return pairs + [(name, value) for name, value in optional if value is not None]
+
+
+def number(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def signed(value: int | None) -> str | None:
+    """A rating difference as lichess writes it: `+6`, `-6`, `+0`."""
+    return None if value is None else f"{value:+d}"
+
+
+def escape(value: str) -> str:
+    """A tag value with PGN's escapes for `\\` and `"`."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def movetext(game: dict[str, Any]) -> list[str]:
+    """The movetext's tokens (without the result): numbered moves, comments, `(` and `)`."""
+    children: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for line in game["variations"]:  # sorted by id: source order within a branching point
+        if line["moves"]:  # an empty line `( )` holds nothing python-chess keeps
+            children.setdefault((line["parent"], line["ply"]), []).append(line)
+    tokens = [comment(game["comment"])] if game["comment"] else []
+
+    def play(line_id: int, moves: list[str], first_ply: int, starting: str | None) -> None:
+        if starting:
+            tokens.append(comment(starting))
+        # Black's move gets its number (`5...`) first in a line and after a comment or a variation.
+        black_number = True
+        for index, text in enumerate(moves):
+            ply = first_ply + index
+            # A move and its number are one token, never split across lines.
+            if ply % 2 == 0:
+                tokens.append(f"{ply // 2 + 1}. {text}")
+            elif black_number:
+                tokens.append(f"{ply // 2 + 1}... {text}")
+            else:
+                tokens.append(text)
+            black_number = text.endswith("}")
+            for alt in children.get((line_id, index), []):
+                tokens.append("(")
+                play(alt["id"], alt["moves"], ply, alt["comment"])
+                tokens.append(")")
+                black_number = True
+
+    play(0, game["moves"], start_ply(game["start_fen"]), None)
+    return tokens
+
+
+def start_ply(fen: str | None) -> int:
+    """The ply number of the first move: 0 for White's first move, 1 for Black's, from the FEN's side to
+    move and fullmove number."""
+    if not fen:
+        return 0
+    fields = fen.split()
+    black = len(fields) > 1 and fields[1] == "b"
+    fullmove = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() else 1
+    return 2 * (max(fullmove, 1) - 1) + int(black)
+
+
+def comment(text: str) -> str:
+    return "{ " + text + " }"
+
+
+def wrap(tokens: list[str]) -> str:
+    """Tokens joined by spaces in lines of at most `LINE_WIDTH` characters where tokens allow (never
+    inside a token: a line break in a comment would change its text)."""
+    lines: list[str] = []
+    current = ""
+    for token in tokens:
+        if current and len(current) + 1 + len(token) > LINE_WIDTH:
+            lines.append(current)
+            current = token
+        else:
+            current = f"{current} {token}" if current else token
+    lines.append(current)
+    return "\n".join(lines)
+
+
+def export_pgn(
+    lake: str | os.PathLike[str], out: str | os.PathLike[str], selection: Selection = ALL
+) -> ExportResult:
+    """Writes the selected games of `lake` as one PGN file `out` (local or s3://; `.bz2` / `.zst` names are
+    compressed), or to standard output when `out` is `-`.
+
+    :raises FileExistsError: when `out` exists.
+    :raises LakeError: when `lake` is not a lake.
+    """
+    result = ExportResult()
+    if str(out) == "-":
+        for _, _, text in pgn_games(lake, selection):
+            sys.stdout.write(text)
+            result.games += 1
+        return result
+    fs, path = lake_filesystem(out)
+    if not is_empty(fs, path):
+        raise FileExistsError(f"{out}: already exists")
+    with thread_pool() as pool:
+        file = OutputFile(fs, path, pool)
+        try:
+            for _, _, text in pgn_games(lake, selection):
+                file.write(text.encode())
+                result.games += 1
+        except BaseException:
+            file.abort()
+            raise
+        result.bytes = file.close()
+        result.files.append(path)
+    return result
