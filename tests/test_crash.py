@@ -1,0 +1,138 @@
+"""Crash safety for real: loads killed with SIGKILL at random moments, DuckDB reading while loads run.
+
+After every kill the lake, as a DuckDB glob sees it, must hold exactly the inputs whose load record was
+committed (counts from the generator, not from the loader), or else be a commit interrupted while its
+files were being moved into place, which `warehouse.check` must report; then a rerun must complete the
+lake, with one record per input.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from load_runs import REPO, lake_counts, load, make_games, run_module, write_zst
+
+GAMES_PER_INPUT = 1500
+KILLS = 14
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("inputs")
+    return [
+        write_zst(
+            tmp / f"2025-{month:02d}.pgn.zst", make_games(i * GAMES_PER_INPUT, GAMES_PER_INPUT, month=month)
+        )
+        for i, month in enumerate((3, 4, 5))
+    ]
+
+
+def start_loader(inputs: list[Path], lake: Path, *extra: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "loaders.pgn2parquet", *map(str, inputs), "--lake", str(lake), *extra]
+    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def committed_inputs(lake: Path) -> set[str]:
+    return {json.loads(p.read_text())["input"] for p in (lake / "_loads").glob("*.json")}
+
+
+def interrupted_publish(lake: Path) -> bool:
+    staging = lake / "_staging"
+    return staging.is_dir() and any(
+        (lake / "_loads" / f"{op.name}.json").exists() for op in staging.iterdir()
+    )
+
+
+def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:
+    rng = random.Random(20250505)
+    full = load(inputs, tmp_path / "timing")
+    assert full.returncode == 0, full.stderr
+    phases = {"before any commit": 0, "between inputs": 0, "after the last commit": 0, "mid-publish": 0}
+    for attempt in range(KILLS):
+        lake = tmp_path / f"lake{attempt}"
+        proc = start_loader(inputs, lake)
+        time.sleep(rng.uniform(0.15, 0.8 * full.seconds))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        done = committed_inputs(lake)
+        if interrupted_publish(lake):
+            phases["mid-publish"] += 1
+            report = run_module("warehouse.check", ["--lake", str(lake)])
+            assert report.returncode == 1 and "interrupted" in report.stdout, report.stdout
+        else:
+            phases[
+                ["before any commit", "between inputs", "between inputs", "after the last commit"][len(done)]
+            ] += 1
+            n = GAMES_PER_INPUT * len(done)
+            assert lake_counts(lake) == (n, n), f"kill {attempt}: {sorted(done)} committed"
+        rerun = load(inputs, lake)
+        assert rerun.returncode == 0, rerun.stderr
+        assert rerun.stdout.count("already loaded") == len(done), rerun.stdout
+        total = GAMES_PER_INPUT * len(inputs)
+        assert lake_counts(lake) == (total, total)
+        assert len(list((lake / "_loads").glob("*.json"))) == len(inputs)
+        report = run_module("warehouse.check", ["--lake", str(lake)])
+        assert report.returncode == 0, report.stdout
+    print(f"kills by phase: {phases}")
+    assert phases["before any commit"] + phases["between inputs"] > 0, phases
+
+
+def test_readers_during_loads_see_whole_inputs(inputs: list[Path], tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    allowed = {(n * GAMES_PER_INPUT, n * GAMES_PER_INPUT) for n in range(len(inputs) + 1)}
+    seen: list[tuple[int, int]] = []
+    proc = start_loader(inputs, lake)
+    while proc.poll() is None:
+        seen.append(lake_counts(lake))
+    proc.communicate()
+    seen.append(lake_counts(lake))
+    assert set(seen) <= allowed, sorted(set(seen) - allowed)
+    assert seen[-1] == max(allowed)
+    assert len(seen) > 5, "the reader ran during the load"
+
+
+def test_ctrl_c_adds_nothing(inputs: list[Path], tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    proc = start_loader(inputs[:1], lake)
+    # Once the reader has started (the staging folder exists), interrupt.
+    deadline = time.monotonic() + 30
+    while not (lake / "_staging").is_dir() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the load finished before the interrupt arrived")
+    assert proc.returncode == 130, err
+    assert b"nothing of" in err and b"Traceback" not in err
+    assert lake_counts(lake) == (0, 0)
+    assert not list((lake / "_loads").glob("*.json"))
+    assert not any((lake / "_staging").iterdir())
+
+
+def test_sigkill_during_compaction(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 200, 200, month=5)) for i in range(12)]
+    assert load(sources, lake).returncode == 0
+    timing = run_module("warehouse.compact", ["--lake", str(lake), "--dry-run"])
+    assert "would merge" in timing.stdout
+    rng = random.Random(7)
+    for _ in range(4):
+        command = [sys.executable, "-m", "warehouse.compact", "--lake", str(lake)]
+        proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.3, 1.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        if not interrupted_publish(lake):
+            assert lake_counts(lake) == (2400, 2400)
+    finish = run_module("warehouse.compact", ["--lake", str(lake)])
+    assert finish.returncode == 0, finish.stderr
+    assert lake_counts(lake) == (2400, 2400)
+    report = run_module("warehouse.check", ["--lake", str(lake)])
+    assert report.returncode == 0, report.stdout
