@@ -69,6 +69,8 @@ def loader(dump: Path) -> tuple[float, float, int]:
                     lake,
                     "--progress",
                     "never",
+                    # make-bench-dump repeats real games: dedup would skip most of them.
+                    "--allow-duplicates",
                 ]
             )
         )

@@ -13,9 +13,17 @@ import pyarrow.dataset as ds
 REPO = Path(__file__).parents[1]
 
 
-def run_loader(inputs: list[Path], lake: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m loaders.pgn2parquet INPUT... --lake LAKE` from the repository's root."""
-    command = [sys.executable, "-m", "loaders.pgn2parquet", *map(str, inputs), "--lake", str(lake)]
+def run_loader(inputs: list[Path], lake: Path, *extra_args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m loaders.pgn2parquet INPUT... --lake LAKE [EXTRA_ARGS]` from the repository's root."""
+    command = [
+        sys.executable,
+        "-m",
+        "loaders.pgn2parquet",
+        *map(str, inputs),
+        "--lake",
+        str(lake),
+        *extra_args,
+    ]
     return subprocess.run(command, cwd=REPO, check=False, capture_output=True, text=True)
 
 

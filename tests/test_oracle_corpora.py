@@ -133,7 +133,9 @@ def load(tmp_path_factory: pytest.TempPathFactory) -> Loader:
     @functools.cache
     def run(inputs: tuple[Path, ...]) -> Load:
         lake = tmp_path_factory.mktemp("lake")
-        process = run_loader(list(inputs), lake)
+        # Each file is compared on its own: a game repeated in another file of the folder is that
+        # file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py has it).
+        process = run_loader(list(inputs), lake, "--allow-duplicates")
         return Load(
             process.returncode, process.stderr, by_file(read_games(lake)), by_file(read_rejects(lake))
         )
