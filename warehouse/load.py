@@ -72,6 +72,11 @@ class LoadResult:
         return record
 
 
+# Characters that JSON leaves unescaped but some readers split lines at (Python's str.splitlines): escaped,
+# so that every reject is one line for any reader.
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+
+
 class _Rejects:
     """Streams rejects to a staged JSON-lines file."""
 
@@ -88,7 +93,8 @@ class _Rejects:
             self._out = self.lake.fs.open_output_stream(self.lake.path(path))
         for offset, reason, raw in rejects:
             row = {"source_file": self.source, "source_offset": offset, "reason": reason, "raw": raw}
-            self._out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+            line = json.dumps(row, ensure_ascii=False).translate(_LINE_BREAKS)
+            self._out.write((line + "\n").encode("utf-8"))
         self.count += len(rejects)
 
     def finish(self) -> str | None:
