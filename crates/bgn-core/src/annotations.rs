@@ -54,6 +54,34 @@ pub fn extract(comment: &str, text: &mut String, found: &mut Annotations) {
     text.push_str(&comment[copied..]);
 }
 
+/// The eval and clock of a comment made only of `[%eval]`/`[%clk]` commands and whitespace (the
+/// usual lichess comment, `{ [%eval 0.17] [%clk 0:03:00] }`); `None` for any other comment. Read as
+/// `extract` would read it, without copying any text.
+pub fn commands_only(comment: &[u8]) -> Option<Annotations> {
+    let mut found = Annotations::default();
+    let mut i = 0;
+    loop {
+        while comment.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let rest = &comment[i..];
+        if rest.is_empty() {
+            return Some(found);
+        }
+        i += if rest.starts_with(b"[%eval") {
+            let (eval, n) = parse_eval(&rest[6..])?;
+            found.eval.get_or_insert(eval);
+            6 + n
+        } else if rest.starts_with(b"[%clk") {
+            let (clock, n) = parse_clock(&rest[5..])?;
+            found.clock.get_or_insert(clock);
+            5 + n
+        } else {
+            return None;
+        };
+    }
+}
+
 /// Parses `\s(#[+-]?\d+ | [+-]?(\d{0,10}\.\d{1,2} | \d{1,10}\.?))(,\d+)?]`; returns the eval and
 /// the bytes used.
 fn parse_eval(s: &[u8]) -> Option<(Eval, usize)> {
@@ -189,6 +217,25 @@ mod tests {
         let mut found = Annotations::default();
         extract(c, &mut text, &mut found);
         (text, found)
+    }
+
+    #[test]
+    fn commands_only_agrees_with_extract() {
+        for c in [
+            " [%clk 0:03:00] ",
+            " [%eval 0.17] [%clk 0:00:30.5] ",
+            "[%eval #-3,20][%clk 1:05:00]",
+            "",
+            " [%clk 0:03:00] [%clk 0:02:00] ",
+            " [%clk 0:03:00] Good ",
+            " [%csl Ga4] ",
+            " [%eval 0.1x] ",
+            "Good",
+        ] {
+            let (text, found) = run(c);
+            let expected = text.trim().is_empty().then_some(found);
+            assert_eq!(commands_only(c.as_bytes()), expected, "{c:?}");
+        }
     }
 
     #[test]

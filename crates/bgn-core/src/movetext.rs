@@ -12,14 +12,23 @@
 
 use shakmaty::san::SanPlus;
 
-/// Checks the game `text` (tags and movetext). `Ok(false)`: pgn-reader reads it as it is.
-/// `Ok(true)`: `rewritten` holds the text with the readable tokens rewritten. `Err`: the reason to
-/// reject the game.
-pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<bool, String> {
+/// What `check` found in a game's movetext.
+#[derive(Copy, Clone, Debug, Eq, PartialEq)]
+pub struct Checked {
+    /// `rewritten` holds the text to parse, with the readable tokens rewritten; otherwise the text
+    /// is read as it is.
+    pub rewritten: bool,
+    /// The movetext opens a variation somewhere.
+    pub variations: bool,
+}
+
+/// Checks the game `text` (tags and movetext); `Err` is the reason to reject the game.
+pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Checked, String> {
     let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     let mut lexer = Lexer {
         s: text,
         i: movetext_start(text),
+        variations: false,
     };
     while let Some((start, end)) = lexer.next_unread_token() {
         let token = &text[start..end];
@@ -36,8 +45,12 @@ pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<bool, String> {
             }
         }
     }
+    let variations = lexer.variations;
     if edits.is_empty() {
-        return Ok(false);
+        return Ok(Checked {
+            rewritten: false,
+            variations,
+        });
     }
     rewritten.clear();
     let mut at = 0;
@@ -49,7 +62,10 @@ pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<bool, String> {
         at = end;
     }
     rewritten.extend_from_slice(&text[at..]);
-    Ok(true)
+    Ok(Checked {
+        rewritten: true,
+        variations,
+    })
 }
 
 /// Where pgn-reader starts reading movetext: after a BOM, whitespace, `%` escape lines and the tag
@@ -140,6 +156,8 @@ fn is_token_end(byte: u8) -> bool {
 struct Lexer<'a> {
     s: &'a [u8],
     i: usize,
+    /// A `(` was seen.
+    variations: bool,
 }
 
 impl Lexer<'_> {
@@ -195,7 +213,11 @@ impl Lexer<'_> {
                     self.i += 1;
                     self.i = self.token_end();
                 }
-                b'(' | b')' | b'!' | b'?' | b'*' | b' ' | b'\t' | b'\r' | b'.' => self.i += 1,
+                b'(' => {
+                    self.variations = true;
+                    self.i += 1;
+                }
+                b')' | b'!' | b'?' | b'*' | b' ' | b'\t' | b'\r' | b'.' => self.i += 1,
                 _ => {
                     let start = self.i;
                     if let Some(n) = standard_san_len(&self.s[start..]) {
@@ -374,8 +396,8 @@ mod tests {
     fn rewrite(movetext: &str) -> Result<Option<String>, String> {
         let mut out = Vec::new();
         let text = format!("[Event \"a8Q\"]\n\n{movetext}\n\n");
-        check(text.as_bytes(), &mut out).map(|changed| {
-            changed.then(|| {
+        check(text.as_bytes(), &mut out).map(|checked| {
+            checked.rewritten.then(|| {
                 let out = String::from_utf8(out).unwrap();
                 out.split_once("\n\n").unwrap().1.trim_end().to_owned()
             })
@@ -419,6 +441,14 @@ mod tests {
         );
         assert_eq!(rewrite("1. exf6ep Bh6+,"), Ok(Some("1. exf6  Bh6+".into())));
         assert_eq!(rewrite("1. O-Och *"), Ok(Some("1. O-O  *".into())));
+    }
+
+    #[test]
+    fn variations_are_noticed_outside_comments_only() {
+        let mut out = Vec::new();
+        let checked = |text: &str, out: &mut Vec<u8>| check(text.as_bytes(), out).unwrap();
+        assert!(checked("1. e4 (1. d4) e5 *", &mut out).variations);
+        assert!(!checked("1. e4 {(1. d4)} e5 ; (\n *", &mut out).variations);
     }
 
     #[test]

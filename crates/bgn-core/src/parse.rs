@@ -68,11 +68,13 @@ impl Default for GameParser {
 impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
     pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
-        let text = if movetext::check(text, &mut self.rewritten)? {
+        let checked = movetext::check(text, &mut self.rewritten)?;
+        let text = if checked.rewritten {
             &self.rewritten[..]
         } else {
             text
         };
+        replayer.no_variations = !checked.variations;
         {
             let mut state = self.feed.0.lock().unwrap_or_else(PoisonError::into_inner);
             state.text.clear();

@@ -147,14 +147,32 @@ impl GameScratch {
     }
 
     /// Appends a finished comment to whatever it annotates.
+    /// The fast path for a move's first comment when it holds only `[%eval]`/`[%clk]` commands, as
+    /// most lichess comments do: its eval and clock go straight to the move, no text is kept.
+    fn take_commands_only(&mut self, raw: &[u8]) -> bool {
+        let line = self.cursor().line;
+        let Some(m) = self.lines[line].moves.last_mut() else {
+            return false;
+        };
+        if m.raw_comment.is_some() || m.eval.is_some() || m.clock.is_some() {
+            return false;
+        }
+        match annotations::commands_only(raw) {
+            Some(found) => {
+                m.eval = found.eval;
+                m.clock = found.clock;
+                true
+            }
+            None => false,
+        }
+    }
+
     fn add_comment(&mut self, raw: &str) {
         // python-chess drops one space after `{` and one before `}`, then joins comments with a space.
         let raw = raw.strip_prefix(' ').unwrap_or(raw);
         let raw = raw.strip_suffix(' ').unwrap_or(raw);
-        let (line, has_move) = {
-            let c = self.cursor();
-            (c.line, c.before_last.is_some())
-        };
+        let line = self.cursor().line;
+        let has_move = !self.lines[line].moves.is_empty();
         if has_move {
             let idx = self.lines[line].moves.len() - 1;
             let old = self.lines[line].moves[idx].raw_comment.clone();
@@ -214,8 +232,9 @@ impl GameScratch {
                 annotations::extract(&self.raw[raw], &mut self.text, &mut found);
                 let trimmed = trim_range(&self.text, start..self.text.len());
                 m.comment = (!trimmed.is_empty()).then_some(trimmed);
-                m.eval = found.eval;
-                m.clock = found.clock;
+                // A first comment of commands only was read already (`take_commands_only`): it wins.
+                m.eval = m.eval.or(found.eval);
+                m.clock = m.clock.or(found.clock);
             }
         }
     }
@@ -224,7 +243,7 @@ impl GameScratch {
 /// Text as UTF-8: the framer hands over valid UTF-8 (Latin-1 was converted), so the lossy path is
 /// only a safety net.
 fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
     }
@@ -257,6 +276,9 @@ fn trim_range(text: &str, r: Range<usize>) -> Range<usize> {
 #[derive(Default)]
 pub struct Replayer {
     pub scratch: GameScratch,
+    /// The movetext has no `(`: no variation can branch off, so the position before each move need
+    /// not be kept (a copy per ply saved).
+    pub no_variations: bool,
 }
 
 type Reject = Result<(), String>;
@@ -331,6 +353,9 @@ impl Visitor for Replayer {
 
     fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
         let s = &mut self.scratch;
+        if s.partial.is_empty() && s.take_commands_only(comment.as_bytes()) {
+            return ControlFlow::Continue(());
+        }
         let chunk = utf8(comment.as_bytes());
         if s.partial.is_empty() {
             s.add_comment(&chunk);
@@ -476,8 +501,9 @@ impl Replayer {
             })?;
         let mover = cursor.pos.turn();
         let (piece, capture, castle, from, to, promote) = describe(m, mover);
-        let before = cursor.pos.clone();
-        cursor.before_last = Some((before, cursor.checks));
+        if !self.no_variations {
+            cursor.before_last = Some((cursor.pos.clone(), cursor.checks));
+        }
         cursor.pos.play_unchecked(m);
         let checks = if cursor.pos.is_check() && !cursor.pos.is_checkmate() {
             let n = &mut cursor.checks[mover as usize];
