@@ -503,7 +503,7 @@ def test_sloppy_move_tokens(tmp_path: Path) -> None:
     """Tokens pgn-reader cannot read as SAN are read as python-chess reads them, or the game is rejected:
     never a move silently dropped."""
     lake = load([EDGE / "tokens.pgn", EDGE / "unreadable.pgn"], tmp_path)
-    long_algebraic, promotion, en_passant, noise = lake.games
+    long_algebraic, promotion, en_passant, noise, uci_castling = lake.games
 
     assert sans(long_algebraic["moves"]) == ["e2e4", "e7e5", "Bf1c4", "Nb8c6", "Qd1h5", "Ng8f6", "Qh5xf7+"]
     assert facts(long_algebraic["moves"][6]) == mv("Q", "h5", "f7", x="p")
@@ -524,6 +524,9 @@ def test_sloppy_move_tokens(tmp_path: Path) -> None:
 
     # `,`, `+-` and `e.p.` name no square: noise, skipped.
     assert sans(noise["moves"]) == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+
+    # UCI castling (`e1g1`) names the king's squares, as python-chess reads it.
+    assert facts(uci_castling["moves"][6]) == mv("K", "e1", "g1", castle="K")
 
     # `Sf6` (German for Nf6) is no move python-chess can read at its start: the game is rejected.
     (german,) = lake.rejects

@@ -48,7 +48,6 @@ RESULT = (
     "python-chess does not"
 )
 NULL = "python-chess reads a null move (`--`/`Z0`) where pgn-reader sees none"
-UCI = "castling written in UCI (`e1c1`): python-chess's UCI fallback reads it, our lenient SAN does not"
 _DIVERGENCES = {
     UNREADABLE: ["edge/pgn-parser/doc/sampleGameThrow.pgn"],
     INLINE_TAGS: [
@@ -95,7 +94,6 @@ _DIVERGENCES = {
         "edge/pgn-extract/test/infiles/nested-comment.pgn",
         "edge/scalachess/fixtures/blackAbsentResult.pgn",
     ],
-    UCI: ["edge/python-chess/data/pgn/uci-moves.pgn"],
 }
 KNOWN_DIVERGENCES: dict[str, str] = {
     f"corpora/{path}": why for why, paths in _DIVERGENCES.items() for path in paths

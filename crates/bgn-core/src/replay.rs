@@ -533,7 +533,7 @@ impl Replayer {
 
 /// Reads SAN as python-chess does when strict SAN fails: the capture mark is ignored (`Raf8` for
 /// `Raxf8`, `ed3` for `exd3`), and a move naming its full from-square is taken as such, piece letter
-/// or not (`g1f3`, `Be2c4`). `None` unless exactly one legal move fits.
+/// or not (`g1f3`, `Be2c4`, castling as `e1g1`). `None` unless exactly one legal move fits.
 fn lenient_move(pos: &Chess, san: San) -> Option<Move> {
     let San::Normal {
         role,
@@ -550,8 +550,13 @@ fn lenient_move(pos: &Chess, san: San) -> Option<Move> {
     let mut found = None;
     for m in pos.legal_moves() {
         let from = m.from()?;
-        let fits = m.to() == to
-            && !m.is_castle()
+        // Castling only by its king's squares in full (`e1g1`, `e1c1`), as python-chess's UCI reading.
+        let (target, readable) = match m.castling_side() {
+            Some(side) => (side.king_to(pos.turn()), full_square),
+            None => (m.to(), true),
+        };
+        let fits = readable
+            && target == to
             && m.promotion() == promotion
             && file.is_none_or(|f| from.file() == f)
             && rank.is_none_or(|r| from.rank() == r)
