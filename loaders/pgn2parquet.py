@@ -12,7 +12,7 @@ import argparse
 import sys
 import time
 
-from warehouse.lake import Lake, default_lake
+from warehouse.lake import Lake, add_lake_argument, default_lake
 from warehouse.load import LoadError, LoadResult, PgnInputError, load_input
 from warehouse.storage import StorageError
 
@@ -30,11 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="PGN file: plain, .zst (multi-frame, as lichess publishes), .bz2 or .gz — the format is "
         "read from the file's first bytes; `-` reads standard input",
     )
-    p.add_argument(
-        "--lake",
-        default=None,
-        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake)",
-    )
+    add_lake_argument(p)
     p.add_argument(
         "--force",
         action="store_true",

@@ -44,9 +44,11 @@ def committed_inputs(lake: Path) -> set[str]:
 
 
 def interrupted_publish(lake: Path) -> bool:
+    """A committed operation with staged files not yet moved into place."""
     staging = lake / "_staging"
     return staging.is_dir() and any(
-        (lake / "_loads" / f"{op.name}.json").exists() for op in staging.iterdir()
+        (lake / "_loads" / f"{op.name}.json").exists() and any(p.is_file() for p in op.rglob("*"))
+        for op in staging.iterdir()
     )
 
 
@@ -85,17 +87,23 @@ def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:
 
 
 def test_readers_during_loads_see_whole_inputs(inputs: list[Path], tmp_path: Path) -> None:
+    """A DuckDB reader in a tight loop during three loads sees each input whole or absent, but in the
+    publish window of docs/operations.md (the renames of one input's files, milliseconds): there it may
+    see part of the input being published, never a row of an uncommitted input, never a duplicate."""
     lake = tmp_path / "lake"
-    allowed = {(n * GAMES_PER_INPUT, n * GAMES_PER_INPUT) for n in range(len(inputs) + 1)}
+    committed = [n * GAMES_PER_INPUT for n in range(len(inputs) + 1)]
     seen: list[tuple[int, int]] = []
     proc = start_loader(inputs, lake)
     while proc.poll() is None:
         seen.append(lake_counts(lake))
     proc.communicate()
     seen.append(lake_counts(lake))
-    assert set(seen) <= allowed, sorted(set(seen) - allowed)
-    assert seen[-1] == max(allowed)
-    assert len(seen) > 5, "the reader ran during the load"
+    assert all(games == ids for games, ids in seen), "a reader saw a game twice"
+    assert seen == sorted(seen), "a reader saw games disappear"
+    assert seen[-1][0] == committed[-1] and len(seen) > 5
+    partial = [games for games, _ in seen if games not in committed]
+    print(f"{len(seen)} reads, {len(partial)} inside a publish window")
+    assert len(partial) <= max(2, len(seen) // 10), partial
 
 
 def test_ctrl_c_adds_nothing(inputs: list[Path], tmp_path: Path) -> None:
@@ -136,3 +144,22 @@ def test_sigkill_during_compaction(tmp_path: Path) -> None:
     assert lake_counts(lake) == (2400, 2400)
     report = run_module("warehouse.check", ["--lake", str(lake)])
     assert report.returncode == 0, report.stdout
+
+
+def test_interrupted_publish_is_reported_then_finished(inputs: list[Path], tmp_path: Path) -> None:
+    """The state a kill between two renames of a publish leaves (record written, one file still staged),
+    made by hand since random kills rarely land in that millisecond."""
+    lake = tmp_path / "lake"
+    assert load(inputs[:1], lake).returncode == 0
+    (record_file,) = (lake / "_loads").glob("*.json")
+    published = sorted((lake / "games").glob("**/*.parquet"))[0]
+    staged = lake / "_staging" / record_file.stem / published.relative_to(lake)
+    staged.parent.mkdir(parents=True)
+    published.rename(staged)
+    report = run_module("warehouse.check", ["--lake", str(lake)])
+    assert report.returncode == 1 and "committed but not fully published" in report.stdout, report.stdout
+    rerun = load(inputs[:1], lake)
+    assert rerun.returncode == 0 and "already loaded" in rerun.stdout
+    assert "finished publishing" in rerun.stderr
+    assert published.exists() and lake_counts(lake) == (GAMES_PER_INPUT, GAMES_PER_INPUT)
+    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0

@@ -22,6 +22,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pyarrow.fs as pafs
+
 from warehouse.lake import LOADS, STAGING, Lake, read_json, staged, write_json
 
 # On S3 there is no lock to tell a crashed operation's staging folder from a running one's: only folders
@@ -67,6 +69,8 @@ def added_files(record: dict) -> list[str]:
 
 def commit(lake: Lake, record: dict) -> None:
     """Writes the record (the commit point), then publishes the operation."""
+    for rel in added_files(record):
+        lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
     write_json(lake, record_path(record["load_id"]), record)
     publish(lake, record)
 
@@ -76,11 +80,16 @@ def publish(lake: Lake, record: dict) -> None:
     Idempotent: a file already moved or deleted is skipped, so a crash here is finished by a rerun."""
     op_id = record["load_id"]
     for rel in added_files(record):
-        source = staged(op_id, rel)
-        if lake.exists(source):
-            lake.move(source, rel)
-        elif not lake.exists(rel):
-            raise FileNotFoundError(f"{lake.location}: {rel} of committed operation {op_id} is missing")
+        try:
+            lake.fs.move(lake.path(staged(op_id, rel)), lake.path(rel))
+        except OSError:  # already moved by an interrupted publish (S3 says so as a plain OSError)
+            lake.make_parent(rel)
+            if lake.exists(staged(op_id, rel)):
+                lake.move(staged(op_id, rel), rel)
+            elif not lake.exists(rel):
+                raise FileNotFoundError(
+                    f"{lake.location}: {rel} of committed operation {op_id} is missing"
+                ) from None
     for rel in record.get("removes") or []:
         lake.delete(rel)
     lake.delete_dir(f"{STAGING}/{op_id}")
@@ -113,4 +122,7 @@ def recover(lake: Lake) -> list[str]:
         elif lake.local or time.time() - mtime > S3_ABANDONED_SECONDS:
             discard(lake, op_id)
             done.append(f"dropped the staged files of {op_id}, interrupted before its commit")
+    if lake.local:  # folders left empty by a publish killed just before its last step
+        for info in lake.fs.get_file_info(pafs.FileSelector(lake.path(STAGING), allow_not_found=True)):
+            lake.delete_dir(lake.relative(info.path))
     return done

@@ -23,7 +23,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse.commit import commit, discard, recover, writer_lock
-from warehouse.lake import FILE_GAMES, GAMES, ROW_GROUP_GAMES, Lake, default_lake, open_parquet_writer, staged
+from warehouse.lake import (
+    FILE_GAMES,
+    GAMES,
+    ROW_GROUP_GAMES,
+    Lake,
+    add_lake_argument,
+    default_lake,
+    open_parquet_writer,
+    staged,
+)
 from warehouse.load import new_op_id
 from warehouse.storage import StorageError
 
@@ -148,11 +157,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
-    p.add_argument(
-        "--lake",
-        default=None,
-        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake)",
-    )
+    add_lake_argument(p)
     p.add_argument(
         "--target-games", type=int, default=FILE_GAMES, help=f"games per file (default: {FILE_GAMES:,})"
     )

@@ -11,6 +11,7 @@ final place only after the operation's record has been written (see `warehouse.c
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -50,6 +51,15 @@ Key = tuple[str, int, int]
 def default_lake() -> str:
     """``$CHESS_LAKE``, else ``./lake``."""
     return os.environ.get("CHESS_LAKE") or "lake"
+
+
+def add_lake_argument(parser: argparse.ArgumentParser) -> None:
+    """`--lake`, the same for every command."""
+    parser.add_argument(
+        "--lake",
+        default=None,
+        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake)",
+    )
 
 
 def partition_dir(kind: str, year: int, month: int) -> str:
