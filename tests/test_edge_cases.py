@@ -534,6 +534,21 @@ def test_sloppy_move_tokens(tmp_path: Path) -> None:
     assert german["raw"].startswith('[Event "German piece letter"]')
 
 
+def test_tag_values_as_meant(tmp_path: Path) -> None:
+    """Unescaped quotes are read up to the line's last `"]` (as python-chess reads them), PGN escapes
+    are undone, and a value missing its closing quote ends at its `]` rather than taking the line."""
+    quotes, unclosed = load([EDGE / "quotes.pgn", EDGE / "unclosed_tag.pgn"], tmp_path).games
+    assert quotes["event"] == 'Tournament "Championship" Finals'
+    assert quotes["site"] == 'Club "Victory"'
+    assert quotes["round"] == "Tournament \\"
+    assert [p["name"] for p in quotes["players"]] == ['Smith, John "The King"', "Back\\slash"]
+    assert sans(quotes["moves"]) == ["d4", "Nf6", "c4", "g6"]
+
+    assert unclosed["event"] == "Unclosed quote"
+    assert dict(unclosed["headers"])["Annotator"] == "Krush, I"
+    assert sans(unclosed["moves"]) == ["e4", "e5"]
+
+
 def test_several_inputs_in_one_run(tmp_path: Path) -> None:
     first, second = EDGE / "en_passant.pgn", EDGE / "promotion.pgn"
     games = load([first, second], tmp_path).games

@@ -1,8 +1,8 @@
 //! bgn-core: PGN in, BGN Arrow record batches out.
 //!
 //! The pipeline, one module a step: [`input`] opens and decompresses, [`framer`] cuts the stream into
-//! games (offsets and raw text for rejects), [`movetext`] finds the tokens pgn-reader would skip
-//! (rewriting the readable ones, rejecting the rest), [`parse`] runs one game through it and pgn-reader,
+//! games (offsets and raw text for rejects), [`repair`] rewrites what pgn-reader would misread (unescaped
+//! quotes in tag values, sloppy move tokens) or rejects it, [`parse`] runs one game through it and pgn-reader,
 //! [`replay`] replays it with shakmaty, [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
 //! if asked. No Python here: the PyO3 glue lives in the `bgn-py` crate.
@@ -11,8 +11,8 @@ pub mod annotations;
 pub mod columns;
 pub mod framer;
 pub mod input;
-pub mod movetext;
 pub mod parse;
 pub mod reader;
+pub mod repair;
 pub mod replay;
 pub mod tags;

@@ -1,9 +1,9 @@
-//! One framed game through the movetext check, pgn-reader and the replayer.
+//! One framed game through the repairs, pgn-reader and the replayer.
 
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::movetext;
+use crate::repair;
 use crate::replay::Replayer;
 
 /// Blank space served after each game: pgn-reader wants a token's worth of bytes ahead (257) and
@@ -52,6 +52,7 @@ pub struct GameParser {
     feed: Feed,
     pgn: pgn_reader::Reader<Feed>,
     rewritten: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl Default for GameParser {
@@ -61,6 +62,7 @@ impl Default for GameParser {
             pgn: pgn_reader::Reader::new(feed.clone()),
             feed,
             rewritten: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 }
@@ -68,7 +70,7 @@ impl Default for GameParser {
 impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
     pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
-        let checked = movetext::check(text, &mut self.rewritten)?;
+        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)?;
         let text = if checked.rewritten {
             &self.rewritten[..]
         } else {

@@ -130,7 +130,17 @@ impl BatchReader {
             } else if let Some(cut) = &frame.cut_by {
                 Err(format!("game cut short: {cut}"))
             } else {
-                self.parser.parse(&mut self.replayer, text.as_bytes())
+                // A bug on some odd input must cost that game (rejected, with the reason), not the load.
+                let parse = || self.parser.parse(&mut self.replayer, text.as_bytes());
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(
+                    |panic| {
+                        self.parser = GameParser::default();
+                        Err(format!(
+                            "internal error while reading this game: {}",
+                            panic_message(&panic)
+                        ))
+                    },
+                )
             };
             match outcome {
                 Ok(()) => {
@@ -193,6 +203,15 @@ impl BatchReader {
         let batch = self.options.batch_games;
         let (key, largest) = self.pending.iter().max_by_key(|(_, c)| c.len())?;
         (largest.len() >= batch || self.pending_games >= 4 * batch).then_some(*key)
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(s), _) => s,
+        (_, Some(s)) => s,
+        _ => "panic",
     }
 }
 

@@ -1,6 +1,11 @@
-//! Finds the movetext tokens pgn-reader would silently skip, before it reads the game.
+//! Repairs, before pgn-reader reads a game, what it would misread or silently drop.
 //!
-//! pgn-reader drops a token it cannot read as SAN (`a8Q`, `Qh7++`, `exf6ep`, `Sf3`) without telling
+//! Tag lines: pgn-reader ends a tag value at its first unescaped `"`; python-chess (and the PGN
+//! writers that forget to escape) take the value up to the line's last `"]`. A line like
+//! `[White "Smith, John "The King""]` is rewritten with PGN escapes so that both read it alike; a
+//! value missing its closing quote (`[Annotator "Krush, I]`) is closed at the `]`.
+//!
+//! Movetext: pgn-reader drops a token it cannot read as SAN (`a8Q`, `Qh7++`, `exf6ep`, `Sf3`) without telling
 //! its visitor: a game would lose a move and nobody would know. This pass walks the movetext with
 //! pgn-reader's own token rules (`Reader::read_movetext`) and, for each token it would skip:
 //! - a token naming no square (`e.p.`, `+-`, a stray word) is annotation noise: it stays skipped, as
@@ -12,18 +17,135 @@
 
 use shakmaty::san::SanPlus;
 
-/// What `check` found in a game's movetext.
+/// What `game` found.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]
-pub struct Checked {
-    /// `rewritten` holds the text to parse, with the readable tokens rewritten; otherwise the text
-    /// is read as it is.
+pub struct Repaired {
+    /// `rewritten` holds the text to parse, repaired; otherwise the text is read as it is.
     pub rewritten: bool,
     /// The movetext opens a variation somewhere.
     pub variations: bool,
 }
 
-/// Checks the game `text` (tags and movetext); `Err` is the reason to reject the game.
-pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Checked, String> {
+/// Checks and repairs the game `text` (tags and movetext); `Err` is the reason to reject the game.
+/// `scratch` is working space.
+pub fn game(
+    text: &[u8],
+    scratch: &mut Vec<u8>,
+    rewritten: &mut Vec<u8>,
+) -> Result<Repaired, String> {
+    let tags_repaired = repair_tags(text, scratch);
+    let text = if tags_repaired { &scratch[..] } else { text };
+    let mut moves = movetext(text, rewritten)?;
+    if tags_repaired && !moves.rewritten {
+        rewritten.clear();
+        rewritten.extend_from_slice(text);
+        moves.rewritten = true;
+    }
+    Ok(moves)
+}
+
+/// The tag lines of the game's head, rewritten where pgn-reader would read a value otherwise than
+/// python-chess's `TAG_REGEX` (`^\[([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s+"([^\r]*)"\]\s*$`, the value
+/// then unescaped as PGN says). Returns whether `out` holds a rewritten text.
+fn repair_tags(text: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut copied = 0;
+    let mut i = usize::from(text.starts_with(b"\xef\xbb\xbf")) * 3;
+    while i < text.len() {
+        let end = line_end(text, i);
+        let line = &text[i..end];
+        match line.trim_ascii_start().first() {
+            None | Some(b'%') => {}
+            Some(b'[') => {
+                if let Some(fixed) = repaired_tag_line(line) {
+                    if copied == 0 {
+                        out.clear();
+                    }
+                    out.extend_from_slice(&text[copied..i]);
+                    out.extend_from_slice(&fixed);
+                    copied = end;
+                }
+            }
+            Some(_) => break,
+        }
+        i = end + 1;
+    }
+    if copied == 0 {
+        return false;
+    }
+    out.extend_from_slice(&text[copied..]);
+    true
+}
+
+/// `line` rewritten with escapes, when it is a tag line whose value pgn-reader would cut short.
+fn repaired_tag_line(line: &[u8]) -> Option<Vec<u8>> {
+    let body = line.strip_suffix(b"\r").unwrap_or(line);
+    if body.first() != Some(&b'[') {
+        return None;
+    }
+    let name_end = 1 + body[1..]
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b"_+#=:-".contains(&b)))?;
+    if name_end == 1 || !body[1].is_ascii_alphanumeric() {
+        return None;
+    }
+    let spaces = body[name_end..]
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let value_start = name_end + spaces + 1;
+    if spaces == 0 || body.get(value_start - 1) != Some(&b'"') {
+        return None;
+    }
+    // The value runs to the last `"]` followed by nothing but whitespace (the regex is greedy).
+    // Without its closing quote (`[Annotator "Krush, I]`), python-chess drops the line and pgn-reader
+    // keeps the `]` and line end in the value: the value up to the `]` is what was meant.
+    let line_body = body.trim_ascii_end();
+    let close = match line_body.strip_suffix(b"\"]") {
+        Some(rest) => rest.len(),
+        None => line_body.strip_suffix(b"]")?.len(),
+    };
+    let value = body.get(value_start..close)?;
+    let unterminated = !line_body.ends_with(b"\"]");
+    // Where pgn-reader ends the value: at the first `"` not escaped by a backslash.
+    let mut k = 0;
+    while k < value.len() && value[k] != b'"' {
+        k += if value[k] == b'\\' { 2 } else { 1 };
+    }
+    match value.get(k..) {
+        _ if unterminated => {}
+        // pgn-reader took the closing quote for an escaped one (`[Event "Tournament \"]`).
+        None => {}
+        // Both read the same value; or a whole tag ends there and another follows on the line
+        // (`[Event "a"] [Site "b"]`), which pgn-reader reads as two tags and python-chess as one.
+        Some(rest) if rest.is_empty() || rest.starts_with(b"\"]") => return None,
+        Some(_) => {}
+    }
+    let mut fixed = Vec::with_capacity(line.len() + 8);
+    fixed.extend_from_slice(&body[..name_end]);
+    fixed.extend_from_slice(b" \"");
+    let mut k = 0;
+    while k < value.len() {
+        // PGN escapes are `\\` and `\"`; any other backslash is a plain character.
+        let b = match value[k] {
+            b'\\' if matches!(value.get(k + 1), Some(b'\\' | b'"')) => {
+                k += 1;
+                value[k]
+            }
+            b => b,
+        };
+        if matches!(b, b'\\' | b'"') {
+            fixed.push(b'\\');
+        }
+        fixed.push(b);
+        k += 1;
+    }
+    fixed.extend_from_slice(b"\"]");
+    fixed.extend_from_slice(&line[body.len()..]);
+    Some(fixed)
+}
+
+/// The movetext check: tokens pgn-reader would skip are rewritten or make a reject.
+fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
     let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     let mut lexer = Lexer {
         s: text,
@@ -47,7 +169,7 @@ pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Checked, String> {
     }
     let variations = lexer.variations;
     if edits.is_empty() {
-        return Ok(Checked {
+        return Ok(Repaired {
             rewritten: false,
             variations,
         });
@@ -62,7 +184,7 @@ pub fn check(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Checked, String> {
         at = end;
     }
     rewritten.extend_from_slice(&text[at..]);
-    Ok(Checked {
+    Ok(Repaired {
         rewritten: true,
         variations,
     })
@@ -396,7 +518,7 @@ mod tests {
     fn rewrite(movetext: &str) -> Result<Option<String>, String> {
         let mut out = Vec::new();
         let text = format!("[Event \"a8Q\"]\n\n{movetext}\n\n");
-        check(text.as_bytes(), &mut out).map(|checked| {
+        game(text.as_bytes(), &mut Vec::new(), &mut out).map(|checked| {
             checked.rewritten.then(|| {
                 let out = String::from_utf8(out).unwrap();
                 out.split_once("\n\n").unwrap().1.trim_end().to_owned()
@@ -446,9 +568,31 @@ mod tests {
     #[test]
     fn variations_are_noticed_outside_comments_only() {
         let mut out = Vec::new();
-        let checked = |text: &str, out: &mut Vec<u8>| check(text.as_bytes(), out).unwrap();
+        let checked =
+            |text: &str, out: &mut Vec<u8>| game(text.as_bytes(), &mut Vec::new(), out).unwrap();
         assert!(checked("1. e4 (1. d4) e5 *", &mut out).variations);
         assert!(!checked("1. e4 {(1. d4)} e5 ; (\n *", &mut out).variations);
+    }
+
+    #[test]
+    fn tag_values_are_read_to_the_last_quote() {
+        let repaired =
+            |line: &str| repaired_tag_line(line.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(
+            repaired(r#"[White "Smith, John "The King""]"#).as_deref(),
+            Some(r#"[White "Smith, John \"The King\""]"#)
+        );
+        assert_eq!(
+            repaired("[Event \"Tournament \\\"]\r").as_deref(),
+            Some("[Event \"Tournament \\\\\"]\r")
+        );
+        assert_eq!(repaired(r#"[Event "Fine \"escaped\" value"]"#), None);
+        assert_eq!(repaired(r#"[Event "Plain"]"#), None);
+        assert_eq!(
+            repaired("[Annotator \"Krush, I]\r").as_deref(),
+            Some("[Annotator \"Krush, I\"]\r")
+        );
+        assert_eq!(repaired(r#"[Event "two"] [Site "tags"]"#), None);
     }
 
     #[test]
