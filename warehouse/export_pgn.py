@@ -47,9 +47,10 @@ create or replace macro move_pgn(m) as replace(
     ' {  }', '');
 """
 
+# Only the move texts: the other columns go straight from Arrow to Python (DuckDB refuses a `headers` map
+# holding a tag twice, which PGN files do).
 QUERY = """
 select
-    * exclude (moves, variations),
     list_transform(moves, lambda m: move_pgn(m)) as moves,
     list_transform(variations, lambda v: {
         'id': v.id, 'parent': v.parent, 'ply': v.ply, 'comment': v.comment,
@@ -69,7 +70,10 @@ def pgn_games(lake: str | os.PathLike[str], selection: Selection = ALL) -> Itera
     """`(source_file, source_offset, PGN text)` of every selected game, in lake order."""
     con = connect()
     for group in grouped(scan(lake, COLUMNS, selection)):
-        for game in export_sql.run(con, group.table, QUERY).to_pylist():
+        texts = export_sql.run(con, group.table.select(["moves", "variations"]), QUERY)
+        others = group.table.drop_columns(["moves", "variations"]).to_pylist()
+        for game, moves in zip(others, texts.to_pylist(), strict=True):
+            game.update(moves)
             yield game["source_file"], game["source_offset"], game_pgn(game)
 
 
@@ -83,16 +87,18 @@ def game_pgn(game: dict[str, Any]) -> str:
 def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
     white, black = (game["players"] + [{}, {}])[:2]
     headers: list[tuple[str, str]] = game["headers"]
-    date = next((value for name, value in headers if name == "Date"), "????.??.??")
+    # The first Date goes to the roster; a repeated one stays where it was (readers keep the last).
+    first = next((i for i, (name, _) in enumerate(headers) if name == "Date"), None)
+    date = "????.??.??" if first is None else headers[first][1]
     pairs = [
-        ("Event", game["event"] or "?"),
-        ("Site", game["site"] or "?"),
+        ("Event", unknown(game["event"])),
+        ("Site", unknown(game["site"])),
         ("Date", date),
-        ("Round", game["round"] or "?"),
-        ("White", white.get("name") or "?"),
-        ("Black", black.get("name") or "?"),
+        ("Round", unknown(game["round"])),
+        ("White", unknown(white.get("name"))),
+        ("Black", unknown(black.get("name"))),
         ("Result", RESULTS[game["result"]]),
-        *((name, value) for name, value in headers if name != "Date"),
+        *(pair for i, pair in enumerate(headers) if i != first),
     ]
     optional = [
         ("WhiteTitle", white.get("title")),
@@ -109,6 +115,11 @@ def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
         ("FEN", game["start_fen"]),
     ]
     return pairs + [(name, value) for name, value in optional if value is not None]
+
+
+def unknown(value: str | None) -> str:
+    """A Seven Tag Roster value, PGN's `?` when absent (an empty value stays empty)."""
+    return "?" if value is None else value
 
 
 def number(value: int | None) -> str | None:

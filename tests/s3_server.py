@@ -1,0 +1,108 @@
+"""A real S3-compatible server for tests: moto in server mode, in a subprocess, on 127.0.0.1.
+
+Use from a test module (rootdir-based import, like `oracle`)::
+
+    from s3_server import s3_server, S3Server  # noqa: F401  (the import registers the fixture)
+
+    def test_round_trip(s3_server: S3Server) -> None:
+        url = s3_server.bucket("my-test")              # creates a fresh bucket, returns "s3://my-test"
+        ...  # warehouse.storage.lake_filesystem(url + "/lake") now reaches the server
+
+`s3_server` is module-scoped: one server per test module, stopped at the module's end. While it runs,
+the AWS_* environment variables point at it (endpoint `AWS_ENDPOINT_URL`, fake credentials, region), so
+code under test and subprocesses (a CLI run with `env=os.environ`) reach it without extra settings; the
+previous values are restored afterwards. moto's S3 is in memory: nothing persists between modules.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    # The AWS SDK must not look for an EC2 instance role (a ~1 s timeout per client) or a config file.
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+CLEARED = ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE")
+START_SECONDS = 30
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+
+    def bucket(self, name: str) -> str:
+        """Creates bucket `name` on the server and returns its URL, ``s3://<name>``."""
+        import pyarrow.fs as pafs
+
+        fs = pafs.S3FileSystem(
+            endpoint_override=self.endpoint.removeprefix("http://"), scheme="http", allow_bucket_creation=True
+        )
+        fs.create_dir(name)
+        return f"s3://{name}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[S3Server]:
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    saved = {name: os.environ.get(name) for name in [*ENV, *CLEARED, "AWS_ENDPOINT_URL"]}
+    try:
+        wait_until_up(endpoint, process)
+        os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
+        for name in CLEARED:
+            os.environ.pop(name, None)
+        yield S3Server(endpoint)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+def wait_until_up(endpoint: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise RuntimeError(f"moto server exited with {process.returncode}: {stderr[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"moto server did not answer on {endpoint} within {START_SECONDS} s")

@@ -1,0 +1,215 @@
+"""PGN → lake → PGN, checked with python-chess: every stored game, exported again, must read as the
+original game at its source offset: moves, variations, NAGs, comments, clocks, evals and tags.
+
+Cases: tests/data/ and every folder of ../shared/corpora/ (skipped when absent), each folder loaded once
+(the files python-chess and the lake read alike, as in test_oracle_corpora). Games the lake rejected are
+not compared; the rest must all round-trip. Known losses of the lake (see LOSSY_TAGS) are the only
+differences allowed.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+import zstandard
+from lake_io import REPO, run_loader
+from oracle import INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
+from test_oracle_corpora import CASES, KNOWN_DIVERGENCES
+
+from warehouse.export_pgn import pgn_games
+
+MAX_REPORTED = 10
+# Tags the lake keeps only as values it derives, not as written (docs/schema.md): the Variant tag's
+# text (kept as Standard/Chess960), a non-numeric Elo/RatingDiff (`?`, `""`: kept as null), a Result
+# other than 1-0, 0-1, 1/2-1/2 (kept as the outcome). The test checks what they mean instead: the variant
+# through the board's chess960 flag.
+LOSSY_TAGS = ("Variant",)
+NON_NUMERIC_LOSSY = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
+# The files of each folder that python-chess and the lake read alike, loaded together.
+FOLDERS: dict[str, list[Path]] = {}
+for _case, _path in sorted(CASES.items()):
+    if _case not in KNOWN_DIVERGENCES:
+        FOLDERS.setdefault(_case.rpartition("/")[0], []).append(_path)
+
+
+@pytest.mark.parametrize("folder", list(FOLDERS))
+def test_round_trip(folder: str, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    process = run_loader(FOLDERS[folder], lake, "--allow-duplicates")
+    assert process.returncode == 0, process.stderr
+    if not (lake / "games").is_dir():
+        pytest.skip(f"the lake stored no game of {folder}")
+    exported = list(pgn_games(lake))
+    ends = next_offsets((source, offset) for source, offset, _ in exported)
+    mismatches = [
+        f"{Path(source).name} @{offset}: {problem}"
+        for source, offset, text in exported
+        for problem in compare(original_game(Path(source), offset, ends[source, offset]), read(text))
+    ]
+    if mismatches:
+        shown = "\n".join(mismatches[:MAX_REPORTED])
+        pytest.fail(f"{len(mismatches)} mismatches in {folder}:\n{shown}", pytrace=False)
+
+
+@functools.cache
+def source_bytes(path: Path) -> bytes:
+    return read_bytes(path)
+
+
+def next_offsets(games: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+    """For each stored game, the offset of the next stored game of its file (None for the last): the
+    original game lies before it, which saves decoding the rest of the file for every game."""
+    by_file: dict[str, list[int]] = {}
+    for source, offset in games:
+        by_file.setdefault(source, []).append(offset)
+    ends: dict[tuple[str, int], int | None] = {}
+    for source, offsets in by_file.items():
+        offsets.sort()
+        for offset, end in zip(offsets, [*offsets[1:], None], strict=True):
+            ends[source, offset] = end
+    return ends
+
+
+def original_game(path: Path, offset: int, end: int | None) -> chess.pgn.Game:
+    """python-chess's reading of the game at `offset` of the (decompressed) file, decoded as the lake
+    does: UTF-8 when the game's bytes are, else Latin-1."""
+    rest = source_bytes(path)[offset:end]
+    handle = io.StringIO(rest.decode("latin-1"), newline="")  # one character a byte: tell() is a byte count
+    chess.pgn.read_game(handle)
+    raw = rest[: handle.tell()]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    return read(text)
+
+
+def read(text: str) -> chess.pgn.Game:
+    game = chess.pgn.read_game(io.StringIO(text, newline=""))
+    assert game is not None, f"python-chess finds no game in {text[:200]!r}"
+    return game
+
+
+def compare(want: chess.pgn.Game, got: chess.pgn.Game) -> Iterator[str]:
+    yield from compare_headers(dict(want.headers), dict(got.headers))
+    if want.board().chess960 != got.board().chess960:
+        yield f"chess960: {want.board().chess960} != {got.board().chess960}"
+    if want.comment.strip() != got.comment.strip():
+        yield f"game comment: {want.comment.strip()!r} != {got.comment.strip()!r}"
+    want_tree, got_tree = line(want.next()), line(got.next())
+    if want_tree != got_tree:
+        yield first_difference(want_tree, got_tree)
+
+
+def compare_headers(want: dict[str, str], got: dict[str, str]) -> Iterator[str]:
+    for name in sorted(set(want) | set(got)):
+        # python-chess keeps PGN's escapes (`\"`, `\\`) in tag values: compare what they stand for.
+        a, b = (None if tags.get(name) is None else TAG_ESCAPE.sub(r"\1", tags[name]) for tags in (want, got))
+        if name in LOSSY_TAGS or (name in NON_NUMERIC_LOSSY and a is not None and not INTEGER.fullmatch(a)):
+            continue
+        if name == "Result" and a not in RESULTS:
+            continue
+        if name in NON_NUMERIC_LOSSY and a is not None and b is not None:
+            if int(a) != int(b):  # `+5` and `5` are the same difference
+                yield f"tag {name}: {a!r} != {b!r}"
+        elif a != b:
+            yield f"tag {name}: {a!r} != {b!r}"
+
+
+def line(node: chess.pgn.ChildNode | None) -> list[Any]:
+    """The moves from `node` on, main continuation first: per move its UCI, NAGs, comment without
+    commands, eval, clock (to the tenth, the lake's precision), starting comment, and the lines of its
+    alternatives. A loop, not a recursion, along a line: engine games run to hundreds of plies."""
+    out = []
+    while node is not None:
+        parent = node.parent
+        alternatives = parent.variations[1:] if parent is not None and parent.variations[0] is node else []
+        evaluation, clock = node.eval(), node.clock()
+        fields = [
+            node.move.uci(),  # not node.uci(): that replays the game from its start for every move
+            sorted(node.nags),
+            strip_commands(node.comment),
+            None if evaluation is None else str(evaluation.white()),
+            None if clock is None else round(clock + 1e-9, 1),
+            node.starting_comment.strip(),
+        ]
+        out.append([*fields, [line(alt) for alt in alternatives]])
+        node = node.next()
+    return out
+
+
+def first_difference(want: list[Any], got: list[Any], where: str = "") -> str:
+    for index, (a, b) in enumerate(zip(want, got, strict=False)):
+        if a != b:
+            here = f"{where}/{index}:{a[0]}"
+            if a[:6] != b[:6]:
+                return f"{here}: {a[:6]} != {b[:6]}"
+            for alt, (x, y) in enumerate(zip(a[6], b[6], strict=False)):
+                if x != y:
+                    return first_difference(x, y, f"{here}/alt{alt}")
+            return f"{here}: {len(a[6])} alternatives != {len(b[6])}"
+    return f"{where}: {len(want)} moves != {len(got)}"
+
+
+@pytest.fixture(scope="module")
+def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    lake = tmp_path_factory.mktemp("sample") / "lake"
+    process = run_loader([REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"], lake)
+    assert process.returncode == 0, process.stderr
+    return lake
+
+
+def parquet2pgn(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "loaders.parquet2pgn", *args]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False, timeout=300)
+
+
+@pytest.mark.parametrize("name", ["games.pgn", "games.pgn.bz2", "games.pgn.zst"])
+def test_cli_writes_the_games(sample_lake: Path, tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    process = parquet2pgn("--lake", str(sample_lake), str(out))
+    assert process.returncode == 0, process.stderr
+    assert "438 games" in process.stdout
+    data = out.read_bytes()
+    if name.endswith(".bz2"):
+        import bz2
+
+        data = bz2.decompress(data)
+    elif name.endswith(".zst"):
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    assert data.decode() == "".join(text for _, _, text in pgn_games(sample_lake))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary file left behind"
+
+
+def test_cli_selects_partitions(sample_lake: Path) -> None:
+    process = parquet2pgn("--lake", str(sample_lake), "--type", "classical", "--type", "ultrabullet", "-")
+    assert process.returncode == 0, process.stderr
+    games = process.stdout.count("[Event ")
+    assert games == 5  # 3 classical + 2 ultrabullet games in the sample
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--lake", "{tmp}/nowhere", "{tmp}/out.pgn"], "not a lake"),
+        (["--lake", "{lake}", "{lake}/_loads"], "already exists"),
+        (["--lake", "gs://bucket/lake", "{tmp}/out.pgn"], "unsupported location"),
+        (["--lake", "s3://", "{tmp}/out.pgn"], "no bucket"),
+    ],
+)
+def test_cli_user_errors_are_one_line(
+    sample_lake: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    process = parquet2pgn(*(a.format(tmp=tmp_path, lake=sample_lake) for a in args))
+    assert process.returncode == 2
+    assert message in process.stderr
+    assert len(process.stderr.strip().splitlines()) == 1, process.stderr
