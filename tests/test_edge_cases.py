@@ -549,6 +549,14 @@ def test_tag_values_as_meant(tmp_path: Path) -> None:
     assert sans(unclosed["moves"]) == ["e4", "e5"]
 
 
+def test_escape_line_after_the_tags(tmp_path: Path) -> None:
+    """A `%` line between the tags and the movetext is skipped (PGN's escape mechanism), blank line
+    after it included: the game keeps its moves."""
+    (game,) = load([EDGE / "boundaries.pgn"], tmp_path).games
+    assert game["event"] == "Escape line after the tags"
+    assert sans(game["moves"]) == ["d4", "d5"]
+
+
 def test_several_inputs_in_one_run(tmp_path: Path) -> None:
     first, second = EDGE / "en_passant.pgn", EDGE / "promotion.pgn"
     games = load([first, second], tmp_path).games

@@ -93,7 +93,10 @@ _DIVERGENCES = {
 }
 KNOWN_DIVERGENCES: dict[str, str] = {
     f"corpora/{path}": why for why, paths in _DIVERGENCES.items() for path in paths
-} | {"data/edge/unreadable.pgn": UNREADABLE, "data/edge/unclosed_tag.pgn": TAGS}
+} | {
+    "data/edge/unreadable.pgn": UNREADABLE,
+    "data/edge/unclosed_tag.pgn": TAGS,
+}
 
 
 def pgn_files(root: Path) -> list[Path]:

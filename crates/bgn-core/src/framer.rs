@@ -18,6 +18,8 @@ enum State {
     TagLine,
     /// After a tag line: whitespace, then another tag or the movetext.
     AfterTags,
+    /// A `%` escape line after the tags (pgn-reader skips it there, blank lines after it included).
+    TagsEscapeLine,
     Movetext,
     /// Just after a line break inside movetext.
     MovetextNewline,
@@ -217,7 +219,15 @@ impl<R: Read> Framer<R> {
                 State::AfterTags => match buf[pos] {
                     b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
                     b'[' => self.state = State::TagLine,
+                    b'%' if buf[pos - 1] == b'\n' => self.state = State::TagsEscapeLine,
                     _ => self.state = State::Movetext,
+                },
+                State::TagsEscapeLine => match memchr::memchr(b'\n', &buf[pos..]) {
+                    Some(i) => {
+                        pos += i + 1;
+                        self.state = State::AfterTags;
+                    }
+                    None => pos = buf.len(),
                 },
                 State::Movetext => match memchr::memchr3(b'\n', b'{', b';', &buf[pos..]) {
                     Some(i) => {
