@@ -139,7 +139,7 @@ def test_100_mb_single_game(tmp_path: Path) -> None:
             f.write(chunk)
         f.write(b"} e5 *\n\n")
         f.write(make_games(1, 1).encode())
-    run, record = loaded(path, tmp_path / "lake", timeout=120)
+    _, record = loaded(path, tmp_path / "lake", timeout=120)
     assert (record["games_written"], record["games_rejected"]) == (2, 1)
     (reject,) = rejects(tmp_path / "lake")
     assert "longer than" in reject["reason"]
