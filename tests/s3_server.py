@@ -1,8 +1,12 @@
 """A real S3-compatible server for tests: moto in server mode, in a subprocess, on 127.0.0.1.
 
-Use from a test module (rootdir-based import, like `oracle`)::
+Use from a test module (rootdir-based import, like `oracle`): bind the fixture to a name of the module,
+which is how pytest finds it::
 
-    from s3_server import s3_server, S3Server  # noqa: F401  (the import registers the fixture)
+    import s3_server as s3
+    from s3_server import S3Server
+
+    s3_server = s3.s3_server  # the module-scoped fixture
 
     def test_round_trip(s3_server: S3Server) -> None:
         url = s3_server.bucket("my-test")              # creates a fresh bucket, returns "s3://my-test"
@@ -20,10 +24,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 
 import pytest
 
@@ -66,40 +72,41 @@ def free_port() -> int:
 def s3_server() -> Iterator[S3Server]:
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     saved = {name: os.environ.get(name) for name in [*ENV, *CLEARED, "AWS_ENDPOINT_URL"]}
-    try:
-        wait_until_up(endpoint, process)
-        os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
-        for name in CLEARED:
-            os.environ.pop(name, None)
-        yield S3Server(endpoint)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        process.terminate()
+    # The server logs every request: to a file, as a pipe nobody reads would fill and block it.
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
+            wait_until_up(endpoint, process, log)
+            os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
+            for name in CLEARED:
+                os.environ.pop(name, None)
+            yield S3Server(endpoint)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
-def wait_until_up(endpoint: str, process: subprocess.Popen[bytes]) -> None:
+def wait_until_up(endpoint: str, process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise RuntimeError(f"moto server exited with {process.returncode}: {stderr[-2000:]}")
+            log.seek(0)
+            output = log.read().decode(errors="replace")
+            raise RuntimeError(f"moto server exited with {process.returncode}: {output[-2000:]}")
         try:
             with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
                 return
