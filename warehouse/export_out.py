@@ -37,8 +37,9 @@ class Bz2Writer:
     At most two chunks per pool thread are in flight, so memory stays bounded whatever the input size.
     """
 
-    def __init__(self, out: Sink, pool: ThreadPoolExecutor, chunk_bytes: int = BZ2_CHUNK_BYTES):
-        self.out, self.pool, self.chunk_bytes = out, pool, chunk_bytes
+    def __init__(self, out: Sink, pool: ThreadPoolExecutor, chunk_bytes: int | None = None):
+        self.out, self.pool = out, pool
+        self.chunk_bytes = chunk_bytes or BZ2_CHUNK_BYTES
         self.buffer: list[bytes] = []
         self.buffered = 0
         self.pending: deque[Future[bytes]] = deque()
@@ -48,18 +49,22 @@ class Bz2Writer:
         self.buffer.append(data)
         self.buffered += len(data)
         if self.buffered >= self.chunk_bytes:
-            self._submit()
+            data = b"".join(self.buffer)
+            whole = len(data) - len(data) % self.chunk_bytes
+            for start in range(0, whole, self.chunk_bytes):
+                self._submit(data[start : start + self.chunk_bytes])
+            self.buffer, self.buffered = [data[whole:]], len(data) - whole
 
-    def _submit(self) -> None:
-        if self.buffered:
-            chunk = b"".join(self.buffer)
-            self.buffer, self.buffered = [], 0
+    def _submit(self, chunk: bytes) -> None:
+        """Queues `chunk` (any bytes: streams need not end at a line) and writes the finished ones."""
+        if chunk:
             self.pending.append(self.pool.submit(bz2.compress, chunk, BZ2_LEVEL))
         while len(self.pending) > self.max_pending or (self.pending and self.pending[0].done()):
             self.out.write(self.pending.popleft().result())
 
     def close(self) -> None:
-        self._submit()
+        self._submit(b"".join(self.buffer))
+        self.buffer, self.buffered = [], 0
         while self.pending:
             self.out.write(self.pending.popleft().result())
         self.out.close()
