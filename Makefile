@@ -9,6 +9,13 @@ SAMPLE := tests/data/lichess_2025-05_sample.pgn.zst
 # Python deps, the duckdb CLI and the Rust extension (built in release mode by maturin).
 setup:
 	@command -v cargo >/dev/null || { echo "setup needs a Rust toolchain (https://rustup.rs)"; exit 1; }
+	@# PySpark (tests/test_spark.py) needs a Java runtime, 17 or later: apt-get installs one when run as root.
+	@java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless; \
+		else \
+			echo "setup needs Java 17+ for PySpark: install it (e.g. sudo apt-get install openjdk-17-jre-headless)"; exit 1; \
+		fi; }
 	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
 
 demo: setup
