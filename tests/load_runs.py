@@ -31,9 +31,37 @@ class Run:
     max_rss_mb: float
 
 
+class PeakRss:
+    """The peak RSS of a running child, from its /proc/<pid>/status `VmHWM`, sampled until `stop`.
+
+    Not wait4's ru_maxrss: that one starts from the parent's RSS at fork (it survives the exec), so a
+    child of a big pytest process would look as big as pytest."""
+
+    def __init__(self, pid: int, every: float = 0.02):
+        self.mb = 0.0
+        self._status = Path(f"/proc/{pid}/status")
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _sample(self, every: float) -> None:
+        while not self._done.is_set():
+            try:
+                for line in self._status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.mb = max(self.mb, int(line.split()[1]) / 1024)
+            except (OSError, ValueError):
+                return  # the child is gone (or a zombie without memory)
+            self._done.wait(every)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def run_module(module: str, args: list[str], *, timeout: float = 60, stdin: bytes | None = None) -> Run:
     """`python -m MODULE ARGS` from the repository's root, killed and failed past `timeout` seconds;
-    the child's own peak RSS comes from wait4."""
+    the child's own peak RSS is sampled from /proc (see `PeakRss`)."""
     with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         inp.write(stdin or b"")
         inp.seek(0)
@@ -43,8 +71,10 @@ def run_module(module: str, args: list[str], *, timeout: float = 60, stdin: byte
         )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        peak = PeakRss(proc.pid)
+        _, status, _ = os.wait4(proc.pid, 0)
         timer.cancel()
+        peak.stop()
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - start
         out.seek(0)
@@ -54,7 +84,7 @@ def run_module(module: str, args: list[str], *, timeout: float = 60, stdin: byte
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
             seconds,
-            usage.ru_maxrss / 1024,
+            peak.mb,
         )
     assert seconds < timeout, f"{module} {' '.join(args)}: killed after {timeout} s"
     return result
