@@ -14,23 +14,20 @@ import pyarrow.fs as pafs
 import pytest
 import s3_server as s3
 import zstandard
-from lake_io import REPO, run_loader
+from lake_io import REPO
 from s3_server import S3Server
+from test_export_json import SAMPLE, load
 
 from warehouse.export_json import export_json
 from warehouse.export_pgn import pgn_games
 from warehouse.storage import lake_filesystem
 
 s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
-SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
 
 
 @pytest.fixture(scope="module")
 def local_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lake = tmp_path_factory.mktemp("s3") / "lake"
-    process = run_loader([SAMPLE], lake)
-    assert process.returncode == 0, process.stderr
-    return lake
+    return load([SAMPLE], tmp_path_factory.mktemp("s3") / "lake")
 
 
 @pytest.fixture(scope="module")

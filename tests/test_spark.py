@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lake_io import REPO, run_loader
+from test_export_json import SAMPLE, load
 
 from warehouse import export_out, query
 from warehouse.export_json import export_json
@@ -26,7 +26,6 @@ from pyspark.sql.types import (  # noqa: E402
     StructType,
 )
 
-SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
 TYPES = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
 
 
@@ -89,10 +88,7 @@ def spark() -> Iterator[SparkSession]:
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lake = tmp_path_factory.mktemp("spark") / "lake"
-    process = run_loader([SAMPLE], lake)
-    assert process.returncode == 0, process.stderr
-    return lake
+    return load([SAMPLE], tmp_path_factory.mktemp("spark") / "lake")
 
 
 @pytest.fixture(scope="module")
