@@ -244,7 +244,7 @@ def game_row(game: _Game) -> Row:
         "has_clock": any(chess.pgn.CLOCK_REGEX.search(node.comment) for node in mainline),
         "n_plies": len(mainline),
         "comment": game.comment.strip() or None,
-        "headers": [(name, value) for name, value in game.tags if name not in COLUMN_TAGS],
+        "headers": expected_headers(game.tags, chess960),
         "moves": [moves[id(node)] for node in mainline],
         "variations": [
             {
@@ -257,6 +257,32 @@ def game_row(game: _Game) -> Row:
             for line in game.lines[1:]
         ],
     }
+
+
+def expected_headers(tags: list[tuple[str, str]], chess960: bool) -> list[tuple[str, str]]:
+    """Every tag a column does not give back as written, in file order: tags without a column, earlier
+    occurrences of a repeated tag (the columns hold the last), and column tags whose column cannot
+    spell the text (`WhiteElo "?"`, `Result "1/2"`, `Variant "chess 960"`). A repeated name is keyed
+    `Name (2)`, `Name (3)`… so that the map's keys are unique."""
+    last = {name: i for i, (name, _) in enumerate(tags)}
+    seen: dict[str, int] = {}
+    headers = []
+    for i, (name, value) in enumerate(tags):
+        if name in COLUMN_TAGS and last[name] == i and spelled_by_column(name, value, chess960):
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        headers.append((name if seen[name] == 1 else f"{name} ({seen[name]})", value))
+    return headers
+
+
+def spelled_by_column(name: str, value: str, chess960: bool) -> bool:
+    if name == "Result":
+        return value in (*RESULTS, "*")
+    if name in ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff"):
+        return INTEGER.fullmatch(value) is not None and value in (str(int(value)), f"{int(value):+d}")
+    if name == "Variant":
+        return value == ("Chess960" if chess960 else "Standard")
+    return True
 
 
 def result_text(game: _Game, tags: dict[str, str]) -> str | None:

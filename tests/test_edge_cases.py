@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow.dataset as ds
 import pytest
 import zstandard
@@ -555,6 +556,17 @@ def test_escape_line_after_the_tags(tmp_path: Path) -> None:
     (game,) = load([EDGE / "boundaries.pgn"], tmp_path).games
     assert game["event"] == "Escape line after the tags"
     assert sans(game["moves"]) == ["d4", "d5"]
+
+
+def test_headers_keep_what_columns_cannot(tmp_path: Path) -> None:
+    """A repeated tag is kept under a numbered key (map keys must be unique, or DuckDB refuses the
+    map); a column tag whose text the column cannot spell (`WhiteElo "?"`) is kept in `headers` too."""
+    lake = load([EDGE / "repeated_tags.pgn"], tmp_path)
+    (game,) = lake.games
+    assert game["headers"] == [("Date", "2024.01.01"), ("Date (2)", "2024.01.02"), ("WhiteElo", "?")]
+    assert [p["elo"] for p in game["players"]] == [None, 2100]
+    query = f"select headers['Date (2)'] from read_parquet('{lake.path}/games/**/*.parquet')"
+    assert duckdb.sql(query).fetchall() == [("2024.01.02",)]
 
 
 def test_several_inputs_in_one_run(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ lichess's own order.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,13 @@ from warehouse.export_json import ExportResult
 from warehouse.export_out import OutputFile, is_empty, thread_pool
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 from warehouse.storage import lake_filesystem
+
+REPEATED_KEY = re.compile(r" \([0-9]+\)$")
+# Tags held by a game column of the lake (docs/schema.md).
+COLUMN_TAGS = frozenset(
+    ["Event", "Site", "Round", "Result", "ECO", "Opening", "TimeControl", "Termination", "Variant", "FEN"]
+    + [f"{side}{tag}" for side in ("White", "Black") for tag in ("", "Elo", "RatingDiff", "Title")]
+)
 
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 LINE_WIDTH = 79
@@ -84,13 +92,24 @@ def game_pgn(game: dict[str, Any]) -> str:
     return f"{tags}\n{wrap([*movetext(game), result])}\n\n"
 
 
+def tag_name(key: str) -> str:
+    """The tag a `headers` key stands for: a repeated tag is keyed `Date (2)`, `Date (3)`…"""
+    return REPEATED_KEY.sub("", key)
+
+
 def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
     white, black = (game["players"] + [{}, {}])[:2]
     headers: list[tuple[str, str]] = game["headers"]
     # The first Date goes to the roster; a repeated one stays where it was (readers keep the last).
     first = next((i for i, (name, _) in enumerate(headers) if name == "Date"), None)
     date = "????.??.??" if first is None else headers[first][1]
+    rest = [(tag_name(name), value) for i, (name, value) in enumerate(headers) if i != first]
+    # Tags a column also holds, kept in `headers` as earlier occurrences of a repeated tag or as text
+    # the column cannot spell (`WhiteElo "?"`): written first, so that a reader keeping a tag's last
+    # value gets the column's, as the source's readers did.
+    superseded = [(name, value) for name, value in rest if name in COLUMN_TAGS]
     pairs = [
+        *superseded,
         ("Event", unknown(game["event"])),
         ("Site", unknown(game["site"])),
         ("Date", date),
@@ -98,7 +117,7 @@ def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
         ("White", unknown(white.get("name"))),
         ("Black", unknown(black.get("name"))),
         ("Result", RESULTS[game["result"]]),
-        *(pair for i, pair in enumerate(headers) if i != first),
+        *((name, value) for name, value in rest if name not in COLUMN_TAGS),
     ]
     optional = [
         ("WhiteTitle", white.get("title")),

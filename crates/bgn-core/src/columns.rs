@@ -579,11 +579,27 @@ impl GameColumns {
         self.comment
             .append_option(g.comment.as_ref().map(|r| g.str(r)));
 
-        for (name, value, known) in &g.tags {
-            if !known.is_some_and(Known::has_column) {
-                self.headers.keys().append_value(g.str(name));
-                self.headers.values().append_value(g.str(value));
+        let mut keys: Vec<&str> = Vec::new();
+        for (i, (name, value, known)) in g.tags.iter().enumerate() {
+            let (name, value) = (g.str(name), g.str(value));
+            let held = known.is_some_and(|k| {
+                k.has_column() && g.tag_index(k) == Some(i) && column_holds(k, value, g.chess960)
+            });
+            if held {
+                continue;
             }
+            // Map keys must be unique (DuckDB refuses a map with a repeated key): a repeated tag
+            // is kept as `Date (2)`, `Date (3)`… in file order.
+            let repeats = keys.iter().filter(|&&k| k == name).count();
+            keys.push(name);
+            if repeats == 0 {
+                self.headers.keys().append_value(name);
+            } else {
+                self.headers
+                    .keys()
+                    .append_value(format!("{name} ({})", repeats + 1));
+            }
+            self.headers.values().append_value(value);
         }
         self.headers.append(true).expect("keys and values in step");
 
@@ -673,6 +689,21 @@ impl GameColumns {
             Arc::new(self.month.finish()),
         ];
         RecordBatch::try_new(schema(), columns)
+    }
+}
+
+/// Whether the column of tag `k` gives back `value` exactly, so that `headers` need not keep it: not
+/// so for a non-numeric Elo (`?`), a Result other than the four PGN ones, a Variant tag other than the
+/// `variant` column's text.
+fn column_holds(k: Known, value: &str, chess960: bool) -> bool {
+    match k {
+        Known::Result => matches!(value, "1-0" | "0-1" | "1/2-1/2" | "*"),
+        Known::WhiteElo | Known::BlackElo | Known::WhiteRatingDiff | Known::BlackRatingDiff => {
+            tags::parse_int(value)
+                .is_some_and(|n| value == n.to_string() || value == format!("{n:+}"))
+        }
+        Known::Variant => value == if chess960 { "Chess960" } else { "Standard" },
+        _ => true,
     }
 }
 

@@ -92,6 +92,11 @@ impl GameScratch {
         &self.text[r.clone()]
     }
 
+    /// The index in `tags` of the occurrence of `tag` the columns use (the last one).
+    pub fn tag_index(&self, tag: Known) -> Option<usize> {
+        self.known[tag as usize].map(usize::from)
+    }
+
     pub fn tag(&self, tag: Known) -> Option<&str> {
         let i = self.known[tag as usize]?;
         Some(self.str(&self.tags[usize::from(i)].1))
