@@ -82,6 +82,13 @@ fn repaired_tag_line(line: &[u8]) -> Option<Vec<u8>> {
     if body.first() != Some(&b'[') {
         return None;
     }
+    // The common case first, cheaply: two quotes, no backslash, `"]` at the end.
+    if memchr::memchr_iter(b'"', body).count() == 2
+        && memchr::memchr(b'\\', body).is_none()
+        && body.trim_ascii_end().ends_with(b"\"]")
+    {
+        return None;
+    }
     let name_end = 1 + body[1..]
         .iter()
         .position(|&b| !(b.is_ascii_alphanumeric() || b"_+#=:-".contains(&b)))?;
