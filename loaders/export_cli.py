@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from typing import TypeVar
 
+from warehouse.lake import default_lake
 from warehouse.lake_scan import LakeError, Selection
 from warehouse.storage import StorageError
 
@@ -43,7 +43,7 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def lake_location(lake: str | None) -> str:
-    return lake or os.environ.get("CHESS_LAKE") or "lake"
+    return lake or default_lake()
 
 
 def selection(args: argparse.Namespace) -> Selection:

@@ -13,6 +13,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from warehouse.lake import default_lake
+
 ROOT = Path(__file__).resolve().parents[1]
 SQL_DIR = ROOT / "sql"
 VIEWS_DIR = SQL_DIR / "views"
@@ -22,7 +24,7 @@ VIEWS_IMPORT = "import database 'sql/views';"
 
 def resolve_lake(lake: str | os.PathLike[str] | None = None) -> Path:
     """The lake's absolute path: `lake`, else $CHESS_LAKE (when not empty), else ./lake."""
-    return Path(lake or os.environ.get("CHESS_LAKE") or "lake").resolve()
+    return Path(lake or default_lake()).resolve()
 
 
 def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnection:
