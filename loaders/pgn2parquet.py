@@ -12,8 +12,10 @@ import argparse
 import sys
 import time
 
-from warehouse.lake import Lake, add_lake_argument, default_lake
+from warehouse.commit import NotPublished
+from warehouse.lake import ROW_GROUP_GAMES, Lake, add_lake_argument, count_option, default_lake
 from warehouse.load import LoadError, LoadResult, PgnInputError, load_input
+from warehouse.loads import DamagedRecord
 from warehouse.storage import StorageError
 
 
@@ -44,9 +46,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--batch-games",
-        type=int,
+        type=count_option(1, ROW_GROUP_GAMES),
         default=8192,
-        help="games per Arrow batch handed from the Rust reader to the writer (default: 8192)",
+        help="games per Arrow batch handed from the Rust reader to the writer, 1 to "
+        f"{ROW_GROUP_GAMES:,}, the most games in a row group (default: 8192)",
     )
     p.add_argument(
         "--progress",
@@ -112,7 +115,7 @@ def summary(r: LoadResult) -> str:
 
 
 def os_error(e: OSError, lake: Lake) -> str:
-    """One line for a failure to write the lake (read-only, full disk, S3 refusing)."""
+    """One line for a failure to write the lake (read-only, full disk, S3 refusing or unreachable)."""
     why = e.strerror or str(e).splitlines()[0] if str(e) else type(e).__name__
     where = e.filename or lake.location
     return f"{why} ({where})"
@@ -128,37 +131,49 @@ def main(argv: list[str] | None = None) -> int:
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
     for path in args.inputs:
-        bar = ProgressBar(path) if show else None
         try:
-            result = load_input(
-                path,
-                lake,
-                progress=bar,
-                batch_games=args.batch_games,
-                force=args.force,
-                dedup=not args.allow_duplicates,
-            )
+            result = load_one(path, lake, args, ProgressBar(path) if show else None)
         except (PgnInputError, LoadError) as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
             continue
+        except DamagedRecord as e:  # every input would meet it: stop at once
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        except NotPublished as e:
+            if e.interrupted:
+                print(f"interrupted: {path}: {e.state}", file=sys.stderr)
+                return 130
+            print(f"error: {path}: {os_error(e.cause, lake)}; {e.state}", file=sys.stderr)
+            status = 2
+            continue
         except KeyboardInterrupt:
-            if bar:
-                bar.close()
             print(f"interrupted: nothing of {path} was added to the lake", file=sys.stderr)
             return 130
         except OSError as e:
-            if bar:
-                bar.close()
             print(f"error: {path}: {os_error(e, lake)}; nothing of it was added to the lake", file=sys.stderr)
             status = 2
             continue
-        if bar:
-            bar.close()
         for line in result.recovered:
             print(f"{lake.location}: {line}", file=sys.stderr)
         print(summary(result))
     return status
+
+
+def load_one(path: str, lake: Lake, args: argparse.Namespace, bar: ProgressBar | None) -> LoadResult:
+    """One input into the lake, its progress bar cleared however the load ends."""
+    try:
+        return load_input(
+            path,
+            lake,
+            progress=bar,
+            batch_games=args.batch_games,
+            force=args.force,
+            dedup=not args.allow_duplicates,
+        )
+    finally:
+        if bar:
+            bar.close()
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
 that all files share one schema, that the files on disk are exactly those the committed records list,
 with the rows they list, that every live load reconciles (seen = written + rejected + duplicates, its
-rejects file holding one line per reject) and that no `game_id` appears twice. Prints one line per
-problem and exits 1 when there is any, 0 otherwise.
+rejects file holding one line per reject), that every record of `_loads/` can be read, and that no
+`game_id` appears twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
+the lake cannot be opened (missing, a file, a folder holding no lake).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from warehouse.storage import StorageError
 
 def check(lake: Lake, *, full: bool = False) -> tuple[list[str], dict[str, int]]:
     """Problems found (one line each), and what was checked."""
-    records = Records.read(lake)
+    records, damaged = Records.scan(lake)
     live = records.live_files()
     on_disk = sorted(lake.relative(i.path) for i in lake.files(GAMES) if i.path.endswith(".parquet"))
-    problems = list(_interrupted(lake))
+    problems = [str(e) for e in damaged]
+    problems += list(_interrupted(lake))
     problems += [f"{f}: in games/ but in no committed record" for f in on_disk if f not in live]
     problems += [f"{f}: listed by a committed record but missing" for f in live if f not in set(on_disk)]
     schemas: dict[str, str] = {}
@@ -106,13 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--full", action="store_true", help="decode every column of every file, not only game_id")
     args = p.parse_args(argv)
     try:
-        lake = Lake.open(args.lake or default_lake())
-        if not lake.exists(""):
-            raise StorageError(f"{lake.location}: no such lake")
+        lake = Lake.open_existing(args.lake or default_lake())
         problems, stats = check(lake, full=args.full)
     except (StorageError, OSError) as e:
         print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: the lake was only read, nothing changed", file=sys.stderr)
+        return 130
     for line in problems:
         print(f"problem: {line}")
     verdict = f"{len(problems)} problems" if problems else "ok"

@@ -9,12 +9,15 @@
 
 A crash before step 2 leaves only a staging folder, which the next writer deletes (roll back). A crash
 during step 3 leaves a committed record beside its staging folder, which the next writer publishes
-(roll forward): each step of publishing can be repeated. Every writer takes the lake's lock and
-recovers before doing anything else.
+(roll forward): each step of publishing can be repeated. The staging folder holds a marker
+(`_staging/<op>/.publishing`) until publishing is complete, so that an operation interrupted after its
+last file was moved, while deleting the files it retires, is still found and finished. Every writer takes
+the lake's lock and recovers before doing anything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -24,15 +27,48 @@ from contextlib import contextmanager
 
 import pyarrow.fs as pafs
 
-from warehouse.lake import LOADS, STAGING, Lake, read_json, staged, write_json
+from warehouse.lake import LOADS, STAGING, Lake, staged, write_json
+from warehouse.loads import read_record
 
 # On S3 there is no lock to tell a crashed operation's staging folder from a running one's: only folders
 # untouched for this long are taken as abandoned.
 S3_ABANDONED_SECONDS = 6 * 3600
 
 
+# Staged beside an operation's files, deleted last: while it exists, publishing is not complete.
+PUBLISHING_MARKER = ".publishing"
+
+
 class LakeBusy(RuntimeError):
     """Another writer holds the lake's lock."""
+
+
+class NotPublished(Exception):
+    """Publishing an operation failed (`cause`: an `OSError` or Ctrl-C) after its record was written, or
+    while it was being written and whether it was could not be known (`committed` None). The lake stays
+    consistent: the next writer, or a rerun of the same command, finishes publishing."""
+
+    def __init__(self, op_id: str, cause: OSError | KeyboardInterrupt, committed: bool | None = True):
+        self.op_id, self.cause, self.committed = op_id, cause, committed
+        super().__init__(f"{op_id}: {self.state}")
+
+    @property
+    def interrupted(self) -> bool:
+        return isinstance(self.cause, KeyboardInterrupt)
+
+    @property
+    def why(self) -> str:
+        """The cause, on one line."""
+        if self.interrupted:
+            return "interrupted"
+        text = str(self.cause).splitlines()
+        return text[0] if text else type(self.cause).__name__
+
+    @property
+    def state(self) -> str:
+        """What the user needs to know and do, for the end of a one-line message."""
+        committed = "committed" if self.committed else "perhaps committed"
+        return f"{committed} as {self.op_id} but not fully published; run again to finish publishing"
 
 
 @contextmanager
@@ -68,11 +104,37 @@ def added_files(record: dict) -> list[str]:
 
 
 def commit(lake: Lake, record: dict) -> None:
-    """Writes the record (the commit point), then publishes the operation."""
+    """Writes the record (the commit point), then publishes the operation.
+
+    :raises OSError: when the record could not be written; the staged files are dropped.
+    :raises NotPublished: for a failure or Ctrl-C once the record is (or may be) written.
+    """
+    op_id = record["load_id"]
     for rel in added_files(record):
         lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
-    write_json(lake, record_path(record["load_id"]), record)
-    publish(lake, record)
+    lake.write_text(staged(op_id, PUBLISHING_MARKER), "")
+    try:
+        write_json(lake, record_path(op_id), record)
+    except (OSError, KeyboardInterrupt) as e:
+        committed = _committed(lake, op_id)
+        if committed is False:
+            with contextlib.suppress(OSError):
+                discard(lake, op_id)
+            raise
+        raise NotPublished(op_id, e, committed) from e
+    try:
+        publish(lake, record)
+    except (OSError, KeyboardInterrupt) as e:
+        raise NotPublished(op_id, e) from e
+
+
+def _committed(lake: Lake, op_id: str) -> bool | None:
+    """Whether the record of `op_id` exists; None when storage cannot tell (a lost connection: on S3 the
+    upload may have completed though its answer was lost)."""
+    try:
+        return lake.exists(record_path(op_id))
+    except OSError:
+        return None
 
 
 def publish(lake: Lake, record: dict) -> None:
@@ -117,7 +179,7 @@ def recover(lake: Lake) -> list[str]:
     done = []
     for op_id, mtime in staging_ops(lake).items():
         if lake.exists(record_path(op_id)):
-            publish(lake, read_json(lake, record_path(op_id)))
+            publish(lake, read_record(lake, record_path(op_id)))
             done.append(f"finished publishing {op_id}, interrupted after its commit")
         elif lake.local or time.time() - mtime > S3_ABANDONED_SECONDS:
             discard(lake, op_id)

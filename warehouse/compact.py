@@ -22,19 +22,25 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.commit import commit, discard, recover, writer_lock
+from warehouse.commit import NotPublished, commit, discard, recover, writer_lock
 from warehouse.lake import (
     FILE_GAMES,
     GAMES,
     ROW_GROUP_GAMES,
     Lake,
     add_lake_argument,
+    count_option,
     default_lake,
     open_parquet_writer,
     staged,
 )
 from warehouse.load import new_op_id
+from warehouse.loads import DamagedRecord, Records
 from warehouse.storage import StorageError
+
+HASH_MODULUS = 2**64
+# Below 2, no two files could be merged; a file beyond this many games would be slow to scan and to redo.
+TARGET_GAMES_MAX = 100_000_000
 
 
 class CompactionMismatch(RuntimeError):
@@ -53,7 +59,9 @@ class Digest:
         plain = pa.Table.from_batches([batch]).cast(_plain_schema(batch.schema))
         hashes = pl.from_arrow(plain).hash_rows().to_numpy()
         self.rows += len(hashes)
-        self.hash = int((np.uint64(self.hash) + hashes.sum(dtype=np.uint64)) & np.uint64(2**64 - 1))
+        # The sum is modulo 2**64: numpy wraps arrays silently, but a numpy scalar addition that wraps
+        # warns of an overflow, so the running total is a Python int.
+        self.hash = (self.hash + int(hashes.sum(dtype=np.uint64))) % HASH_MODULUS
 
 
 def _plain(t: pa.DataType) -> pa.DataType:
@@ -131,6 +139,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> dict
     """Compacts every partition with small files in one commit; returns the record, None if nothing to do."""
     with writer_lock(lake):
         recover(lake)
+        Records.read(lake)  # a damaged record leaves what is committed unknown: refuse to rewrite files
         plan = {part: groups(files, target) for part, files in small_files(lake, target).items()}
         plan = {part: g for part, g in plan.items() if g}
         if not plan or dry_run:
@@ -159,14 +168,23 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
     add_lake_argument(p)
     p.add_argument(
-        "--target-games", type=int, default=FILE_GAMES, help=f"games per file (default: {FILE_GAMES:,})"
+        "--target-games",
+        type=count_option(2, TARGET_GAMES_MAX),
+        default=FILE_GAMES,
+        help=f"games per file, 2 to {TARGET_GAMES_MAX:,} (default: {FILE_GAMES:,})",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be merged, change nothing")
     args = p.parse_args(argv)
     try:
-        lake = Lake.open(args.lake or default_lake())
-        record = compact(lake, max(args.target_games, 2), args.dry_run)
-    except (StorageError, OSError) as e:
+        lake = Lake.open_existing(args.lake or default_lake())
+        record = compact(lake, args.target_games, args.dry_run)
+    except NotPublished as e:
+        print(f"{'' if e.interrupted else 'error: '}{e.why}: compaction {e.state}", file=sys.stderr)
+        return 130 if e.interrupted else 2
+    except KeyboardInterrupt:
+        print("interrupted: compaction stopped before its commit; the lake is unchanged", file=sys.stderr)
+        return 130
+    except (StorageError, OSError, DamagedRecord) as e:
         print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
     if record is None:

@@ -16,13 +16,14 @@ import contextlib
 import json
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from warehouse.storage import lake_filesystem
+from warehouse.storage import StorageError, lake_filesystem
 
 PARTITION_COLUMNS = ("type", "year", "month")
 GAMES, REJECTS, LOADS, STAGING = "games", "rejects", "_loads", "_staging"
@@ -32,6 +33,11 @@ ROW_GROUP_BYTES = 64 << 20
 ROW_GROUP_GAMES = 50_000
 PENDING_BYTES = 4 * ROW_GROUP_BYTES
 FILE_GAMES = 1_000_000
+# Parquet files a load keeps open at once: each costs ~430 KB of buffers and a file descriptor, so an
+# archive spanning thousands of months (partitions) would otherwise exhaust memory and `ulimit -n`. Past
+# it, the least recently written partition's file is closed; later games of that partition start another
+# file (`warehouse.compact` merges them).
+MAX_OPEN_FILES = 64
 
 STATISTICS_COLUMNS = [
     "game_id",
@@ -62,6 +68,22 @@ def add_lake_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def count_option(low: int, high: int) -> Callable[[str], int]:
+    """An argparse `type` for a whole number from `low` to `high`: anything else is a usage error (one
+    line, exit 2), never clamped or passed on to fail later."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low:,} to {high:,}")
+        return value
+
+    return parse
+
+
 def partition_dir(kind: str, year: int, month: int) -> str:
     """A partition's directory relative to the lake's root."""
     return f"{GAMES}/type={kind}/year={year}/month={month}"
@@ -82,8 +104,29 @@ class Lake:
 
     @classmethod
     def open(cls, location: str | os.PathLike[str]) -> Lake:
-        fs, root = lake_filesystem(str(location))
-        return cls(fs, root, str(location))
+        """A lake to write: it may not exist yet, but a local one must not be a file.
+
+        :raises StorageError: for an unusable location (see `lake_filesystem`) or a file.
+        """
+        fs, root = lake_filesystem(location)
+        lake = cls(fs, root, os.fsdecode(location))
+        if lake.local and fs.get_file_info(root).type == pafs.FileType.File:
+            raise StorageError(f"{lake.location}: is a file, not a lake directory")
+        return lake
+
+    @classmethod
+    def open_existing(cls, location: str | os.PathLike[str]) -> Lake:
+        """A lake to check or compact: it must hold a `_loads/` or `games/` folder (else it is a typo or
+        the wrong directory, and reporting it "ok" or "nothing to do" would mislead).
+
+        :raises StorageError: when `location` is no lake.
+        """
+        lake = cls.open(location)
+        if not lake.exists(""):
+            raise StorageError(f"{lake.location}: no such lake")
+        if not (lake.exists(LOADS) or lake.exists(GAMES)):
+            raise StorageError(f"{lake.location}: not a lake (no {LOADS}/ or {GAMES}/ in it)")
+        return lake
 
     @property
     def local(self) -> bool:
@@ -138,10 +181,6 @@ class Lake:
             self.fs.delete_dir(self.path(rel))
 
 
-def read_json(lake: Lake, rel: str) -> dict:
-    return json.loads(lake.read_text(rel))
-
-
 def write_json(lake: Lake, rel: str, record: dict) -> None:
     lake.write_text(rel, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
@@ -176,11 +215,13 @@ class _PartitionFile:
 
 
 class PartitionWriter:
-    """Splits batches by partition and writes zstd Parquet files under the operation's staging folder."""
+    """Splits batches by partition and writes zstd Parquet files under the operation's staging folder,
+    with at most `max_open` files open at once. Memory: `max_open` writers' buffers plus the pending row
+    groups, at most `PENDING_BYTES` and one batch."""
 
-    def __init__(self, lake: Lake, op_id: str, file_stem: str):
-        self.lake, self.op_id, self.file_stem = lake, op_id, file_stem
-        self._open: dict[Key, _PartitionFile] = {}
+    def __init__(self, lake: Lake, op_id: str, file_stem: str, max_open: int = MAX_OPEN_FILES):
+        self.lake, self.op_id, self.file_stem, self.max_open = lake, op_id, file_stem, max_open
+        self._open: dict[Key, _PartitionFile] = {}  # least recently written first
         self._counts: dict[Key, int] = {}
         self.file_rows: dict[str, int] = {}  # final path → rows, for files already closed
         self.rows = 0
@@ -189,7 +230,8 @@ class PartitionWriter:
         """Adds games of partition `key` (`part` without the partition columns)."""
         if part.num_rows == 0:
             return
-        f = self._open.get(key) or self._start(key, part.schema)
+        f = self._open.pop(key, None) or self._start(key, part.schema)
+        self._open[key] = f  # now the most recently written
         f.pending.append(part)
         f.pending_rows += part.num_rows
         f.pending_bytes += part.nbytes
@@ -203,12 +245,12 @@ class PartitionWriter:
             self._flush(max(self._open.values(), key=lambda o: o.pending_bytes))
 
     def _start(self, key: Key, schema: pa.Schema) -> _PartitionFile:
+        if len(self._open) >= self.max_open:
+            self._close(next(iter(self._open)))
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
         final = f"{partition_dir(*key)}/{self.file_stem}-{n}.parquet"
-        f = _PartitionFile(final, open_parquet_writer(self.lake, staged(self.op_id, final), schema))
-        self._open[key] = f
-        return f
+        return _PartitionFile(final, open_parquet_writer(self.lake, staged(self.op_id, final), schema))
 
     def _flush(self, f: _PartitionFile) -> None:
         if f.pending:

@@ -23,6 +23,7 @@ from warehouse.commit import commit, discard, recover, writer_lock
 from warehouse.dedup import PartitionIndex
 from warehouse.lake import PARTITION_COLUMNS, REJECTS, Lake, PartitionWriter, partition_dir, staged
 from warehouse.loads import Records, file_sha256, fingerprint
+from warehouse.storage import is_utf8, printable
 
 PgnInputError = _core.PgnInputError
 
@@ -84,15 +85,23 @@ class _Rejects:
         self.lake, self.op_id, self.rel, self.source, self.count = lake, op_id, rel, source, 0
         self._out: pa.NativeFile | None = None
 
-    def add(self, rejects: list[tuple[int, str, str]]) -> None:
+    def add(self, rejects: list[tuple[int, int, str, str]]) -> None:
         if not rejects:
             return
         if self._out is None:
             path = staged(self.op_id, self.rel)
             self.lake.make_parent(path)
             self._out = self.lake.fs.open_output_stream(self.lake.path(path))
-        for offset, reason, raw in rejects:
-            row = {"source_file": self.source, "source_offset": offset, "reason": reason, "raw": raw}
+        for offset, length, reason, raw in rejects:
+            row = {
+                "source_file": self.source,
+                "source_offset": offset,
+                "source_length": length,
+                "reason": reason,
+                # The text up to the reader's cap (64 KiB); the whole game is at offset, length.
+                "raw": raw,
+                "raw_truncated": len(raw.encode("utf-8", "surrogatepass")) < length,
+            }
             line = json.dumps(row, ensure_ascii=False).translate(_LINE_BREAKS)
             self._out.write((line + "\n").encode("utf-8"))
         self.count += len(rejects)
@@ -136,7 +145,14 @@ def load_input(
 ) -> LoadResult:
     """Loads one input (a path or `-`) into `lake`, unless it is already there (`force` reloads it,
     replacing its earlier load). Raises `PgnInputError` for unreadable inputs, `LoadError` for loads that
-    cannot be done, `OSError` when the lake cannot be written."""
+    cannot be done, `OSError` when the lake cannot be written, `NotPublished` when that happens after the
+    commit, `DamagedRecord` for a lake whose records cannot all be read."""
+    if not is_utf8(path):
+        # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
+        raise LoadError(
+            f"{printable(path)}: the file's name is not valid UTF-8; rename it, or give the file on "
+            "standard input (`-`)"
+        )
     with writer_lock(lake):
         recovered = recover(lake)
         result = _load_locked(path, lake, progress, batch_games, force, dedup)

@@ -14,7 +14,12 @@ S3 is configured the way the AWS tools are, from the environment:
 - region: ``AWS_REGION``, else ``AWS_DEFAULT_REGION``; without either, the bucket's own region is asked
   of AWS (``us-east-1`` when an endpoint is set: local servers ignore it);
 - endpoint: ``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL`` (e.g. ``http://127.0.0.1:9000`` for MinIO
-  or moto); its scheme decides between HTTP and HTTPS.
+  or moto); its scheme decides between HTTP and HTTPS;
+- how long to wait (so that a dead or stalled endpoint ends a run with an error instead of hanging):
+  ``CHESS_S3_CONNECT_TIMEOUT`` seconds to connect (default 10), ``CHESS_S3_REQUEST_TIMEOUT`` seconds
+  without a byte moving on an open connection (default 60) and ``CHESS_S3_ATTEMPTS`` tries of each
+  request (default 3, with backoff): a request to an endpoint that stopped answering fails after about
+  attempts times (connect or request timeout).
 
 Paths on the returned filesystem are ``/``-separated and have no trailing slash; join with ``f"{root}/x"``.
 """
@@ -22,16 +27,50 @@ Paths on the returned filesystem are ``/``-separated and have no trailing slash;
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-__all__ = ["StorageError", "is_s3", "lake_filesystem"]
+__all__ = ["StorageError", "is_s3", "is_utf8", "lake_filesystem", "printable"]
 
 S3_SCHEME = "s3"
 # Used when an endpoint is set and no region is: S3-compatible servers accept any region.
 ENDPOINT_DEFAULT_REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class S3Limit:
+    """A bound on S3 requests, read from an environment variable."""
+
+    variable: str
+    default: float
+    low: float
+    high: float
+    integer: bool = False
+
+    def value(self) -> float:
+        text = os.environ.get(self.variable, "").strip()
+        if not text:
+            return self.default
+        try:
+            value = int(text) if self.integer else float(text)
+        except ValueError:
+            value = None
+        if value is None or not self.low <= value <= self.high:
+            kind = "a whole number" if self.integer else "a number of seconds"
+            raise StorageError(
+                f"{self.variable}={text!r}: expected {kind} from {self.low:g} to {self.high:g}"
+            )
+        return value
+
+
+# Long enough for a slow link or a server-side copy of a big file (S3 sends nothing until it is done),
+# short enough that a stalled endpoint fails the run instead of hanging it.
+S3_CONNECT_TIMEOUT = S3Limit("CHESS_S3_CONNECT_TIMEOUT", 10, 0.1, 3600)
+S3_REQUEST_TIMEOUT = S3Limit("CHESS_S3_REQUEST_TIMEOUT", 60, 1, 3600)
+S3_ATTEMPTS = S3Limit("CHESS_S3_ATTEMPTS", 3, 1, 100, integer=True)
 
 
 class StorageError(ValueError):
@@ -54,7 +93,10 @@ def lake_filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, 
         a bucket, or an unusable ``AWS_ENDPOINT_URL``.
     """
     if not isinstance(location, str):
-        return pafs.LocalFileSystem(), _local_path(location)
+        location = os.fsdecode(location)
+    if not is_utf8(location):
+        # pyarrow takes paths as UTF-8 text only: refused here rather than failing in the middle of a run.
+        raise StorageError(f"{printable(location)}: the name is not valid UTF-8; rename it")
     scheme, sep, rest = location.partition("://")
     if not sep:
         return pafs.LocalFileSystem(), _local_path(location)
@@ -70,19 +112,39 @@ def lake_filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, 
     return _s3_filesystem(bucket, location), path
 
 
-def _local_path(location: str | os.PathLike[str]) -> str:
+def is_utf8(name: str) -> bool:
+    """False for a name given as bytes that are not UTF-8 (Python keeps them as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(name: str) -> str:
+    """`name` for a message: bytes that are not UTF-8 shown as `\\xNN`."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+
+
+def _local_path(location: str) -> str:
     return Path(location).expanduser().absolute().as_posix()
 
 
 def _s3_filesystem(bucket: str, location: str) -> pafs.S3FileSystem:
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    limits = {
+        "connect_timeout": S3_CONNECT_TIMEOUT.value(),
+        "request_timeout": S3_REQUEST_TIMEOUT.value(),
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=int(S3_ATTEMPTS.value())),
+    }
     if not endpoint:
-        return pafs.S3FileSystem(region=region or _bucket_region(bucket))
+        return pafs.S3FileSystem(region=region or _bucket_region(bucket), **limits)
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise StorageError(f"{location}: AWS_ENDPOINT_URL {endpoint!r} is not an http(s)://host[:port] URL")
     return pafs.S3FileSystem(
+        **limits,
         region=region or ENDPOINT_DEFAULT_REGION,
         scheme=parts.scheme,
         endpoint_override=parts.netloc,

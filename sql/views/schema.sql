@@ -8,10 +8,12 @@ set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHE
 
 -- games: one row per game (docs/schema.md), with the hive partition columns type, year, month.
 -- `filename` and `file_row_number` identify a row: queries that number plies per game partition by them.
+-- The lake's own name is not a pattern: its `[`, `]`, `?` and `*` are escaped as `[[]`, `[]]`, `[?]`,
+-- `[*]`, so that a lake named `lake?` is read alone, not with its sibling `lakeX`.
 create or replace temp view games as
 select *
 from read_parquet(
-    getvariable('chess_lake') || '/games/**/*.parquet',
+    regexp_replace(getvariable('chess_lake'), '([][?*])', '[\1]', 'g') || '/games/**/*.parquet',
     hive_partitioning = true,
     filename = true,
     file_row_number = true
