@@ -9,22 +9,36 @@ import argparse
 import sys
 import time
 
-from loaders.export_cli import add_selection_arguments, lake_location, run_export, selection
-from warehouse.export_json import GAMES_PER_FILE, export_json
+# export_cli first: it handles Ctrl-C while the libraries load.
+from loaders.export_cli import (
+    ArgumentParser,
+    add_selection_arguments,
+    bounded,
+    lake_location,
+    location,
+    run_export,
+    selection,
+)
+from warehouse.export_json import GAMES_PER_FILE, ExportResult, export_json
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m loaders.parquet2json",
         description="Export the lake's games as BGN JSON-lines (one game a line), bz2-compressed, laid out "
         "as OUT/<type>/<year>/<month>/G.<n>.<type>.json.bz2 for spark.read.json. See docs/exports.md.",
     )
-    p.add_argument("out", metavar="OUT", help="output directory or s3://bucket/prefix; must be empty or new")
+    p.add_argument(
+        "out",
+        metavar="OUT",
+        type=location,
+        help="output directory or s3://bucket/prefix; must be empty or new",
+    )
     p.add_argument(
         "--games-per-file",
-        type=int,
+        type=bounded(1, None, "at least 1"),
         default=GAMES_PER_FILE,
-        help=f"games per .json.bz2 file (default: {GAMES_PER_FILE:,})",
+        help=f"games per .json.bz2 file, at least 1 (default: {GAMES_PER_FILE:,})",
     )
     add_selection_arguments(p)
     return p.parse_args(argv)
@@ -32,20 +46,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.games_per_file < 1:
-        print("error: --games-per-file must be at least 1", file=sys.stderr)
-        return 2
     lake = lake_location(args.lake)
     start = time.monotonic()
-    result = run_export(lambda: export_json(lake, args.out, args.games_per_file, selection(args)))
-    if result is None:
-        return 2
-    seconds = time.monotonic() - start
-    print(
-        f"{args.out}: {result.games:,} games in {len(result.files)} files, {result.bytes / 1e6:,.1f} MB, "
-        f"{seconds:.1f} s ({result.games / max(seconds, 1e-9):,.0f} games/s)"
+
+    def report(result: ExportResult) -> None:
+        seconds = time.monotonic() - start
+        rate = result.games / max(seconds, 1e-9)
+        print(
+            f"{args.out}: {result.games:,} games in {len(result.files)} files, "
+            f"{result.bytes / 1e6:,.1f} MB, {seconds:.1f} s ({rate:,.0f} games/s)"
+        )
+
+    return run_export(
+        lambda: export_json(lake, args.out, args.games_per_file, selection(args)),
+        report,
+        f"nothing was written to {args.out}",
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,12 +9,21 @@ import argparse
 import sys
 import time
 
-from loaders.export_cli import add_selection_arguments, lake_location, run_export, selection
+# export_cli first: it handles Ctrl-C while the libraries load.
+from loaders.export_cli import (
+    ArgumentParser,
+    add_selection_arguments,
+    lake_location,
+    location,
+    run_export,
+    selection,
+)
+from warehouse.export_json import ExportResult
 from warehouse.export_pgn import export_pgn
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m loaders.parquet2pgn",
         description="Export the lake's games as PGN, one file. The tag order and comment format are in "
         "docs/exports.md.",
@@ -22,8 +31,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "out",
         metavar="OUT",
+        type=location,
         help="output file or s3://bucket/key: .pgn, .pgn.bz2 or .pgn.zst (compressed by the name); "
-        "`-` writes plain PGN to standard output; an existing file is not overwritten",
+        "`-` writes plain PGN to standard output; an existing file or directory is refused",
     )
     add_selection_arguments(p)
     return p.parse_args(argv)
@@ -33,13 +43,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     lake = lake_location(args.lake)
     start = time.monotonic()
-    result = run_export(lambda: export_pgn(lake, args.out, selection(args)))
-    if result is None:
-        return 2
-    if args.out != "-":
-        seconds = time.monotonic() - start
-        print(f"{args.out}: {result.games:,} games, {result.bytes / 1e6:,.1f} MB, {seconds:.1f} s")
-    return 0
+
+    def report(result: ExportResult) -> None:
+        if args.out != "-":
+            seconds = time.monotonic() - start
+            print(f"{args.out}: {result.games:,} games, {result.bytes / 1e6:,.1f} MB, {seconds:.1f} s")
+
+    interrupted = (
+        "standard output holds the games written so far"
+        if args.out == "-"
+        else f"nothing was written to {args.out}"
+    )
+    return run_export(lambda: export_pgn(lake, args.out, selection(args)), report, interrupted)
 
 
 if __name__ == "__main__":

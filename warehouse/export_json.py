@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from warehouse import export_sql
-from warehouse.export_out import OutputFile, is_empty, thread_pool
+from warehouse.export_out import OutputFile, staged_directory, thread_pool
 from warehouse.lake_scan import ALL, Partition, Selection, grouped, scan
 from warehouse.storage import lake_filesystem
 
@@ -126,24 +126,29 @@ def json_lines(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> list[str]:
 def assemble(mainline: list[dict[str, Any]], variations: list[dict[str, Any]]) -> str:
     """The `moves` array of a game with variations: each line goes, as `{"alt": [line, ...]}` in `a`, on
     the move it replaces; a line's starting comment is `{"precomment": ...}` in its first move's `a`."""
-    children: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for line in variations:  # sorted by id: source order within a branching point
-        children.setdefault((line["parent"], line["ply"]), []).append(line)
+    children = export_sql.branches(variations)
 
-    def moves(line_id: int, parts: list[dict[str, Any]], precomment: str | None) -> str:
-        out = []
-        for ply, part in enumerate(parts):
+    def pieces(line: export_sql.Line) -> list[str | export_sql.Line]:
+        out: list[str | export_sql.Line] = ["["]
+        for ply, part in enumerate(line["moves"]):
             extra = [] if part["ann"] == EMPTY_ANNOTATION else [part["ann"]]
-            if ply == 0 and precomment:
-                extra.append('{"precomment":' + precomment + "}")
-            alts = children.get((line_id, ply))
-            if alts:
-                lines = ",".join(moves(alt["id"], alt["moves"], alt["comment"]) for alt in alts)
-                extra.append('{"alt":[' + lines + "]}")
-            out.append(part["head"] + (',"a":[' + ",".join(extra) + "]" if extra else "") + "}")
-        return "[" + ",".join(out) + "]"
+            if ply == 0 and line["comment"]:
+                extra.append('{"precomment":' + line["comment"] + "}")
+            alts = children.get((line["id"], ply), [])
+            out.append(("," if ply else "") + part["head"])
+            if extra or alts:
+                out.append(',"a":[' + ",".join(extra))
+                if alts:
+                    out.append(("," if extra else "") + '{"alt":[')
+                    for n, alt in enumerate(alts):
+                        out.extend([",", alt] if n else [alt])
+                    out.append("]}")
+                out.append("]")
+            out.append("}")
+        out.append("]")
+        return out
 
-    return moves(0, mainline, None)
+    return "".join(export_sql.unfold({"id": 0, "moves": mainline, "comment": None}, pieces))
 
 
 @dataclass
@@ -156,11 +161,13 @@ class ExportResult:
 
 
 class ArchiveWriter:
-    """Writes lines into ``<root>/<type>/<year>/<month>/G.<n>.<type>.json.bz2``, `games_per_file` a file."""
+    """Writes lines into ``<root>/<type>/<year>/<month>/G.<n>.<type>.json.bz2``, `games_per_file` a file;
+    `names` are the files' paths under `root`."""
 
     def __init__(self, fs: pafs.FileSystem, root: str, games_per_file: int, pool: ThreadPoolExecutor):
         self.fs, self.root, self.games_per_file, self.pool = fs, root, games_per_file, pool
-        self.result = ExportResult()
+        self.games = self.bytes = 0
+        self.names: list[str] = []
         self.file: OutputFile | None = None
         self.partition: Partition | None = None
         self.in_file = 0
@@ -175,21 +182,22 @@ class ArchiveWriter:
             take = lines[start : start + self.games_per_file - self.in_file]
             self.file.write(("\n".join(take) + "\n").encode())
             self.in_file += len(take)
-            self.result.games += len(take)
+            self.games += len(take)
             start += len(take)
 
     def _next_file(self, partition: Partition) -> None:
         self.close()
         n = self.numbers[partition] = self.numbers.get(partition, -1) + 1
         kind, year, month = partition
-        path = f"{self.root}/{kind}/{year}/{month}/G.{n}.{kind}.json.bz2"
-        self.file, self.partition, self.in_file = OutputFile(self.fs, path, self.pool), partition, 0
-        self.result.files.append(path)
+        name = f"{kind}/{year}/{month}/G.{n}.{kind}.json.bz2"
+        path = f"{self.root}/{name}"
+        self.file, self.partition, self.in_file = OutputFile(self.fs, path, self.pool, path), partition, 0
+        self.names.append(name)
 
     def close(self) -> None:
         if self.file is not None:
             file, self.file = self.file, None
-            self.result.bytes += file.close()
+            self.bytes += file.close()
 
     def abort(self) -> None:
         if self.file is not None:
@@ -206,23 +214,32 @@ def export_json(
     """Writes the selected games of `lake` as BGN JSON-lines under `out` (local or s3://), which must be
     empty or absent. Streams group by group of batches (bounded memory); bz2 is compressed on every core.
 
-    :raises FileExistsError: when `out` already holds files.
-    :raises LakeError: when `lake` is not a lake.
+    The files are staged out of `out` and published at the end (see `export_out.staged_directory`): an
+    export that fails or is interrupted leaves `out` as it was; one killed leaves a staging folder the
+    next export into `out` clears.
+
+    :raises OutputError: when `out` is a file, holds files, or another export is writing it.
+    :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
     if games_per_file < 1:
         raise ValueError(f"games per file must be at least 1, got {games_per_file}")
+    batches = scan(lake, COLUMNS, selection)  # the lake's errors before any output is made
     fs, root = lake_filesystem(out)
-    if not is_empty(fs, root):
-        raise FileExistsError(f"{out}: already holds files; export into an empty or new directory")
+    staging = staged_directory(fs, root, str(out))
     con = connect()
-    with thread_pool() as pool:
-        writer = ArchiveWriter(fs, root, games_per_file, pool)
-        try:
-            for group in grouped(scan(lake, COLUMNS, selection)):
-                lines = json_lines(con, group.table)
-                for partition, start, stop in group.spans:
-                    writer.write(partition, lines[start:stop])
-            writer.close()
-        finally:
-            writer.abort()
-    return writer.result
+    try:
+        with thread_pool() as pool:
+            writer = ArchiveWriter(fs, staging.root, games_per_file, pool)
+            try:
+                for group in grouped(batches):
+                    lines = json_lines(con, group.table)
+                    for partition, start, stop in group.spans:
+                        writer.write(partition, lines[start:stop])
+                writer.close()
+            finally:
+                writer.abort()
+        staging.publish()
+    except BaseException:
+        staging.discard()
+        raise
+    return ExportResult(writer.games, [f"{root}/{name}" for name in writer.names], writer.bytes)

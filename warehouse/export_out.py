@@ -5,14 +5,20 @@ chunks and compresses them on a thread pool (`bz2.compress` releases the GIL), w
 chunks in order as independent bz2 streams, one after the other. A file of concatenated bz2 streams is a
 valid bz2 file: `bzip2 -d`, Python's `bz2`, and Hadoop's codec (Spark's `spark.read.json`) read them all.
 
-Local files are written under a hidden temporary name (``.<name>.tmp``, skipped by Spark's and DuckDB's
-globs) and renamed when complete; an S3 object only appears when its upload completes.
+Outputs appear whole or not at all. A local file is written under a hidden temporary name
+(``.<name>.tmp``) and renamed when complete; an S3 object only appears when its upload completes. An
+export of many files (JSON) stages them out of the output (`staged_directory`) and publishes them at the
+end. Leftovers of a killed export are taken over by the next export into the same output; locks keep two
+exports from writing one output at once.
 """
 
 from __future__ import annotations
 
 import bz2
+import errno
+import fcntl
 import os
+import shutil
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Protocol
@@ -70,18 +76,41 @@ class Bz2Writer:
         self.out.close()
 
 
+class OutputError(Exception):
+    """An output that cannot be written (it exists, is not a directory, another export writes it); the
+    message is one line."""
+
+
 class OutputFile:
     """A file being written on `fs` at `path`, compressed by its name's suffix (.bz2, .zst, else plain),
-    visible at `path` only once `close()` returns."""
+    visible at `path` only once `close()` returns.
 
-    def __init__(self, fs: pafs.FileSystem, path: str, pool: ThreadPoolExecutor):
+    A local file is written as ``.<name>.tmp`` beside `path`, locked while this export writes it (see
+    `Lock`): a leftover of a killed export is taken over, the file of an export still running is refused.
+    `shown` names the output in messages.
+
+    :raises OutputError: when `path` exists or another export is writing it.
+    """
+
+    def __init__(self, fs: pafs.FileSystem, path: str, pool: ThreadPoolExecutor, shown: str):
         self.fs, self.path = fs, path
-        self.local = isinstance(fs, pafs.LocalFileSystem)
-        if self.local:
-            fs.create_dir(parent(path), recursive=True)
-        self.written = temp_path(path) if self.local else path
-        raw = fs.open_output_stream(self.written)
-        self.sink: Sink = compressor(path, raw, pool)
+        self.lock: Lock | None = None
+        refuse_existing(fs, path, shown)  # before anything is made
+        if isinstance(fs, pafs.LocalFileSystem):
+            os.makedirs(parent(path), exist_ok=True)
+            self.written = temp_path(path)
+            self.lock = Lock(self.written, shown)
+            try:
+                # Again under the lock: an export that held it may have published `path` meanwhile.
+                refuse_existing(fs, path, shown)
+            except OutputError:
+                os.unlink(self.written)
+                self._unlock()
+                raise
+        else:
+            self.written = path
+        self.raw: IO[bytes] = open(self.written, "wb") if self.lock else fs.open_output_stream(path)  # noqa: SIM115
+        self.sink: Sink = compressor(path, self.raw, pool)
 
     def write(self, data: bytes) -> None:
         self.sink.write(data)
@@ -89,17 +118,69 @@ class OutputFile:
     def close(self) -> int:
         """Finishes the file and moves it into place; returns its size in bytes."""
         self.sink.close()
-        if self.local:
-            self.fs.move(self.written, self.path)
+        if self.lock:
+            os.rename(self.written, self.path)
+        self._unlock()
         return self.fs.get_file_info(self.path).size or 0
 
     def abort(self) -> None:
-        """Drops a local file's temporary copy (an unfinished S3 upload is never visible)."""
+        """Drops what was written, without finishing it (the rest is not compressed)."""
         try:
-            self.sink.close()
+            self.raw.close()
+            if self.lock:
+                os.unlink(self.written)
+            else:
+                # Closing an S3 stream completes its upload: the object must go again.
+                self.fs.delete_file(self.path)
         finally:
-            if self.local:
-                self.fs.delete_file(self.written)
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self.lock:
+            self.lock.release()
+
+
+def refuse_existing(fs: pafs.FileSystem, path: str, shown: str) -> None:
+    """:raises OutputError: when something (a file, a directory) is at `path`."""
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.Directory:
+        raise OutputError(f"{shown}: already exists, as a directory")
+    if info.type != pafs.FileType.NotFound:
+        raise OutputError(f"{shown}: already exists")
+
+
+class Lock:
+    """An exclusive lock (flock) on the local file or directory `path`, created if missing, held until
+    `release()` (or the death of the process: a killed export's leftovers are unlocked).
+
+    Checked after locking: `path` is still the node that was locked, not one the previous holder renamed
+    into place before letting go (the holder renames, then releases).
+
+    :raises OutputError: when another process holds it.
+    """
+
+    def __init__(self, path: str, shown: str):
+        self.fd = os.open(path, os.O_RDONLY if os.path.isdir(path) else os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not same_node(os.fstat(self.fd), path):
+                raise BlockingIOError
+        except BlockingIOError:
+            os.close(self.fd)
+            raise OutputError(f"{shown}: another export is writing it") from None
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def same_node(opened: os.stat_result, path: str) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (now.st_dev, now.st_ino)
 
 
 def compressor(path: str, raw: IO[bytes] | Sink, pool: ThreadPoolExecutor) -> Sink:
@@ -125,11 +206,103 @@ def thread_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="compress")
 
 
-def is_empty(fs: pafs.FileSystem, path: str) -> bool:
-    """Whether nothing exists at `path` (or it is an empty directory)."""
-    info = fs.get_file_info(path)
-    if info.type == pafs.FileType.NotFound:
-        return True
-    if info.type != pafs.FileType.Directory:
-        return False
-    return not fs.get_file_info(pafs.FileSelector(path, recursive=False))
+def staged_directory(fs: pafs.FileSystem, path: str, shown: str) -> LocalStaging | S3Staging:
+    """Where an export of many files writes them (`.root`) before `publish()` puts them all at `path`,
+    which must be empty or absent; `discard()` drops them. `shown` names the output in messages.
+
+    :raises OutputError: when `path` holds files, is a file, or another export is writing it.
+    """
+    if isinstance(fs, pafs.LocalFileSystem):
+        return LocalStaging(path, shown)
+    return S3Staging(fs, path, shown)
+
+
+class LocalStaging:
+    """Files written under ``.<name>.partial`` beside `path` (locked, see `Lock`), then renamed to `path`
+    in one step: `path` never holds part of an export. A leftover of a killed export is cleared."""
+
+    def __init__(self, path: str, shown: str):
+        self.path, self.shown = path, shown
+        head, _, name = path.rpartition("/")
+        self.root = f"{head}/.{name}.partial"
+        listing(pafs.LocalFileSystem(), path, shown)  # refused before anything is made
+        os.makedirs(self.root, exist_ok=True)
+        self.lock = Lock(self.root, shown)
+        try:
+            # Again under the lock: an export that held it may have published `path` meanwhile.
+            listing(pafs.LocalFileSystem(), path, shown)
+            clear(self.root)
+        except BaseException:
+            self.discard()
+            raise
+
+    def publish(self) -> None:
+        """Renames the staging directory to `path` (replacing an empty directory, never one with files)."""
+        try:
+            os.rename(self.root, self.path)
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                raise
+            raise OutputError(f"{self.shown}: already holds files (written while this export ran)") from None
+        self.lock.release()
+
+    def discard(self) -> None:
+        try:
+            shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            self.lock.release()
+
+
+# S3 has no rename of a prefix: files are staged under `<path>/_staging/` (out of the archive's globs, and
+# skipped by Hadoop and Spark as a `_` name), then moved one by one, and `_staging/` deleted last.
+S3_STAGING = "_staging"
+
+
+class S3Staging:
+    """Files written under `path`/_staging/, then moved to their names. A `_staging/` alone is what an
+    export killed before publishing left: it is deleted. Beside other files it marks an export killed while
+    moving them: that output is refused (its archive is incomplete)."""
+
+    def __init__(self, fs: pafs.FileSystem, path: str, shown: str):
+        self.fs, self.path = fs, path
+        self.root = f"{path}/{S3_STAGING}"
+        names = listing(fs, path, shown, allowed=self.root)
+        if self.root in names:
+            if len(names) > 1:
+                raise OutputError(
+                    f"{shown}: an earlier export into it was killed while moving its files into place "
+                    f"(its {S3_STAGING}/ is left): delete it and export again"
+                )
+            fs.delete_dir(self.root)
+
+    def publish(self) -> None:
+        for info in self.fs.get_file_info(pafs.FileSelector(self.root, recursive=True)):
+            if info.type == pafs.FileType.File:
+                self.fs.move(info.path, self.path + info.path[len(self.root) :])
+        self.fs.delete_dir(self.root)
+
+    def discard(self) -> None:
+        if self.fs.get_file_info(self.root).type != pafs.FileType.NotFound:
+            self.fs.delete_dir(self.root)
+
+
+def listing(fs: pafs.FileSystem, path: str, shown: str, allowed: str | None = None) -> list[str]:
+    """The entries of the directory `path` (none when absent).
+
+    :raises OutputError: when `path` is a file, or holds an entry other than `allowed`.
+    """
+    if fs.get_file_info(path).type == pafs.FileType.File:
+        raise OutputError(f"{shown}: is a file, not a directory")
+    names = [i.path for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))]
+    if any(name != allowed for name in names):
+        raise OutputError(f"{shown}: already holds files; export into an empty or new directory")
+    return names
+
+
+def clear(directory: str) -> None:
+    """Deletes what `directory` holds."""
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)

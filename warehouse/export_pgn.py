@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from warehouse import export_sql
 from warehouse.export_json import ExportResult
-from warehouse.export_out import OutputFile, is_empty, thread_pool
-from warehouse.lake_scan import ALL, Selection, grouped, scan
+from warehouse.export_out import OutputFile, thread_pool
+from warehouse.lake_scan import ALL, Partition, Selection, grouped, scan
 from warehouse.storage import lake_filesystem
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
@@ -75,13 +76,21 @@ def connect() -> duckdb.DuckDBPyConnection:
 
 
 def pgn_games(lake: str | os.PathLike[str], selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
-    """`(source_file, source_offset, PGN text)` of every selected game, in lake order."""
+    """`(source_file, source_offset, PGN text)` of every selected game, in lake order.
+
+    :raises LakeError: at once (not on the first `next`), when `lake` is not a lake or a non-empty
+        `selection` matches none of its partitions.
+    """
+    return texts(scan(lake, COLUMNS, selection))
+
+
+def texts(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[str, int, str]]:
     con = connect()
-    for group in grouped(scan(lake, COLUMNS, selection)):
-        texts = export_sql.run(con, group.table.select(["moves", "variations"]), QUERY)
+    for group in grouped(batches):
+        moves = export_sql.run(con, group.table.select(["moves", "variations"]), QUERY)
         others = group.table.drop_columns(["moves", "variations"]).to_pylist()
-        for game, moves in zip(others, texts.to_pylist(), strict=True):
-            game.update(moves)
+        for game, parts in zip(others, moves.to_pylist(), strict=True):
+            game.update(parts)
             yield game["source_file"], game["source_offset"], game_pgn(game)
 
 
@@ -157,35 +166,32 @@ def escape(value: str) -> str:
 
 def movetext(game: dict[str, Any]) -> list[str]:
     """The movetext's tokens (without the result): numbered moves, comments, `(` and `)`."""
-    children: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for line in game["variations"]:  # sorted by id: source order within a branching point
-        if line["moves"]:  # an empty line `( )` holds nothing python-chess keeps
-            children.setdefault((line["parent"], line["ply"]), []).append(line)
-    tokens = [comment(game["comment"])] if game["comment"] else []
+    # An empty line `( )` holds nothing python-chess keeps.
+    children = export_sql.branches([line for line in game["variations"] if line["moves"]])
 
-    def play(line_id: int, moves: list[str], first_ply: int, starting: str | None) -> None:
-        if starting:
-            tokens.append(comment(starting))
+    def pieces(item: tuple[export_sql.Line, int]) -> list[str | tuple[export_sql.Line, int]]:
+        """A line's tokens, its variations as (line, ply of its first move) to unfold in place."""
+        line, first_ply = item
+        out: list[str | tuple[export_sql.Line, int]] = [comment(line["comment"])] if line["comment"] else []
         # Black's move gets its number (`5...`) first in a line and after a comment or a variation.
         black_number = True
-        for index, text in enumerate(moves):
+        for index, text in enumerate(line["moves"]):
             ply = first_ply + index
             # A move and its number are one token, never split across lines.
             if ply % 2 == 0:
-                tokens.append(f"{ply // 2 + 1}. {text}")
+                out.append(f"{ply // 2 + 1}. {text}")
             elif black_number:
-                tokens.append(f"{ply // 2 + 1}... {text}")
+                out.append(f"{ply // 2 + 1}... {text}")
             else:
-                tokens.append(text)
-            black_number = text.endswith("}")
-            for alt in children.get((line_id, index), []):
-                tokens.append("(")
-                play(alt["id"], alt["moves"], ply, alt["comment"])
-                tokens.append(")")
-                black_number = True
+                out.append(text)
+            alts = children.get((line["id"], index), [])
+            for alt in alts:
+                out.extend(["(", (alt, ply), ")"])
+            black_number = text.endswith("}") or bool(alts)
+        return out
 
-    play(0, game["moves"], start_ply(game["start_fen"]), None)
-    return tokens
+    mainline = {"id": 0, "moves": game["moves"], "comment": game["comment"]}
+    return export_sql.unfold((mainline, start_ply(game["start_fen"])), pieces)
 
 
 def start_ply(fen: str | None) -> int:
@@ -222,24 +228,24 @@ def export_pgn(
     lake: str | os.PathLike[str], out: str | os.PathLike[str], selection: Selection = ALL
 ) -> ExportResult:
     """Writes the selected games of `lake` as one PGN file `out` (local or s3://; `.bz2` / `.zst` names are
-    compressed), or to standard output when `out` is `-`.
+    compressed), or to standard output when `out` is `-`. The file appears at `out` only when complete
+    (see `export_out.OutputFile`).
 
-    :raises FileExistsError: when `out` exists.
-    :raises LakeError: when `lake` is not a lake.
+    :raises OutputError: when `out` exists, or another export is writing it.
+    :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
+    games = pgn_games(lake, selection)  # the lake's errors before any output is made
     result = ExportResult()
     if str(out) == "-":
-        for _, _, text in pgn_games(lake, selection):
+        for _, _, text in games:
             sys.stdout.write(text)
             result.games += 1
         return result
     fs, path = lake_filesystem(out)
-    if not is_empty(fs, path):
-        raise FileExistsError(f"{out}: already exists")
     with thread_pool() as pool:
-        file = OutputFile(fs, path, pool)
+        file = OutputFile(fs, path, pool, str(out))
         try:
-            for _, _, text in pgn_games(lake, selection):
+            for _, _, text in games:
                 file.write(text.encode())
                 result.games += 1
         except BaseException:

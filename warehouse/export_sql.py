@@ -7,12 +7,20 @@ eval and a clock are written, shared by the JSON and PGN exports:
 - eval: as lichess writes it in PGN, pawns from White's side with one or two decimals (`0.17`, `-1.5`,
   `0.0`), or `#n` / `#-n` for a mate;
 - clock: `h:mm:ss`, with the tenth when it is not zero (`0:00:09.5`).
+
+Both exports then nest a game's variations in Python: `branches` and `unfold` are that walk, shared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import duckdb
 import pyarrow as pa
+
+Line = dict[str, Any]
+Nested = TypeVar("Nested")
 
 MACROS = r"""
 create macro eval_text(cp, mate) as case
@@ -46,3 +54,30 @@ def run(con: duckdb.DuckDBPyConnection, games: pa.Table, query: str) -> pa.Table
         return con.sql(query).to_arrow_table()
     finally:
         con.unregister("games")
+
+
+def branches(variations: list[Line]) -> dict[tuple[int, int], list[Line]]:
+    """A game's lines by where they branch off: (the id of their parent line, the index of the move they
+    replace in it), in source order (the lake sorts `variations` by id)."""
+    children: dict[tuple[int, int], list[Line]] = {}
+    for line in variations:
+        children.setdefault((line["parent"], line["ply"]), []).append(line)
+    return children
+
+
+def unfold(root: Nested, expand: Callable[[Nested], list[str | Nested]]) -> list[str]:
+    """The text pieces of `root`: `expand` gives a line's pieces, text and the lines nested in it, in
+    order; nested lines are expanded in their place.
+
+    With an explicit stack, not recursion: the lake keeps variations nested 100,000 deep, far past
+    Python's recursion limit.
+    """
+    pieces: list[str] = []
+    stack: list[str | Nested] = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+        else:
+            stack.extend(reversed(expand(item)))
+    return pieces

@@ -21,10 +21,13 @@ from warehouse.storage import lake_filesystem
 BATCH_GAMES = 2048
 
 Partition = tuple[str, int, int]
+# The values of the `type` partition (docs/schema.md).
+SPEEDS = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
 
 
 class LakeError(ValueError):
-    """A lake that cannot be read (missing, not a lake); the message is one line."""
+    """A lake that cannot be read (missing, not a lake), or a selection none of its partitions matches;
+    the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,11 @@ class Selection:
             and (self.years is None or year in self.years)
             and (self.months is None or month in self.months)
         )
+
+    def options(self) -> str:
+        """The selection as the export commands' options: `--type blitz --month 5`."""
+        values = [("--type", self.types), ("--year", self.years), ("--month", self.months)]
+        return " ".join(f"{flag} {value}" for flag, chosen in values for value in chosen or [])
 
 
 ALL = Selection()
@@ -82,10 +90,37 @@ def scan(
     """The selected games' `columns`, partition by partition, in batches of at most `batch_games`.
 
     Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path.
+    The lake is opened and its partitions chosen now, before the first batch is asked for, so that an
+    export can refuse a bad lake or selection before it makes any output.
+
+    :raises LakeError: when `lake` is not a lake, or `selection` (other than `ALL`) matches no partition.
     """
     dataset = open_games(lake)
+    chosen = partitions(dataset, selection)
+    if not chosen and selection != ALL:
+        raise LakeError(f"{lake}: no partition matches {selection.options()} ({holds(dataset)})")
+    return batches(dataset, chosen, columns, batch_games)
+
+
+def holds(dataset: ds.Dataset) -> str:
+    """What partitions a lake holds, for a message: `it holds types blitz, rapid; years 2025; months 4, 5`."""
+    found = list(partitions(dataset))
+    if not found:
+        return "it holds no games"
+    kinds, years, months = (sorted(set(values), key=str) for values in zip(*found, strict=True))
+    return "it holds types {}; years {}; months {}".format(
+        *(", ".join(map(str, v)) for v in (kinds, years, months))
+    )
+
+
+def batches(
+    dataset: ds.Dataset,
+    chosen: dict[Partition, list[ds.Fragment]],
+    columns: Sequence[str],
+    batch_games: int,
+) -> Iterator[tuple[Partition, pa.RecordBatch]]:
     file_columns = [c for c in columns if c not in ("type", "year", "month")]
-    for partition, fragments in partitions(dataset, selection).items():
+    for partition, fragments in chosen.items():
         for fragment in fragments:
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
             # whole row groups of 50,000 games at once: 2-3x the memory.

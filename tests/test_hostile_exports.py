@@ -1,0 +1,305 @@
+"""Hostile runs of the export commands, through the real CLIs (bounded in time): interrupted and killed
+exports leave no partial output and say what they left; variations nested 100,000 deep export whole;
+bad options and paths are one line and exit 2, before any work."""
+
+from __future__ import annotations
+
+import bz2
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+from load_runs import REPO, Run, load, make_games, one_line_error, run_module, write_zst
+
+GAMES = 2000
+FILES = {"json": "out", "pgn": "out.pgn.bz2"}  # bz2: the slowest, the widest window to interrupt
+MODULES = {"json": "loaders.parquet2json", "pgn": "loaders.parquet2pgn"}
+EXTRA = {"json": ["--games-per-file", "200"], "pgn": []}  # many JSON files: some done when interrupted
+# Every legal first move, in turn: nested lines that differ from their neighbours.
+FIRSTS = [chess.Board().san(move) for move in chess.Board().legal_moves]
+UCI = {chess.Board().san(move): move.uci() for move in chess.Board().legal_moves}
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """GAMES games of May 2025, all speeds but correspondence and unknown."""
+    tmp = tmp_path_factory.mktemp("lake")
+    run = load([write_zst(tmp / "games.pgn.zst", make_games(0, GAMES))], tmp / "lake")
+    assert run.returncode == 0, run.stderr
+    return tmp / "lake"
+
+
+def export(kind: str, out: Path, lake: Path, *extra: str, timeout: float = 60) -> Run:
+    return run_module(MODULES[kind], [str(out), "--lake", str(lake), *extra], timeout=timeout)
+
+
+def exported_games(kind: str, out: Path) -> int:
+    if kind == "json":
+        return sum(len(bz2.decompress(p.read_bytes()).splitlines()) for p in out.rglob("*.json.bz2"))
+    text = bz2.decompress(out.read_bytes()).decode()
+    return text.count("\n[Event ") + text.startswith("[Event ")
+
+
+def leftovers(folder: Path, out: Path) -> list[str]:
+    """What is in `folder` besides `out`: staging folders, temporary files."""
+    return sorted(p.name for p in folder.iterdir() if p != out)
+
+
+# --- item 9: an interrupted or killed export leaves no partial output; a rerun completes it ---
+
+
+@pytest.fixture(scope="module")
+def full_seconds(lake: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """How long a full export of `lake` takes, each way."""
+    tmp = tmp_path_factory.mktemp("full")
+    runs = {kind: export(kind, tmp / FILES[kind], lake, *EXTRA[kind]) for kind in MODULES}
+    assert all(run.returncode == 0 for run in runs.values()), runs
+    return {kind: run.seconds for kind, run in runs.items()}
+
+
+@pytest.mark.parametrize("kind", ["json", "pgn"])
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_interrupted_export(
+    kind: str, how: signal.Signals, lake: Path, full_seconds: dict[str, float], tmp_path: Path
+) -> None:
+    """Interrupted half-way through (several files written, others open, queries and compression running):
+    `OUT` is absent (never a plausible partial archive), Ctrl-C says so in one line (exit 130), and a rerun,
+    over whatever a kill left beside `OUT`, writes every game and leaves nothing else."""
+    out = tmp_path / FILES[kind]
+    command = [sys.executable, "-m", MODULES[kind], str(out), "--lake", str(lake), *EXTRA[kind]]
+    proc = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    # Once the export writes (its staging folder or temporary file exists), a little later.
+    staged = tmp_path / (f".{out.name}.partial" if kind == "json" else f".{out.name}.tmp")
+    while not staged.exists() and proc.poll() is None:
+        time.sleep(0.01)
+    time.sleep(0.15 * full_seconds[kind])
+    proc.send_signal(how)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0, "finished before the signal: the lake is too small for this machine"
+    assert not out.exists(), "a partial export is visible"
+    if how == signal.SIGINT:
+        assert proc.returncode == 130, stderr
+        assert stderr.strip() == f"interrupted: nothing was written to {out}", stderr
+        assert leftovers(tmp_path, out) == []
+    rerun = export(kind, out, lake, *EXTRA[kind])
+    assert rerun.returncode == 0, rerun.stderr
+    assert exported_games(kind, out) == GAMES
+    assert leftovers(tmp_path, out) == [], "staging or temporary files left behind"
+
+
+# --- item 11: variations nested deeper than Python's recursion limit export whole ---
+
+
+def nested_pgn(depth: int) -> str:
+    """A game whose first move has an alternative, which has one, … `depth` lines deep."""
+    lines = "".join(f"( 1. {FIRSTS[k % len(FIRSTS)]} " for k in range(depth))
+    return f'[Event "deep"]\n[Result "*"]\n\n1. e4 {lines}{")" * depth} e5 2. Nf3 *\n\n'
+
+
+def parse_json(text: str) -> Any:
+    """JSON without recursion (json.loads stops at ~1,000 levels): the exports nest lines as deep as
+    the source does."""
+    stack: list[Any] = [[]]
+    keys: list[str | None] = [None]
+    for token in re.findall(r'"(?:[^"\\]|\\.)*"|[\[\]{}]|[^\s,:\[\]{}"]+|:', text):
+        if token in "[{":
+            stack.append([] if token == "[" else {})
+            keys.append(None)
+        elif token in "]}":
+            value = stack.pop()
+            keys.pop()
+            add(stack, keys, value)
+        elif token == ":":
+            keys[-1] = stack[-1].popitem()[0]  # the key went in as a value: take it back
+        else:
+            add(stack, keys, json.loads(token))
+    return stack[0][0]
+
+
+def add(stack: list[Any], keys: list[str | None], value: Any) -> None:
+    if isinstance(stack[-1], list):
+        stack[-1].append(value)
+    elif keys[-1] is None:
+        stack[-1][value] = None  # a key, until its ":"
+    else:
+        stack[-1][keys[-1]] = value
+        keys[-1] = None
+
+
+def json_tree(moves: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """The game tree of a BGN `moves` array, depth first: (from+to, number of children) per move. The
+    children of a move are the next move and its alternatives: the lines in its `alt`, and theirs on
+    their first moves (a line opening inside a line, before its second move, replaces that first move)."""
+
+    def children(line: list[dict[str, Any]], index: int) -> list[tuple[list[dict[str, Any]], int]]:
+        if index >= len(line):
+            return []
+        found = [(line, index)]
+        stack = list(reversed(alts(line[index])))
+        while stack:
+            alt = stack.pop()
+            found.append((alt, 0))
+            stack.extend(reversed(alts(alt[0])))
+        return found
+
+    tree: list[tuple[str, int]] = []
+    stack = list(reversed(children(moves, 0)))
+    while stack:
+        line, index = stack.pop()
+        below = children(line, index + 1)
+        tree.append((line[index]["f"] + line[index]["t"], len(below)))
+        stack.extend(reversed(below))
+    return tree
+
+
+def alts(move: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [line for a in move.get("a", []) for line in a.get("alt", [])]
+
+
+def chess_tree(game: chess.pgn.Game) -> list[tuple[str, int]]:
+    """The same walk over python-chess's reading of a game."""
+    tree: list[tuple[str, int]] = []
+    stack = list(reversed(game.variations))
+    while stack:
+        node = stack.pop()
+        tree.append((node.move.uci()[:4], len(node.variations)))
+        stack.extend(reversed(node.variations))
+    return tree
+
+
+def generated_tree(depth: int) -> list[tuple[str, int]]:
+    """The tree `nested_pgn(depth)` describes, from how it was built (python-chess reads a 100,000-deep
+    game in ~7 s: the generator is the oracle there). Each line opens before its first move's successor,
+    so each replaces the move before it: all are alternatives to 1. e4, in order."""
+    lines = [(UCI[FIRSTS[k % len(FIRSTS)]], 0) for k in range(depth)]
+    return [("e2e4", 1), ("e7e5", 1), ("g1f3", 0), *lines]
+
+
+def deep_exports(depth: int, tmp_path: Path) -> tuple[list[tuple[str, int]], str, list[dict[str, Any]]]:
+    """Loads `nested_pgn(depth)` and exports it both ways; returns the source's tree (from the generator),
+    the PGN export's text and the JSON export's moves."""
+    source = tmp_path / "deep.pgn"
+    source.write_text(nested_pgn(depth))
+    run = load([source], tmp_path / "lake")
+    assert run.returncode == 0 and "1 written" in run.stdout, run.stdout + run.stderr
+    for kind in ("json", "pgn"):
+        run = export(kind, tmp_path / FILES[kind], tmp_path / "lake")
+        assert run.returncode == 0, run.stderr[-2000:]
+    (archive,) = (tmp_path / "out").rglob("*.json.bz2")
+    (line,) = bz2.decompress(archive.read_bytes()).decode().splitlines()
+    pgn = bz2.decompress((tmp_path / FILES["pgn"]).read_bytes()).decode()
+    return generated_tree(depth), pgn, parse_json(line)["moves"]
+
+
+def test_variations_2000_deep_export_whole(tmp_path: Path) -> None:
+    """python-chess reads the source, the PGN export and the JSON export's tree the same: every level."""
+    expected, pgn, moves = deep_exports(2000, tmp_path)
+    source = chess_tree(chess.pgn.read_game(io.StringIO(nested_pgn(2000))))
+    assert source == expected
+    assert chess_tree(chess.pgn.read_game(io.StringIO(pgn))) == source
+    assert json_tree(moves) == source
+
+
+def test_variations_100000_deep_export_whole(tmp_path: Path) -> None:
+    expected, pgn, moves = deep_exports(100_000, tmp_path)
+    assert json_tree(moves) == expected
+    # The PGN's moves in order, each line opening with `(`: the same tree, read without python-chess.
+    sans = re.findall(r"\(\s*1\.\s*(\S+)", pgn)
+    assert [UCI[san] for san in sans] == [move for move, _ in expected[3:]]
+    assert pgn.count("(") == pgn.count(")") == 100_000
+
+
+# --- item 12: options and paths are one line and exit 2, before any work ---
+
+
+@pytest.mark.parametrize("kind", ["json", "pgn"])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--type", "Blitz"], "'Blitz' is not a speed"),
+        (["--month", "13"], "13 is not a month"),
+        (["--month", "-1"], "-1 is not a month"),
+        (["--year", "99999999999999999999"], "is not a year"),
+        (["--year", "2019"], "no partition matches --year 2019"),
+        (["--type", "correspondence"], "no partition matches --type correspondence"),
+        (["--type", "classical", "--month", "4"], "it holds types"),
+        (["--year", "x"], "'x' is not a whole number"),
+    ],
+    ids=[
+        "type-case",
+        "month-13",
+        "month-negative",
+        "year-huge",
+        "year-absent",
+        "type-absent",
+        "combined",
+        "nan",
+    ],
+)
+def test_bad_selection_is_one_line(
+    kind: str, args: list[str], needle: str, lake: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / FILES[kind]
+    one_line_error(export(kind, out, lake, *args), needle)
+    assert list(tmp_path.iterdir()) == [], "output made for a refused export"
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1e3", "9" * 5000])
+def test_games_per_file_out_of_range(value: str, lake: Path, tmp_path: Path) -> None:
+    one_line_error(export("json", tmp_path / "out", lake, "--games-per-file", value), "--games-per-file")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["json", "pgn"])
+def test_existing_outputs_are_refused_before_any_work(kind: str, lake: Path, tmp_path: Path) -> None:
+    """An existing directory (even empty) for PGN, a file for JSON: refused at once, nothing left."""
+    out = tmp_path / FILES[kind]
+    if kind == "pgn":
+        out.mkdir()
+        needle = "already exists"
+    else:
+        out.write_text("not a directory")
+    run = export(kind, out, lake)
+    one_line_error(run, str(out), *([needle] if kind == "pgn" else ["not a directory"]))
+    assert run.seconds < 10
+    assert leftovers(tmp_path, out) == [], "temporary files left behind"
+
+
+@pytest.mark.parametrize("kind", ["json", "pgn"])
+def test_non_utf8_output_name(kind: str, lake: Path, tmp_path: Path) -> None:
+    name = os.fsencode(tmp_path) + b"/out\xff" + (b".pgn" if kind == "pgn" else b"")
+    command = [sys.executable, "-m", MODULES[kind], name, "--lake", str(lake)]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, timeout=60)
+    run = Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode(errors="replace"), 0, 0)
+    one_line_error(run, "not a UTF-8 name")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bugs_keep_their_traceback(lake: Path, tmp_path: Path) -> None:
+    """Only the project's user errors are one line: a ValueError from a bug is not disguised as one."""
+    code = (
+        "import sys, warehouse.export_json as e\n"
+        "def bug(*a, **k): raise ValueError('a bug')\n"
+        "e.json_lines = bug\n"
+        "from loaders import parquet2json\n"
+        "sys.exit(parquet2json.main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "out"), "--lake", str(lake)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "Traceback" in proc.stderr and "a bug" in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == [], "the failed export's staging was not dropped"
