@@ -13,14 +13,14 @@ import sys
 import time
 
 from warehouse.commit import NotPublished
-from warehouse.lake import ROW_GROUP_GAMES, Lake, add_lake_argument, count_option, default_lake
+from warehouse.lake import ROW_GROUP_GAMES, Lake, OneLineParser, add_lake_argument, count_option, default_lake
 from warehouse.load import LoadError, LoadResult, PgnInputError, load_input
 from warehouse.loads import DamagedRecord
 from warehouse.storage import StorageError
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m loaders.pgn2parquet",
         description="Convert PGN games into the BGN Parquet lake: one row per game, one struct per move. "
         "Games that cannot be read or replayed go to <lake>/rejects/ with their offset and a reason.",

@@ -10,7 +10,6 @@ the lake cannot be opened (missing, a file, a folder holding no lake).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator
 
@@ -20,7 +19,7 @@ import pyarrow.parquet as pq
 
 from warehouse.commit import record_path, staging_ops
 from warehouse.dedup import encode_ids
-from warehouse.lake import GAMES, Lake, add_lake_argument, default_lake
+from warehouse.lake import GAMES, Lake, OneLineParser, add_lake_argument, default_lake
 from warehouse.loads import Records
 from warehouse.storage import StorageError
 
@@ -103,7 +102,7 @@ def _duplicate_ids(ids: list[pa.Array]) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m warehouse.check", description=__doc__.split("\n\n")[1])
+    p = OneLineParser(prog="python -m warehouse.check", description=__doc__.split("\n\n")[1])
     add_lake_argument(p)
     p.add_argument("--full", action="store_true", help="decode every column of every file, not only game_id")
     args = p.parse_args(argv)

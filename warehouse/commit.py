@@ -34,7 +34,6 @@ from warehouse.loads import read_record
 # untouched for this long are taken as abandoned.
 S3_ABANDONED_SECONDS = 6 * 3600
 
-
 # Staged beside an operation's files, deleted last: while it exists, publishing is not complete.
 PUBLISHING_MARKER = ".publishing"
 
@@ -110,10 +109,10 @@ def commit(lake: Lake, record: dict) -> None:
     :raises NotPublished: for a failure or Ctrl-C once the record is (or may be) written.
     """
     op_id = record["load_id"]
-    for rel in added_files(record):
-        lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
-    lake.write_text(staged(op_id, PUBLISHING_MARKER), "")
     try:
+        for rel in added_files(record):
+            lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
+        lake.write_text(staged(op_id, PUBLISHING_MARKER), "")
         write_json(lake, record_path(op_id), record)
     except (OSError, KeyboardInterrupt) as e:
         committed = _committed(lake, op_id)

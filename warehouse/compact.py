@@ -10,7 +10,6 @@ one commit (see warehouse.commit): new files and the retirement of the old ones 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import defaultdict
@@ -28,6 +27,7 @@ from warehouse.lake import (
     GAMES,
     ROW_GROUP_GAMES,
     Lake,
+    OneLineParser,
     add_lake_argument,
     count_option,
     default_lake,
@@ -165,7 +165,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
+    p = OneLineParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
     add_lake_argument(p)
     p.add_argument(
         "--target-games",

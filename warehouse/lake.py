@@ -18,6 +18,7 @@ import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -57,6 +58,13 @@ Key = tuple[str, int, int]
 def default_lake() -> str:
     """``$CHESS_LAKE``, else ``./lake``."""
     return os.environ.get("CHESS_LAKE") or "lake"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A command's options: a usage error is one line on stderr and exit 2, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def add_lake_argument(parser: argparse.ArgumentParser) -> None:

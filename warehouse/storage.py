@@ -17,7 +17,7 @@ S3 is configured the way the AWS tools are, from the environment:
   or moto); its scheme decides between HTTP and HTTPS;
 - how long to wait (so that a dead or stalled endpoint ends a run with an error instead of hanging):
   ``CHESS_S3_CONNECT_TIMEOUT`` seconds to connect (default 10), ``CHESS_S3_REQUEST_TIMEOUT`` seconds
-  without a byte moving on an open connection (default 60) and ``CHESS_S3_ATTEMPTS`` tries of each
+  without a byte moving on an open connection (default 30) and ``CHESS_S3_ATTEMPTS`` tries of each
   request (default 3, with backoff): a request to an endpoint that stopped answering fails after about
   attempts times (connect or request timeout).
 
@@ -69,7 +69,7 @@ class S3Limit:
 # Long enough for a slow link or a server-side copy of a big file (S3 sends nothing until it is done),
 # short enough that a stalled endpoint fails the run instead of hanging it.
 S3_CONNECT_TIMEOUT = S3Limit("CHESS_S3_CONNECT_TIMEOUT", 10, 0.1, 3600)
-S3_REQUEST_TIMEOUT = S3Limit("CHESS_S3_REQUEST_TIMEOUT", 60, 1, 3600)
+S3_REQUEST_TIMEOUT = S3Limit("CHESS_S3_REQUEST_TIMEOUT", 30, 1, 3600)
 S3_ATTEMPTS = S3Limit("CHESS_S3_ATTEMPTS", 3, 1, 100, integer=True)
 
 

@@ -1,0 +1,478 @@
+"""What a hostile-input probe broke on the lake's side (issue 16), through the real commands: a load of
+thousands of partitions under a small `ulimit -n`, S3 connections that die or stall while a load
+publishes, damaged `_loads` records, and options and lake paths out of range or odd (numbers, names that
+are not UTF-8, glob characters, a file or an empty folder given as the lake, Ctrl-C in compaction).
+
+Every failure must be one line and a non-zero exit, never a traceback, and leave a lake that a rerun
+completes; every game the input holds must be written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+import s3_server as s3
+from load_runs import REPO, PeakRss, Run, lake_counts, load, make_games, one_line_error, run_module, write_zst
+from s3_server import S3Server
+
+from warehouse import connect
+from warehouse.storage import lake_filesystem
+
+s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
+
+MEMORY_MB = 700  # as tests/test_hostile.py: a load's peak RSS stays under this whatever the input
+
+
+def run_bounded(
+    args: list[str | bytes],
+    *,
+    nofile: int | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> tuple[Run, int]:
+    """`python ARGS` from the repository's root, as `load_runs.run_module` but with arguments that may be
+    bytes (names that are not UTF-8), an optional `ulimit -n` set in the child, and the peak number of
+    file descriptors it held (sampled from /proc) returned beside the run."""
+    limit = None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=limit,
+    )
+    peak, fds = PeakRss(proc.pid), PeakFds(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"{args}: killed after {timeout} s")
+    finally:
+        peak.stop()
+        fds.stop()
+    seconds = time.monotonic() - start
+    return Run(
+        proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds, peak.mb
+    ), fds.peak
+
+
+class PeakFds:
+    """The most file descriptors a running child held, from /proc/<pid>/fd, sampled until `stop`."""
+
+    def __init__(self, pid: int, every: float = 0.02):
+        self.peak = 0
+        self._dir, self._done = Path(f"/proc/{pid}/fd"), threading.Event()
+        self._thread = threading.Thread(target=self._sample, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _sample(self, every: float) -> None:
+        while not self._done.is_set():
+            try:
+                self.peak = max(self.peak, len(os.listdir(self._dir)))
+            except OSError:
+                return
+            self._done.wait(every)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def records(lake: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((lake / "_loads").glob("*.json"))]
+
+
+# --- item 6: thousands of partitions in one load ---
+
+
+def one_game_a_month(count: int, first_game: int = 0, first_year: int = 1850) -> str:
+    """Games `first_game`… (see `make_games`), one per month from January of `first_year` on: one
+    partition per game."""
+    games = ["[Event" + g for g in make_games(first_game, count).split("[Event") if g.strip()]
+    return "".join(
+        re.sub(r'\[(UTCDate|Date) "\d{4}\.\d\d', rf'[\1 "{first_year + n // 12}.{n % 12 + 1:02d}', g)
+        for n, g in enumerate(games)
+    )
+
+
+def test_a_historical_archive_loads_within_256_file_descriptors(tmp_path: Path) -> None:
+    """1,100 months (1850-1941), one game each: more partitions than `ulimit -n 256` allows open files.
+    Every game is written; the files the loader holds open stay bounded whatever the partitions."""
+    path = tmp_path / "archive.pgn"
+    path.write_text(one_game_a_month(1100))
+    lake = tmp_path / "lake"
+    run, fds = run_bounded(
+        ["-m", "loaders.pgn2parquet", str(path), "--lake", str(lake)], nofile=256, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert "1,100 games seen = 1,100 written" in run.stdout, run.stdout
+    assert lake_counts(lake) == (1100, 1100)
+    assert len(list((lake / "games").glob("**/*.parquet"))) == 1100  # sorted by month: one file each
+    assert fds < 160, f"{fds} file descriptors open at once"
+    assert run.max_rss_mb < MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
+    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+
+
+def test_partitions_revisited_out_of_order_lose_nothing(tmp_path: Path) -> None:
+    """Games cycling through more partitions than the writer keeps open: files are closed and reopened
+    as new files, every game is written once, and compaction merges the extra files."""
+    # 300 games over 150 months, visited 1, 2, …, 150, then again: each partition's file was closed.
+    path = tmp_path / "cycle.pgn"
+    path.write_text(one_game_a_month(150) + one_game_a_month(150, first_game=1000))
+    lake = tmp_path / "lake"
+    run, _ = run_bounded(["-m", "loaders.pgn2parquet", str(path), "--lake", str(lake)], nofile=128)
+    assert run.returncode == 0, run.stderr
+    assert lake_counts(lake) == (300, 300)
+    assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0
+    assert lake_counts(lake) == (300, 300)
+    assert run_module("warehouse.check", ["--lake", str(lake), "--full"]).returncode == 0
+
+
+# --- item 8: S3 connections that die or stall ---
+
+
+class Proxy:
+    """A TCP proxy to `target` that, once it has forwarded `copies` server-side copy requests (how a
+    publish moves a staged file on S3), drops every connection and refuses new ones: the endpoint dies
+    in the middle of publishing."""
+
+    def __init__(self, target: tuple[str, int], copies: int):
+        self.target, self.copies, self.dead = target, copies, False
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.dead:
+                client.close()
+                continue
+            server = socket.create_connection(self.target)
+            self._open += [client, server]
+            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, requests: bool) -> None:
+        try:
+            while data := src.recv(1 << 16):
+                if requests:
+                    self.copies -= data.lower().count(b"x-amz-copy-source:")
+                    if self.copies < 0:
+                        self.die()
+                        return
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                sock.close()
+
+    def die(self) -> None:
+        self.dead = True
+        for sock in self._open:
+            sock.close()
+
+    def close(self) -> None:
+        self.die()
+        self.listener.close()
+
+
+def s3_env(endpoint: str, **limits: str) -> dict[str, str]:
+    return {**os.environ, "AWS_ENDPOINT_URL": endpoint, **limits}
+
+
+def cli(module: str, *args: str) -> list[str]:
+    return ["-m", module, *args]
+
+
+def test_s3_publish_cut_midway_says_committed_and_a_rerun_finishes(
+    s3_server: S3Server, tmp_path: Path
+) -> None:
+    """The connection dies after 2 of the load's files were moved into place: the error says the load is
+    committed and a rerun finishes it (not "nothing was added"); the rerun makes every game visible."""
+    url = s3_server.bucket("publish-cut") + "/lake"
+    source = write_zst(tmp_path / "may.pgn.zst", make_games(0, 438))
+    endpoint = s3_server.endpoint.removeprefix("http://").split(":")
+    proxy = Proxy((endpoint[0], int(endpoint[1])), copies=2)
+    try:
+        env = s3_env(proxy.endpoint, CHESS_S3_ATTEMPTS="1", CHESS_S3_CONNECT_TIMEOUT="2")
+        cut, _ = run_bounded(cli("loaders.pgn2parquet", str(source), "--lake", url), env=env)
+    finally:
+        proxy.close()
+    one_line_error(cut, str(source), "committed", "run again to finish publishing")
+    assert "nothing of it was added" not in cut.stderr
+    rerun, _ = run_bounded(cli("loaders.pgn2parquet", str(source), "--lake", url), env=dict(os.environ))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "finished publishing" in rerun.stderr and "already loaded" in rerun.stdout
+    fs, root = lake_filesystem(url)
+    games = ds.dataset(f"{root}/games", filesystem=fs, format="parquet", partitioning="hive").count_rows()
+    assert games == 438
+    assert run_module("warehouse.check", ["--lake", url]).returncode == 0
+
+
+@pytest.fixture
+def stalled_endpoint() -> Iterator[str]:
+    """An endpoint that accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    for sock in held:
+        sock.close()
+
+
+@pytest.mark.parametrize("module", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+def test_stalled_s3_endpoint_ends_within_the_timeouts(
+    s3_server: S3Server, stalled_endpoint: str, tmp_path: Path, module: str
+) -> None:
+    """With 1 s timeouts and one attempt, a command on a stalled endpoint ends in seconds with one line."""
+    source = tmp_path / "one.pgn"
+    source.write_text(make_games(0, 1))
+    args = [str(source)] if module == "loaders.pgn2parquet" else []
+    env = s3_env(
+        stalled_endpoint, CHESS_S3_CONNECT_TIMEOUT="1", CHESS_S3_REQUEST_TIMEOUT="1", CHESS_S3_ATTEMPTS="1"
+    )
+    run, _ = run_bounded(cli(module, *args, "--lake", "s3://stalled/lake"), env=env, timeout=60)
+    one_line_error(run)
+    assert run.seconds < 7, f"{run.seconds:.1f} s"
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "nan"])
+def test_s3_timeout_settings_are_checked(s3_server: S3Server, stalled_endpoint: str, value: str) -> None:
+    env = s3_env(stalled_endpoint, CHESS_S3_REQUEST_TIMEOUT=value)
+    run, _ = run_bounded(cli("warehouse.check", "--lake", "s3://any/lake"), env=env, timeout=60)
+    one_line_error(run, "CHESS_S3_REQUEST_TIMEOUT")
+
+
+def test_compaction_cut_while_retiring_files_is_finished_by_the_next_run(tmp_path: Path) -> None:
+    """A compaction whose publish fails after the new files are in place, while deleting the old ones:
+    the error says it is committed; the next run finds it and deletes them (the lake checks clean)."""
+    lake = tmp_path / "lake"
+    sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 40, 40)) for i in range(4)]
+    assert load(sources, lake).returncode == 0
+    fail_deletes = (
+        "import sys, warehouse.lake as lake\n"
+        "def refuse(self, rel): raise PermissionError(13, 'Permission denied', rel)\n"
+        "lake.Lake.delete = refuse\n"
+        "from warehouse.compact import main\n"
+        "sys.exit(main(['--lake', sys.argv[1]]))\n"
+    )
+    cut, _ = run_bounded(["-c", fail_deletes, str(lake)])
+    one_line_error(cut, "committed", "run again to finish publishing")
+    rerun = run_module("warehouse.compact", ["--lake", str(lake)])
+    assert rerun.returncode == 0, rerun.stderr
+    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    assert checked.returncode == 0, checked.stdout
+    assert lake_counts(lake) == (160, 160)
+
+
+# --- item 10: damaged records of _loads/ ---
+
+
+DAMAGES = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "not-an-object": lambda text: "[1, 2, 3]\n",
+    "missing-key": lambda text: json.dumps({k: v for k, v in json.loads(text).items() if k != "games_seen"}),
+    "wrong-type": lambda text: json.dumps({**json.loads(text), "file_rows": ["x"]}),
+    "path-outside-the-lake": lambda text: json.dumps({**json.loads(text), "removes": ["../../outside"]}),
+    "nested-too-deep": lambda text: "[" * 100_000,
+    "not-utf8": lambda text: "\udcff",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake of two loads, to copy and damage."""
+    tmp = tmp_path_factory.mktemp("damaged")
+    sources = [write_zst(tmp / f"part-{i}.pgn.zst", make_games(i * 30, 30)) for i in range(2)]
+    assert load(sources, tmp / "lake").returncode == 0
+    return tmp / "lake"
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_damaged_record_is_reported_and_refused(damage: str, loaded_lake: Path, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(loaded_lake, lake)
+    record = sorted((lake / "_loads").glob("*.json"))[0]
+    record.write_bytes(DAMAGES[damage](record.read_text()).encode(errors="surrogateescape"))
+    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert f"problem: {lake}/_loads/{record.name}: damaged record" in checked.stdout, checked.stdout
+    source = tmp_path / "new.pgn"
+    source.write_text(make_games(1000, 5))
+    one_line_error(load([source], lake), record.name, "damaged record")
+    one_line_error(run_module("warehouse.compact", ["--lake", str(lake)]), record.name, "damaged record")
+
+
+def test_a_damaged_record_of_an_interrupted_publish_is_refused(loaded_lake: Path, tmp_path: Path) -> None:
+    """Recovery reads the record of a staged operation: damaged, the load refuses by name, not a crash."""
+    lake = tmp_path / "lake"
+    shutil.copytree(loaded_lake, lake)
+    op_id = "20250101T000000-deadbeef"
+    (lake / "_staging" / op_id / "games").mkdir(parents=True)
+    (lake / "_staging" / op_id / "games" / "x.parquet").write_bytes(b"PAR1")
+    (lake / "_loads" / f"{op_id}.json").write_text('{"load_id": "20250101T0')
+    source = tmp_path / "new.pgn"
+    source.write_text(make_games(1000, 5))
+    one_line_error(load([source], lake), f"{op_id}.json", "damaged record")
+
+
+# --- item 12: options and lake paths ---
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "50001", "99999999999999999999999", "x"])
+def test_batch_games_out_of_range(value: str, tmp_path: Path) -> None:
+    source = tmp_path / "one.pgn"
+    source.write_text(make_games(0, 1))
+    one_line_error(load([source], tmp_path / "lake", "--batch-games", value), "--batch-games")
+    assert not (tmp_path / "lake").exists()
+
+
+@pytest.mark.parametrize("value", ["1", "0", "-5", "99999999999999999999999", "x"])
+def test_target_games_out_of_range(value: str, loaded_lake: Path) -> None:
+    run = run_module("warehouse.compact", ["--lake", str(loaded_lake), "--target-games", value])
+    one_line_error(run, "--target-games")
+
+
+def test_input_name_not_utf8(tmp_path: Path) -> None:
+    """A file named with Latin-1 bytes: one line naming it (bytes escaped), the other input still loads."""
+    bad = os.fsencode(tmp_path) + b"/caf\xe9.pgn"
+    Path(os.fsdecode(bad)).write_text(make_games(0, 3))
+    good = tmp_path / "good.pgn"
+    good.write_text(make_games(10, 2))
+    lake = tmp_path / "lake"
+    run, _ = run_bounded(cli("loaders.pgn2parquet", bad, str(good), "--lake", str(lake)))  # type: ignore[arg-type]
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.count("\n") == 1 and "caf\\xe9.pgn" in run.stderr and "UTF-8" in run.stderr
+    assert lake_counts(lake) == (2, 2)
+
+
+@pytest.mark.parametrize("module", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+def test_lake_name_not_utf8(module: str, tmp_path: Path) -> None:
+    lake = os.fsencode(tmp_path) + b"/l\xe9ke"
+    os.mkdir(lake)
+    source = tmp_path / "one.pgn"
+    source.write_text(make_games(0, 1))
+    args = [str(source)] if module == "loaders.pgn2parquet" else []
+    run, _ = run_bounded(cli(module, *args, "--lake", lake))  # type: ignore[arg-type]
+    one_line_error(run, "l\\xe9ke", "UTF-8")
+
+
+@pytest.mark.parametrize("name", ["lake?", "lake[1]", "la*ke", "lake]"])
+def test_lake_named_with_glob_characters_is_read_alone(name: str, tmp_path: Path) -> None:
+    """The views read the lake of that exact name, not a sibling its name would match as a pattern."""
+    lake = tmp_path / name
+    assert load([write_zst(tmp_path / "five.pgn.zst", make_games(0, 5))], lake).returncode == 0
+    sibling = tmp_path / name.replace("?", "X").replace("[1]", "1").replace("*", "XY").replace("]", "")
+    assert load([write_zst(tmp_path / "three.pgn.zst", make_games(100, 3))], sibling).returncode == 0
+    con = connect(lake)
+    ((games, files),) = con.sql("select count(*), count(distinct filename) from games").fetchall()
+    assert (games, files) == (5, len(list(lake.glob("games/**/*.parquet"))))
+    if shutil.which("duckdb"):  # the same views through the duckdb CLI, as `duckdb < sql/<file>.sql` runs
+        cli_run = subprocess.run(
+            ["duckdb", "-csv", "-noheader", "-c", "import database 'sql/views'; select count(*) from games"],
+            cwd=REPO,
+            env={**os.environ, "CHESS_LAKE": str(lake)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert cli_run.stdout.strip() == "5", cli_run.stdout + cli_run.stderr
+
+
+@pytest.mark.parametrize("module", ["warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize("kind", ["file", "empty-dir", "missing"])
+def test_lake_that_is_no_lake(module: str, kind: str, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    if kind == "file":
+        lake.write_text("not a lake")
+    elif kind == "empty-dir":
+        lake.mkdir()
+    one_line_error(run_module(module, ["--lake", str(lake)]), str(lake))
+    assert kind == "file" or not lake.exists() or not any(lake.iterdir()), "nothing created in it"
+
+
+def test_load_into_a_file_or_an_empty_directory(tmp_path: Path) -> None:
+    source = tmp_path / "one.pgn"
+    source.write_text(make_games(0, 1))
+    (tmp_path / "file").write_text("not a lake")
+    one_line_error(load([source], tmp_path / "file"), "is a file")
+    (tmp_path / "empty").mkdir()
+    assert load([source], tmp_path / "empty").returncode == 0  # a new lake
+    assert lake_counts(tmp_path / "empty") == (1, 1)
+
+
+@pytest.fixture
+def many_small_files(tmp_path: Path) -> Path:
+    """40 loads of 60 games into one month: 40 small files per speed to merge."""
+    sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 60, 60)) for i in range(40)]
+    lake = tmp_path / "lake"
+    assert load(sources, lake, timeout=120).returncode == 0
+    return lake
+
+
+def test_ctrl_c_during_compaction(many_small_files: Path) -> None:
+    """SIGINT once compaction has started writing: one line, a non-zero exit, the lake as consistent as
+    before (every game once) and compacted by the next run."""
+    lake = many_small_files
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warehouse.compact", "--lake", str(lake)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while (
+        not any((lake / "_staging").glob("*/games")) and proc.poll() is None and time.monotonic() < deadline
+    ):
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, out, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "interrupted" in err, err
+    assert lake_counts(lake) == (2400, 2400)
+    assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+    assert lake_counts(lake) == (2400, 2400)
+
+
+def test_compaction_prints_no_warning(tmp_path: Path) -> None:
+    """The content hash is a sum modulo 2**64 (no numpy overflow warning)."""
+    lake = tmp_path / "lake"
+    sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 50, 50)) for i in range(3)]
+    assert load(sources, lake).returncode == 0
+    run = run_module("warehouse.compact", ["--lake", str(lake)])
+    assert run.returncode == 0 and "merged" in run.stdout, run.stderr
+    assert run.stderr == "", run.stderr
