@@ -162,14 +162,23 @@ def read_games(path: Path) -> Iterator[_Game]:
         text, mixed = data.decode("latin-1"), True
     handle = io.StringIO(text, newline="")
     start = 0
+    last = None
     while (game := chess.pgn.read_game(handle, Visitor=_Builder)) is not None:
         end = handle.tell()
         if mixed:
             game = read_utf8(data[start:end]) or game
         if end == len(text) and unterminated_comment(text[start:end]):
             game.errors.append(ValueError("unterminated comment"))
-        yield game
+        if last is not None:
+            yield last
+        last = game
         start = end
+    if last is not None:
+        # The input ends inside a game whose movetext has no result marker: cut short (a broken
+        # download), not a shorter game.
+        if last.marker is None and not last.errors:
+            last.errors.append(ValueError("game cut short: the input ends before its result"))
+        yield last
 
 
 def read_utf8(data: bytes) -> _Game | None:

@@ -1,5 +1,6 @@
 //! Arrow builders for the lake's schema (docs/schema.md): games in, one `RecordBatch` out.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::ArrayBuilder;
@@ -579,7 +580,7 @@ impl GameColumns {
         self.comment
             .append_option(g.comment.as_ref().map(|r| g.str(r)));
 
-        let mut keys: Vec<&str> = Vec::new();
+        let mut keys = KeyCounts::default();
         for (i, (name, value, known)) in g.tags.iter().enumerate() {
             let (name, value) = (g.str(name), g.str(value));
             let held = known.is_some_and(|k| {
@@ -590,8 +591,7 @@ impl GameColumns {
             }
             // Map keys must be unique (DuckDB refuses a map with a repeated key): a repeated tag
             // is kept as `Date (2)`, `Date (3)`… in file order.
-            let repeats = keys.iter().filter(|&&k| k == name).count();
-            keys.push(name);
+            let repeats = keys.add(name);
             if repeats == 0 {
                 self.headers.keys().append_value(name);
             } else {
@@ -689,6 +689,35 @@ impl GameColumns {
             Arc::new(self.month.finish()),
         ];
         RecordBatch::try_new(schema(), columns)
+    }
+}
+
+/// How often each `headers` key was seen so far in one game. Games have a dozen tags, searched in a
+/// list; past `LINEAR` keys (a hostile game may have 400,000), a hash map keeps the count linear.
+#[derive(Default)]
+struct KeyCounts<'a> {
+    few: Vec<&'a str>,
+    many: HashMap<&'a str, usize>,
+}
+
+impl<'a> KeyCounts<'a> {
+    const LINEAR: usize = 32;
+
+    /// Counts `key`; returns how many times it was seen before.
+    fn add(&mut self, key: &'a str) -> usize {
+        if self.few.len() < Self::LINEAR {
+            let before = self.few.iter().filter(|&&k| k == key).count();
+            self.few.push(key);
+            return before;
+        }
+        if self.many.is_empty() {
+            for k in &self.few {
+                *self.many.entry(k).or_default() += 1;
+            }
+        }
+        let count = self.many.entry(key).or_default();
+        *count += 1;
+        *count - 1
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Frame<'a> {
     /// Offset of the game's first byte in the (decompressed) stream.
     pub offset: u64,
     pub bytes: &'a [u8],
+    /// The game's length in the stream: more than `bytes` holds when it is oversized.
+    pub length: u64,
     /// The game was longer than the frame limit: `bytes` holds only its beginning.
     pub oversized: bool,
     /// The stream failed inside this game (damaged compressed data): the game is cut.
@@ -129,6 +131,7 @@ impl<R: Read> Framer<R> {
         Frame {
             offset: self.game_offset,
             bytes: &self.buf[self.start..game_end],
+            length: (game_end - self.start) as u64 + self.dropped,
             oversized: self.dropped > 0,
             cut_by,
         }

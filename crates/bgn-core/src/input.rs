@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+use shakmaty::san::SanPlus;
 
 /// How the input's bytes are encoded.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]
@@ -128,7 +129,10 @@ impl Input {
         size: Option<u64>,
     ) -> Result<Input, InputError> {
         let mut head = vec![0u8; 4096];
-        let n = read_up_to(&mut raw, &mut head).map_err(|e| open_error(name, &e))?;
+        let (n, error) = read_up_to(&mut raw, &mut head);
+        if let Some(e) = error {
+            return Err(open_error(name, &e));
+        }
         head.truncate(n);
         let compression = Compression::sniff(&head).ok_or_else(|| {
             InputError(format!(
@@ -146,7 +150,7 @@ impl Input {
             tap: Some(tap),
             hash: hash.clone(),
         };
-        let reader: Box<dyn Read + Send> = match compression {
+        let decoded: Box<dyn Read + Send> = match compression {
             Compression::Plain => Box::new(tap),
             Compression::Zstd => Box::new(
                 zstd::stream::read::Decoder::new(tap)
@@ -155,6 +159,7 @@ impl Input {
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(tap))),
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(tap))),
         };
+        let reader = read_head(name, decoded)?;
         Ok(Input {
             compression,
             size,
@@ -197,17 +202,147 @@ impl Read for FinishingTap {
     }
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Decompressed bytes looked at before any game is read.
+pub const HEAD_BYTES: usize = 4 << 20;
+
+/// Looks at the first `HEAD_BYTES` of the decompressed text, then hands back the whole stream:
+/// - text with neither a tag pair nor a move there is not PGN (a README, a CSV, a log): refused
+///   before anything is written, rather than read as a run of rejects or empty games;
+/// - text whose lines end with a bare `\r` (classic Mac OS) is read with each `\r` as `\n`, byte
+///   for byte, so offsets stay exact; files with `\n` or `\r\n` line ends are left alone.
+fn read_head(
+    name: &str,
+    mut decoded: Box<dyn Read + Send>,
+) -> Result<Box<dyn Read + Send>, InputError> {
+    let mut head = vec![0u8; HEAD_BYTES];
+    // Damage found here is the framer's to report, after the games before it.
+    let (n, damage) = read_up_to(&mut decoded, &mut head);
+    head.truncate(n);
+    let cr_lines = memchr::memchr(b'\n', &head).is_none() && memchr::memchr(b'\r', &head).is_some();
+    if cr_lines {
+        head.iter_mut()
+            .filter(|b| **b == b'\r')
+            .for_each(|b| *b = b'\n');
+    }
+    if damage.is_none() && !head.trim_ascii().is_empty() && !looks_like_pgn(&head) {
+        return Err(InputError(format!(
+            "{name}: not PGN (no tag pair and no move in its first {} MB)",
+            HEAD_BYTES >> 20
+        )));
+    }
+    let rest: Box<dyn Read + Send> = match damage {
+        Some(e) => Box::new(Failed(Some(e))),
+        None if cr_lines => Box::new(CrLines(decoded)),
+        None => decoded,
+    };
+    Ok(Box::new(io::Cursor::new(head).chain(rest)))
+}
+
+/// Whether text holds a PGN tag pair (`[Name "value"]` opening a line), a numbered move (`1. e4`,
+/// `12...Nf6`) or a line opening with a move followed by movetext (`e4 e5`, `b3 {`, `Nf3 $1`).
+pub fn looks_like_pgn(text: &[u8]) -> bool {
+    text.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii_start();
+        is_tag_pair(line) || opens_with_moves(line)
+    }) || memchr::memchr_iter(b'.', text).any(|dot| is_numbered_move(text, dot))
+}
+
+fn is_tag_pair(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"[") else {
+        return false;
+    };
+    let name = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    let rest = &rest[name..];
+    let value = rest.trim_ascii_start();
+    name > 0
+        && value.len() < rest.len()
+        && value.first() == Some(&b'"')
+        && value.trim_ascii_end().ends_with(b"]")
+}
+
+fn opens_with_moves(line: &[u8]) -> bool {
+    let mut tokens = line
+        .split(u8::is_ascii_whitespace)
+        .filter(|t| !t.is_empty());
+    let (Some(first), Some(second)) = (tokens.next(), tokens.next()) else {
+        return false;
+    };
+    is_move(first)
+        && (is_move(second)
+            || matches!(second[0], b'{' | b'(' | b'$' | b';')
+            || matches!(second, b"1-0" | b"0-1" | b"1/2-1/2" | b"*"))
+}
+
+/// A move number ending at the dot at `dot` (digits before it, at a token start), then a move.
+fn is_numbered_move(text: &[u8], dot: usize) -> bool {
+    let digits = text[..dot]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let before = dot - digits;
+    if digits == 0 || (before > 0 && !text[before - 1].is_ascii_whitespace()) {
+        return false;
+    }
+    let after = &text[dot..];
+    let after = &after[after.iter().take_while(|&&b| b == b'.').count()..];
+    let token = after.trim_ascii_start();
+    let len = token
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace() && !b"{}();$".contains(b))
+        .count();
+    is_move(&token[..len])
+}
+
+/// A SAN move, perhaps with a `!`/`?` annotation (`e4!`, `Nxf7?!`).
+fn is_move(token: &[u8]) -> bool {
+    let end = token.len()
+        - token
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b'!' | b'?'))
+            .count();
+    end > 0 && SanPlus::from_ascii(&token[..end]).is_ok()
+}
+
+/// Replays the error met while reading the head.
+struct Failed(Option<io::Error>);
+
+impl Read for Failed {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        self.0.take().map_or(Ok(0), Err)
+    }
+}
+
+/// A stream whose lines end with a bare `\r`, read with `\n` instead.
+struct CrLines(Box<dyn Read + Send>);
+
+impl Read for CrLines {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        buf[..n]
+            .iter_mut()
+            .filter(|b| **b == b'\r')
+            .for_each(|b| *b = b'\n');
+        Ok(n)
+    }
+}
+
+/// Fills `buf` as far as the stream goes; the bytes read, and the error that stopped it early.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return (n, Some(e)),
         }
     }
-    Ok(n)
+    (n, None)
 }
 
 fn open_error(path: &str, e: &io::Error) -> InputError {

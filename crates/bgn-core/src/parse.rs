@@ -12,6 +12,9 @@ use crate::replay::Replayer;
 /// follows, which costs more (measured with cachegrind).
 const PADDING: &[u8] = b"\n\n";
 
+/// Tags that pgn-reader's default buffer (16 KiB, filled whole at a game's start) always holds.
+const TAGS_IN_FIRST_FILL: usize = 8 << 10;
+
 /// What pgn-reader reads: the current game's text, then `PADDING`, then the end of input. Shared
 /// with the parser, which puts the next game in once pgn-reader has read the previous one to its end.
 #[derive(Clone, Default)]
@@ -74,6 +77,15 @@ impl GameParser {
             text
         };
         replayer.no_variations = !checked.variations;
+        // pgn-reader reads a tag only if the whole line is in its buffer, which it refills below
+        // 255 bytes: when the tags do not all fit its first fill, a game with long tag lines gets a
+        // reader of its own, sized for its longest (else a valid game is "unterminated tag").
+        let wide = checked.tags_len > TAGS_IN_FIRST_FILL && checked.longest_tag > 255;
+        if wide {
+            self.pgn = pgn_reader::Reader::build(self.feed.clone())
+                .set_supported_tag_line_length(checked.longest_tag)
+                .finish();
+        }
         {
             let mut state = self.feed.0.lock().unwrap_or_else(PoisonError::into_inner);
             state.text.clear();
@@ -89,8 +101,9 @@ impl GameParser {
             Ok(None) => Err("no game in this text".into()),
             Err(e) => Err(e.to_string()),
         };
-        if outcome.is_err() {
-            // pgn-reader may have stopped mid-game, with bytes buffered or a skip pending: start over.
+        if outcome.is_err() || wide {
+            // pgn-reader may have stopped mid-game, with bytes buffered or a skip pending (or holds
+            // a buffer sized for one odd game): start over.
             self.pgn = pgn_reader::Reader::new(self.feed.clone());
         }
         outcome

@@ -14,13 +14,17 @@ use crate::columns::{partition, GameColumns, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::parse::GameParser;
+use crate::replay::GameScratch;
 use crate::replay::Replayer;
 
 /// A game kept out of the lake, and why.
 #[derive(Debug)]
 pub struct Reject {
     pub offset: u64,
+    /// The game's length in the (decompressed) source: `raw` may hold only its beginning.
+    pub length: u64,
     pub reason: String,
+    /// The game's text, up to `Options::max_reject_raw` bytes.
     pub raw: String,
 }
 
@@ -39,37 +43,55 @@ pub struct Counters {
     pub decompressed: AtomicU64,
 }
 
-/// Limits of one read.
+/// Limits of one read. Memory held by the reader is bounded by them, whatever the games hold:
+/// `max_game_bytes` (the framer's window) + `PENDING_BATCHES × batch_bytes` (games waiting in
+/// their partitions) + `batch_bytes` (one batch of rejects).
 #[derive(Copy, Clone, Debug)]
 pub struct Options {
     /// Games per batch.
     pub batch_games: usize,
+    /// Bytes of game text per batch (annotated games can be megabytes each).
+    pub batch_bytes: usize,
     /// Longest game kept in memory; longer ones are rejected.
     pub max_game_bytes: usize,
+    /// Most of a rejected game's text copied into its reject; the rest is found by offset and length.
+    pub max_reject_raw: usize,
+    /// Partitions holding games at once; one more sends the least recently used one on its way.
+    pub max_partitions: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             batch_games: 8192,
+            batch_bytes: 16 << 20,
             max_game_bytes: 64 << 20,
+            max_reject_raw: 64 << 10,
+            max_partitions: 64,
         }
     }
 }
 
+/// All partitions together hold at most this many batches' worth of games.
+pub const PENDING_BATCHES: usize = 4;
+
+/// Partitions that get builders sized for a whole batch up front; more are rare (an archive spanning
+/// many months) and start small.
+const PRESIZED_PARTITIONS: usize = 8;
+
+const TRUNCATED: &str =
+    "game cut short: the input ends before its result (no 1-0, 0-1, 1/2-1/2 or * after the moves)";
+
 /// Reads games from an input and yields batches; single-threaded.
 pub struct BatchReader {
     framer: Framer<Input>,
-    replayer: Replayer,
-    /// Games waiting to be emitted, one builder per partition, so that every batch belongs to one
-    /// partition and the writer never has to split nested data.
-    pending: HashMap<Partition, GameColumns>,
-    pending_games: usize,
-    /// Mainline moves of the games written so far, to size the builders of the next batches.
-    plies_written: u64,
-    source_name: String,
+    games: GameReader,
+    batches: Pending,
+    /// A game read without a result marker: complete if another game follows it, else cut short by
+    /// the end of the input. Kept as text until the next frame tells.
+    held: Option<(u64, String)>,
+    /// Text of a game that is not UTF-8, read as Latin-1.
     latin1: String,
-    parser: GameParser,
     options: Options,
     counters: Arc<Counters>,
     finished: bool,
@@ -77,17 +99,15 @@ pub struct BatchReader {
 
 impl BatchReader {
     pub fn new(input: Input, source_name: &str, options: Options) -> BatchReader {
+        let counters = Arc::new(Counters::default());
         BatchReader {
             framer: Framer::new(input, options.max_game_bytes),
-            replayer: Replayer::default(),
-            pending: HashMap::new(),
-            pending_games: 0,
-            plies_written: 0,
-            source_name: source_name.to_owned(),
+            games: GameReader::default(),
+            batches: Pending::new(source_name, options, counters.clone()),
+            held: None,
             latin1: String::new(),
-            parser: GameParser::default(),
             options,
-            counters: Arc::new(Counters::default()),
+            counters,
             finished: false,
         }
     }
@@ -107,20 +127,36 @@ impl BatchReader {
 
     /// The next batch (games of one partition), or `None` when the input is exhausted.
     pub fn next_batch(&mut self) -> Option<Batch> {
-        let mut rejects = Vec::new();
+        let mut rejects = Rejects::new(self.options.max_reject_raw);
         let full = loop {
-            if let Some(key) = self.full_partition() {
+            if let Some(key) = self.batches.full_partition() {
                 break Some(key);
             }
             if self.finished {
-                break self.pending.keys().next().copied();
+                break self.batches.any();
             }
             let Some(frame) = self.framer.next_frame() else {
                 self.finished = true;
+                if let Some((offset, text)) = self.held.take() {
+                    let length = text.len() as u64;
+                    rejects.add(offset, length, TRUNCATED.into(), &text, &self.counters);
+                }
                 continue;
             };
+            // A game follows the one held back: that one was whole.
+            if let Some((offset, text)) = self.held.take() {
+                match self.games.read(text.as_bytes()) {
+                    Ok(()) => self
+                        .batches
+                        .append(&self.games.replayer.scratch, offset, text.len()),
+                    Err(reason) => {
+                        let length = text.len() as u64;
+                        rejects.add(offset, length, reason, &text, &self.counters);
+                    }
+                }
+            }
             self.counters.seen.fetch_add(1, Ordering::Relaxed);
-            let offset = frame.offset;
+            let (offset, length) = (frame.offset, frame.length);
             let text = decode(frame.bytes, &mut self.latin1);
             let outcome = if frame.oversized {
                 Err(format!(
@@ -130,79 +166,210 @@ impl BatchReader {
             } else if let Some(cut) = &frame.cut_by {
                 Err(format!("game cut short: {cut}"))
             } else {
-                // A bug on some odd input must cost that game (rejected, with the reason), not the load.
-                let parse = || self.parser.parse(&mut self.replayer, text.as_bytes());
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(
-                    |panic| {
-                        self.parser = GameParser::default();
-                        Err(format!(
-                            "internal error while reading this game: {}",
-                            panic_message(&panic)
-                        ))
-                    },
-                )
+                self.games.read(text.as_bytes())
             };
-            match outcome {
-                Ok(()) => {
-                    let scratch = &self.replayer.scratch;
-                    let key = partition(scratch);
-                    // Size for a full batch, within what all partitions together may hold.
-                    let batch = self.options.batch_games;
-                    let games = batch.min(4 * batch - self.pending_games).max(1);
-                    let plies = games * self.plies_per_game();
-                    let columns = self.pending.entry(key).or_insert_with(|| {
-                        GameColumns::with_capacity(&self.source_name, games, plies)
-                    });
-                    columns.append(scratch, offset);
-                    self.plies_written += scratch.mainline().len() as u64;
-                    self.pending_games += 1;
-                    self.counters.written.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(reason) => {
-                    let raw = text.into_owned();
-                    rejects.push(Reject {
-                        offset,
-                        reason,
-                        raw,
-                    });
-                    self.counters.rejected.fetch_add(1, Ordering::Relaxed);
-                }
+            if outcome.is_ok() && self.games.replayer.scratch.outcome.is_none() {
+                self.held = Some((offset, text.into_owned()));
+            } else if outcome.is_ok() {
+                self.batches
+                    .append(&self.games.replayer.scratch, offset, text.len());
+            } else if let Err(reason) = outcome {
+                rejects.add(offset, length, reason, &text, &self.counters);
             }
-            if rejects.len() >= self.options.batch_games {
+            if rejects.full(&self.options) {
                 break None; // a run of bad input: hand the rejects over, keep memory bounded
             }
         };
         self.counters
             .decompressed
             .store(self.framer.position(), Ordering::Relaxed);
-        let games = match full.and_then(|key| self.pending.remove(&key)) {
-            Some(mut columns) => {
-                self.pending_games -= columns.len();
-                columns.finish().expect("columns follow the schema")
-            }
-            None if rejects.is_empty() => return None,
+        let games = match full.and_then(|key| self.batches.take(key)) {
+            Some(batch) => batch,
+            None if rejects.list.is_empty() => return None,
             None => RecordBatch::new_empty(crate::columns::schema()),
         };
-        Some(Batch { games, rejects })
+        Some(Batch {
+            games,
+            rejects: rejects.list,
+        })
+    }
+}
+
+/// Reads one game's text: the parser and the replayer.
+#[derive(Default)]
+struct GameReader {
+    parser: GameParser,
+    replayer: Replayer,
+}
+
+impl GameReader {
+    /// Parses and replays `text` into `self.replayer.scratch`; `Err` is the reason to reject it.
+    fn read(&mut self, text: &[u8]) -> Result<(), String> {
+        // A bug on some odd input must cost that game (rejected, with the reason), not the load.
+        let parse = || self.parser.parse(&mut self.replayer, text);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
+            self.parser = GameParser::default();
+            Err(format!(
+                "internal error while reading this game: {}",
+                panic_message(&panic)
+            ))
+        })
+    }
+}
+
+/// The rejects of one batch, their text copied up to a cap.
+struct Rejects {
+    list: Vec<Reject>,
+    bytes: usize,
+    max_raw: usize,
+}
+
+impl Rejects {
+    fn new(max_raw: usize) -> Rejects {
+        Rejects {
+            list: Vec::new(),
+            bytes: 0,
+            max_raw,
+        }
+    }
+
+    fn add(&mut self, offset: u64, length: u64, reason: String, text: &str, counters: &Counters) {
+        let mut end = text.len().min(self.max_raw);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.bytes += end;
+        self.list.push(Reject {
+            offset,
+            length,
+            reason,
+            raw: text[..end].to_owned(),
+        });
+        counters.rejected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn full(&self, options: &Options) -> bool {
+        self.list.len() >= options.batch_games || self.bytes >= options.batch_bytes
+    }
+}
+
+/// Games waiting to be emitted, one builder per partition, so that every batch belongs to one
+/// partition and the writer never has to split nested data.
+struct Pending {
+    partitions: HashMap<Partition, PartitionColumns>,
+    games: usize,
+    bytes: usize,
+    /// Mainline moves and games appended so far, to size the builders of the next batches.
+    plies_written: u64,
+    games_written: u64,
+    source_name: String,
+    options: Options,
+    counters: Arc<Counters>,
+}
+
+struct PartitionColumns {
+    columns: GameColumns,
+    bytes: usize,
+    /// `games_written` when a game last went in: the least recently used partition goes first.
+    last_used: u64,
+}
+
+impl Pending {
+    fn new(source_name: &str, options: Options, counters: Arc<Counters>) -> Pending {
+        Pending {
+            counters,
+            partitions: HashMap::new(),
+            games: 0,
+            bytes: 0,
+            plies_written: 0,
+            games_written: 0,
+            source_name: source_name.to_owned(),
+            options,
+        }
+    }
+
+    /// Adds the game in `scratch` (a game written), whose text is `text_len` bytes long.
+    fn append(&mut self, scratch: &GameScratch, offset: u64, text_len: usize) {
+        let key = partition(scratch);
+        let presized = self.partitions.len() < PRESIZED_PARTITIONS;
+        // Size for a full batch, within what all partitions together may hold.
+        let batch = self.options.batch_games;
+        let games = if presized {
+            batch
+                .min((PENDING_BATCHES * batch).saturating_sub(self.games))
+                .max(1)
+        } else {
+            64
+        };
+        let plies = games * self.plies_per_game();
+        let source_name = &self.source_name;
+        let entry = self
+            .partitions
+            .entry(key)
+            .or_insert_with(|| PartitionColumns {
+                columns: GameColumns::with_capacity(source_name, games, plies),
+                bytes: 0,
+                last_used: 0,
+            });
+        entry.columns.append(scratch, offset);
+        entry.bytes += text_len;
+        entry.last_used = self.games_written;
+        self.plies_written += scratch.mainline().len() as u64;
+        self.games_written += 1;
+        self.games += 1;
+        self.bytes += text_len;
+        self.counters.written.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Mainline moves per game to expect: the average so far (80 to begin with, about a lichess
     /// game's), with a margin.
     fn plies_per_game(&self) -> usize {
-        let written = self.counters.written.load(Ordering::Relaxed);
-        let average = match written {
+        let average = match self.games_written {
             0 => 80,
             n => self.plies_written.div_ceil(n) as usize,
         };
         average * 9 / 8
     }
 
-    /// A partition to emit now: one with a full batch, or the largest when all partitions together
-    /// hold too many games (archives spanning many months).
+    /// A partition to emit now: one with a full batch (by games or bytes); the largest when all
+    /// partitions together hold too much; the least recently used when too many hold games.
     fn full_partition(&self) -> Option<Partition> {
-        let batch = self.options.batch_games;
-        let (key, largest) = self.pending.iter().max_by_key(|(_, c)| c.len())?;
-        (largest.len() >= batch || self.pending_games >= 4 * batch).then_some(*key)
+        let o = &self.options;
+        let (key, largest) = self.partitions.iter().max_by_key(|(_, p)| p.bytes)?;
+        let (most_games, _) = self
+            .partitions
+            .iter()
+            .max_by_key(|(_, p)| p.columns.len())?;
+        if self.partitions[most_games].columns.len() >= o.batch_games {
+            return Some(*most_games);
+        }
+        if largest.bytes >= o.batch_bytes
+            || self.games >= PENDING_BATCHES * o.batch_games
+            || self.bytes >= PENDING_BATCHES * o.batch_bytes
+        {
+            return Some(*key);
+        }
+        if self.partitions.len() > o.max_partitions {
+            return self
+                .partitions
+                .iter()
+                .min_by_key(|(_, p)| p.last_used)
+                .map(|(k, _)| *k);
+        }
+        None
+    }
+
+    /// Any partition holding games (at the end of the input).
+    fn any(&self) -> Option<Partition> {
+        self.partitions.keys().next().copied()
+    }
+
+    /// The games of partition `key` as a batch; its builders are dropped.
+    fn take(&mut self, key: Partition) -> Option<RecordBatch> {
+        let mut p = self.partitions.remove(&key)?;
+        self.games -= p.columns.len();
+        self.bytes -= p.bytes;
+        Some(p.columns.finish().expect("columns follow the schema"))
     }
 }
 

@@ -24,6 +24,10 @@ pub struct Repaired {
     pub rewritten: bool,
     /// The movetext opens a variation somewhere.
     pub variations: bool,
+    /// Bytes before the movetext (the tag pairs).
+    pub tags_len: usize,
+    /// The longest tag pair, in bytes.
+    pub longest_tag: usize,
 }
 
 /// Checks and repairs the game `text` (tags and movetext); `Err` is the reason to reject the game.
@@ -154,9 +158,10 @@ fn repaired_tag_line(line: &[u8]) -> Option<Vec<u8>> {
 /// The movetext check: tokens pgn-reader would skip are rewritten or make a reject.
 fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
     let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    let (tags_len, longest_tag) = movetext_start(text);
     let mut lexer = Lexer {
         s: text,
-        i: movetext_start(text),
+        i: tags_len,
         variations: false,
     };
     while let Some((start, end)) = lexer.next_unread_token() {
@@ -179,6 +184,8 @@ fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
         return Ok(Repaired {
             rewritten: false,
             variations,
+            tags_len,
+            longest_tag,
         });
     }
     rewritten.clear();
@@ -194,25 +201,30 @@ fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
     Ok(Repaired {
         rewritten: true,
         variations,
+        tags_len,
+        longest_tag,
     })
 }
 
 /// Where pgn-reader starts reading movetext: after a BOM, whitespace, `%` escape lines and the tag
-/// pairs, as `Reader::read_game` skips them (`before_game`, `read_tags`, `skip_ket`).
-fn movetext_start(s: &[u8]) -> usize {
+/// pairs, as `Reader::read_game` skips them (`before_game`, `read_tags`, `skip_ket`); and the length
+/// of the longest tag pair.
+fn movetext_start(s: &[u8]) -> (usize, usize) {
     let mut i = usize::from(s.starts_with(b"\xef\xbb\xbf")) * 3;
     i = skip_whitespace(s, i, true);
+    let mut longest = 0;
     while s.get(i) == Some(&b'[') {
+        let tag_start = i;
         i += 1;
         let Some(j) = memchr::memchr3(b'"', b'\n', b']', &s[i..]) else {
-            return s.len(); // unterminated tag: pgn-reader reports it
+            return (s.len(), s.len() - tag_start); // unterminated tag: pgn-reader reports it
         };
         if s[i + j] == b'"' {
             // The value, with its backslash escapes; a line break ends it too.
             i += j + 1;
             loop {
                 let Some(k) = memchr::memchr3(b'\\', b'"', b'\n', &s[i..]) else {
-                    return s.len();
+                    return (s.len(), s.len() - tag_start);
                 };
                 i += k;
                 match s[i] {
@@ -231,13 +243,14 @@ fn movetext_start(s: &[u8]) -> usize {
         while matches!(s.get(i), Some(b' ' | b'\t' | b'\r')) {
             i += 1;
         }
+        longest = longest.max(i + 1 - tag_start);
         match s.get(i) {
             Some(b']') => i = skip_whitespace(s, i + 1, false),
             Some(b'\n') => i = skip_whitespace(s, i + 1, true),
             _ => {}
         }
     }
-    i
+    (i, longest)
 }
 
 /// pgn-reader's `skip_whitespace`: blanks, line breaks, and `%` escape lines.

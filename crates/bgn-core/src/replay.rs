@@ -413,10 +413,11 @@ impl Visitor for Replayer {
         if !s.partial.is_empty() {
             return Err("unterminated comment".into());
         }
-        // Text between games that is no game at all (noise, a stray paragraph): no tag, no move, no
-        // result. python-chess would make an empty game of it; here it goes to the rejects.
-        if s.tags.is_empty() && s.lines[0].moves.is_empty() && s.outcome.is_none() {
-            return Err("no tags, no moves and no result: not a game".into());
+        // Text between games that is no game at all (noise, a stray paragraph, even one holding a
+        // `*` or `1-0`): no tag and no move. python-chess would make an empty game of it; here it
+        // goes to the rejects.
+        if s.tags.is_empty() && s.lines[0].moves.is_empty() {
+            return Err("no tags and no moves: not a game".into());
         }
         if let Some(Frame::Line(main)) = s.stack.first() {
             s.final_is_mate = main.pos.is_checkmate();

@@ -66,15 +66,33 @@ impl Known {
     }
 }
 
-/// The 8-character game id of a lichess game URL (`https://lichess.org/ENPo6ReH`).
+/// The 8-character game id of a lichess game URL: `https://lichess.org/ENPo6ReH`, optionally followed
+/// by a player's 4-character suffix (`ENPo6ReHx3Zq`), `/white` or `/black`, and a `#ply` anchor.
+/// Any other lichess URL (`/training/…`, `/study/…`, `/analysis`) names no game: `None`, and the game
+/// gets a content id.
 pub fn lichess_id(site: &str) -> Option<&str> {
-    let rest = site
+    let path = site
         .strip_prefix("https://lichess.org/")
         .or_else(|| site.strip_prefix("http://lichess.org/"))?;
-    let id = rest.get(..8)?;
-    let tail_ok = rest.len() == 8 || matches!(rest.as_bytes()[8], b'/' | b'?' | b'#');
-    (id.bytes().all(|b| b.is_ascii_alphanumeric()) && tail_ok).then_some(id)
+    let path = match path.split_once('#') {
+        Some((path, ply)) if ply.bytes().all(|b| b.is_ascii_digit()) => path,
+        Some(_) => return None,
+        None => path,
+    };
+    let path = path
+        .strip_suffix("/white")
+        .or_else(|| path.strip_suffix("/black"))
+        .unwrap_or(path);
+    let alphanumeric = path.bytes().all(|b| b.is_ascii_alphanumeric());
+    let id = path.get(..8)?;
+    (alphanumeric && matches!(path.len(), 8 | 12) && !LICHESS_PAGES.contains(&id)).then_some(id)
 }
+
+/// lichess pages whose URL is shaped like a game's (8 letters).
+const LICHESS_PAGES: &[&str] = &[
+    "analysis", "training", "practice", "tutorial", "streamer", "insights", "features", "download",
+    "timeline", "settings", "register", "password", "calendar", "contacts",
+];
 
 /// A parsed `TimeControl` tag.
 #[derive(Debug, Eq, PartialEq)]
@@ -219,8 +237,30 @@ mod tests {
             lichess_id("https://lichess.org/ENPo6ReH/black"),
             Some("ENPo6ReH")
         );
+        assert_eq!(
+            lichess_id("https://lichess.org/ENPo6ReH#34"),
+            Some("ENPo6ReH")
+        );
+        assert_eq!(
+            lichess_id("https://lichess.org/ENPo6ReHx3Zq"),
+            Some("ENPo6ReH")
+        );
         assert_eq!(lichess_id("https://lichess.org/study/abc"), None);
         assert_eq!(lichess_id("Wijk aan Zee"), None);
+        // Pages that are not games, though their path starts with 8 letters.
+        for site in [
+            "https://lichess.org/training/12345",
+            "https://lichess.org/practice/checkmates/piece-checkmates-i/BJy6fEDf/fE4k21MW",
+            "https://lichess.org/study/ABCDEFGH/IJKLMNOP",
+            "https://lichess.org/tutorial/nav",
+            "https://lichess.org/broadcast/tata-steel/round-1/AbCdEfGh",
+            "https://lichess.org/analysis",
+            "https://lichess.org/ENPo6ReH/extra",
+            "https://lichess.org/ENPo6ReH?x=1",
+            "https://lichess.org/ENPo6Re",
+        ] {
+            assert_eq!(lichess_id(site), None, "{site}");
+        }
     }
 
     #[test]

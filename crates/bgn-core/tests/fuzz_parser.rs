@@ -76,7 +76,10 @@ fn read_all(bytes: Vec<u8>) {
     };
     let options = Options {
         batch_games: 3,
+        batch_bytes: 512,
         max_game_bytes: 2048,
+        max_reject_raw: 100,
+        max_partitions: 2,
     };
     let mut reader = BatchReader::new(input, "fuzz", options);
     let (mut rows, mut rejects) = (0u64, 0u64);

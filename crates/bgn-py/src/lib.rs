@@ -24,8 +24,9 @@ create_exception!(
     "An input that cannot be read as PGN: missing, a directory, or of an unknown format."
 );
 
-/// `(source_offset, reason, raw_text)` of a rejected game.
-type RejectTuple = (u64, String, String);
+/// `(source_offset, source_length, reason, raw_text)` of a rejected game; `raw_text` holds at most
+/// `max_reject_raw` bytes of it.
+type RejectTuple = (u64, u64, String, String);
 
 /// One batch of games, exported once through `__arrow_c_array__`.
 #[pyclass(module = "warehouse._core")]
@@ -59,7 +60,7 @@ impl ArrowBatch {
 /// Reads a PGN input (path or `-`) into batches of games.
 ///
 /// Iterating yields `(batch, rejects)`: `batch` implements `__arrow_c_array__` (pass it to
-/// `pyarrow.record_batch`), `rejects` is a list of `(source_offset, reason, raw_text)`.
+/// `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, reason, raw_text)`.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
     // A mutex only to make the class `Sync`, as PyO3 requires; one thread iterates.
@@ -71,20 +72,24 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=8192, max_game_bytes=64 << 20))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None))]
     fn new(
         path: &str,
         source_name: Option<&str>,
-        batch_games: usize,
-        max_game_bytes: usize,
+        batch_games: Option<usize>,
+        batch_bytes: Option<usize>,
+        max_game_bytes: Option<usize>,
     ) -> PyResult<Self> {
+        let defaults = Options::default();
+        let options = Options {
+            batch_games: batch_games.unwrap_or(defaults.batch_games).max(1),
+            batch_bytes: batch_bytes.unwrap_or(defaults.batch_bytes).max(1),
+            max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
+            ..defaults
+        };
         let input = Input::open(path).map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
         let input_size = input.size;
-        let options = Options {
-            batch_games: batch_games.max(1),
-            max_game_bytes,
-        };
         let reader = BatchReader::new(input, source_name.unwrap_or(path), options);
         let stream = Mutex::new(BatchStream::spawn(reader));
         Ok(PgnReader {
@@ -104,7 +109,7 @@ impl PgnReader {
         let rejects = batch
             .rejects
             .into_iter()
-            .map(|r| (r.offset, r.reason, r.raw))
+            .map(|r| (r.offset, r.length, r.reason, r.raw))
             .collect();
         Some((
             ArrowBatch {
