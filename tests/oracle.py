@@ -212,6 +212,9 @@ def rejection(game: _Game) -> str | None:
     """Why the lake must reject the game, or None when it must store it."""
     if game.errors:
         return str(game.errors[0])
+    if not game.tags and not game.lines[0].nodes:
+        # No tag and no move (noise, a stray `0-1`): python-chess makes an empty game of it; not a game.
+        return "no tags and no moves: not a game"
     variant = game.headers.get("Variant")
     if game.headers.variant() is not chess.Board or game.headers.is_wild():
         return f"unsupported variant {variant!r}"

@@ -40,10 +40,6 @@ TAGS = (
     "quotes): python-chess drops or merges them, the lake reads each tag and closes an unclosed value "
     "at its `]`"
 )
-NOT_A_GAME = (
-    "text with no tag, no move and no result (a file's opening comment, a stray byte at the end): "
-    "python-chess makes an empty game of it, the lake rejects it as not a game"
-)
 BOUNDARY = (
     "no blank line between games: pgn-reader ends a game at a line starting with `[`, python-chess "
     "only at a blank line"
@@ -55,7 +51,6 @@ RESULT = (
 NULL = "python-chess reads a null move (`--`/`Z0`) where pgn-reader sees none"
 _DIVERGENCES = {
     UNREADABLE: ["edge/pgn-parser/doc/sampleGameThrow.pgn"],
-    NOT_A_GAME: ["edge/pgn-extract/eco.pgn", "tournament/scoutfish/d00_chess_informant.pgn"],
     INLINE_TAGS: [
         "edge/chess.js/__tests__/pgn/0.pgn",
         "edge/scalachess/fixtures/withDelimiters.pgn",

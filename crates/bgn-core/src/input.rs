@@ -238,13 +238,15 @@ fn read_head(
     Ok(Box::new(io::Cursor::new(head).chain(rest)))
 }
 
-/// Whether text holds a PGN tag pair (`[Name "value"]` opening a line), a numbered move (`1. e4`,
-/// `12...Nf6`) or a line opening with a move followed by movetext (`e4 e5`, `b3 {`, `Nf3 $1`).
+/// Whether text holds a PGN tag pair (`[Name "value"]` opening a line) or a line of movetext: a line
+/// that, its `{comments}` and `; comments` set aside, holds a move and is mostly made of PGN's tokens
+/// (`1.e4! e5 (1...c5) $2 1-0`). Prose that quotes a move (`after 9. Nxe5, Black…`) is not movetext.
 pub fn looks_like_pgn(text: &[u8]) -> bool {
+    let mut in_comment = false;
     text.split(|&b| b == b'\n').any(|line| {
-        let line = line.trim_ascii_start();
-        is_tag_pair(line) || opens_with_moves(line)
-    }) || memchr::memchr_iter(b'.', text).any(|dot| is_numbered_move(text, dot))
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        is_tag_pair(line.trim_ascii_start()) || is_movetext(&uncommented(line, &mut in_comment))
+    })
 }
 
 fn is_tag_pair(line: &[u8]) -> bool {
@@ -263,38 +265,57 @@ fn is_tag_pair(line: &[u8]) -> bool {
         && value.trim_ascii_end().ends_with(b"]")
 }
 
-fn opens_with_moves(line: &[u8]) -> bool {
-    let mut tokens = line
-        .split(u8::is_ascii_whitespace)
-        .filter(|t| !t.is_empty());
-    let (Some(first), Some(second)) = (tokens.next(), tokens.next()) else {
-        return false;
-    };
-    is_move(first)
-        && (is_move(second)
-            || matches!(second[0], b'{' | b'(' | b'$' | b';')
-            || matches!(second, b"1-0" | b"0-1" | b"1/2-1/2" | b"*"))
+/// `line` without its comments; `in_comment` carries a `{` comment over line breaks.
+fn uncommented(line: &[u8], in_comment: &mut bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    for &b in line {
+        match (b, *in_comment) {
+            (b'}', true) => {
+                *in_comment = false;
+                out.push(b' ');
+            }
+            (_, true) => {}
+            (b'{', false) => *in_comment = true,
+            (b';', false) => break,
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
-/// A move number ending at the dot at `dot` (digits before it, at a token start), then a move.
-fn is_numbered_move(text: &[u8], dot: usize) -> bool {
-    let digits = text[..dot]
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    let before = dot - digits;
-    if digits == 0 || (before > 0 && !text[before - 1].is_ascii_whitespace()) {
-        return false;
+/// At least one move, and three tokens in four are PGN's.
+fn is_movetext(line: &[u8]) -> bool {
+    let (mut tokens, mut pgn, mut moves) = (0, 0, 0);
+    for token in line
+        .split(u8::is_ascii_whitespace)
+        .filter(|t| !t.is_empty())
+    {
+        tokens += 1;
+        let start = token.iter().take_while(|&&b| b == b'(').count();
+        let end = token.len()
+            - token[start..]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b')')
+                .count();
+        let token = &token[start..end];
+        // A move number, perhaps glued to its move (`12.`, `12...`, `1.e4`).
+        let digits = token.iter().take_while(|b| b.is_ascii_digit()).count();
+        let dots = token[digits..].iter().take_while(|&&b| b == b'.').count();
+        let numbered = digits > 0 && dots > 0;
+        let rest = if numbered {
+            &token[digits + dots..]
+        } else {
+            token
+        };
+        if is_move(rest) {
+            moves += 1;
+            pgn += 1;
+        } else if (numbered && rest.is_empty()) || is_pgn_symbol(rest) {
+            pgn += 1;
+        }
     }
-    let after = &text[dot..];
-    let after = &after[after.iter().take_while(|&&b| b == b'.').count()..];
-    let token = after.trim_ascii_start();
-    let len = token
-        .iter()
-        .take_while(|b| !b.is_ascii_whitespace() && !b"{}();$".contains(b))
-        .count();
-    is_move(&token[..len])
+    moves > 0 && pgn * 4 >= tokens * 3
 }
 
 /// A SAN move, perhaps with a `!`/`?` annotation (`e4!`, `Nxf7?!`).
@@ -306,6 +327,13 @@ fn is_move(token: &[u8]) -> bool {
             .take_while(|b| matches!(b, b'!' | b'?'))
             .count();
     end > 0 && SanPlus::from_ascii(&token[..end]).is_ok()
+}
+
+/// Results, NAGs and the other tokens of movetext that are not moves.
+fn is_pgn_symbol(token: &[u8]) -> bool {
+    matches!(token, b"" | b"1-0" | b"0-1" | b"1/2-1/2" | b"*" | b"--")
+        || (token.len() > 1 && token[0] == b'$' && token[1..].iter().all(u8::is_ascii_digit))
+        || token.iter().all(|b| b"!?+-=/".contains(b))
 }
 
 /// Replays the error met while reading the head.
