@@ -1,12 +1,15 @@
 //! Arrow builders for the lake's schema (docs/schema.md): games in, one `RecordBatch` out.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::annotations::Eval;
+use crate::derive::GameRow;
+use crate::replay::{GameScratch, MoveRec};
+use crate::tags::{self, Known};
 use arrow_array::builder::ArrayBuilder;
 use arrow_array::builder::{
-    BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
-    StringBuilder, TimestampSecondBuilder,
+    BooleanBuilder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
+    TimestampSecondBuilder,
 };
 use arrow_array::types::{Int16Type, Int32Type, Int8Type};
 use arrow_array::{
@@ -15,12 +18,6 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
-use pgn_reader::{KnownOutcome, Outcome};
-use shakmaty::Color;
-
-use crate::annotations::Eval;
-use crate::replay::{GameScratch, MoveRec};
-use crate::tags::{self, Known};
 
 const CLK_PRECISION: u8 = 9;
 const CLK_SCALE: i8 = 1;
@@ -30,7 +27,7 @@ const HEADERS: usize = 4;
 /// Typical bytes of a SAN (`Nxe5+`), for sizing builders.
 const SAN_BYTES: usize = 4;
 
-fn utf8(name: &str) -> Field {
+fn nullable_utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, true)
 }
 
@@ -54,27 +51,31 @@ fn move_fields() -> Fields {
         Field::new("c", DataType::Int16, true),
         letters("castle"),
         letters("promote"),
-        utf8("san"),
+        nullable_utf8("san"),
         Field::new("nag", DataType::Int16, true),
         Field::new("nags", list_of(DataType::Int16), true),
         Field::new("eval_cp", DataType::Int32, true),
         Field::new("eval_mate", DataType::Int16, true),
         Field::new("clk", DataType::Decimal128(CLK_PRECISION, CLK_SCALE), true),
-        utf8("comment"),
+        nullable_utf8("comment"),
     ])
 }
 
 fn player_fields() -> Fields {
     Fields::from(vec![
-        utf8("name"),
+        nullable_utf8("name"),
         Field::new("elo", DataType::Int32, true),
         Field::new("rating_diff", DataType::Int32, true),
-        utf8("title"),
+        nullable_utf8("title"),
     ])
 }
 
 fn opening_fields() -> Fields {
-    Fields::from(vec![utf8("eco"), utf8("verbose"), utf8("generic")])
+    Fields::from(vec![
+        nullable_utf8("eco"),
+        nullable_utf8("verbose"),
+        nullable_utf8("generic"),
+    ])
 }
 
 fn line_fields() -> Fields {
@@ -82,7 +83,7 @@ fn line_fields() -> Fields {
         Field::new("id", DataType::Int32, false),
         Field::new("parent", DataType::Int32, false),
         Field::new("ply", DataType::Int32, false),
-        utf8("comment"),
+        nullable_utf8("comment"),
         Field::new("moves", list_of(DataType::Struct(move_fields())), false),
     ])
 }
@@ -98,33 +99,33 @@ fn headers_type() -> DataType {
     )
 }
 
-/// The batch schema: the lake's columns plus `type`, `year`, `month`, which the writer moves into
-/// the partition path.
+/// The batch schema: the lake's columns (docs/schema.md). A batch's partition (`type`, `year`, `month`)
+/// travels beside it, not in it: the writer puts it in the path.
 pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("game_id", DataType::Utf8, false),
-        utf8("site"),
-        utf8("event"),
-        utf8("round"),
+        nullable_utf8("site"),
+        nullable_utf8("event"),
+        nullable_utf8("round"),
         Field::new(
             "datetime",
             DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
             true,
         ),
         Field::new("result", DataType::Utf8, false),
-        utf8("termination"),
-        utf8("time_control"),
+        nullable_utf8("termination"),
+        nullable_utf8("time_control"),
         Field::new("tc_base", DataType::Int32, true),
         Field::new("tc_inc", DataType::Int32, true),
         Field::new("opening", DataType::Struct(opening_fields()), false),
         Field::new("players", list_of(DataType::Struct(player_fields())), false),
         Field::new("variant", DataType::Utf8, false),
-        utf8("start_fen"),
+        nullable_utf8("start_fen"),
         Field::new("mate", DataType::Boolean, false),
         Field::new("has_eval", DataType::Boolean, false),
         Field::new("has_clock", DataType::Boolean, false),
         Field::new("n_plies", DataType::Int32, false),
-        utf8("comment"),
+        nullable_utf8("comment"),
         Field::new("headers", headers_type(), false),
         Field::new("moves", list_of(DataType::Struct(move_fields())), false),
         Field::new(
@@ -134,9 +135,6 @@ pub fn schema() -> SchemaRef {
         ),
         Field::new("source_file", DataType::Utf8, false),
         Field::new("source_offset", DataType::Int64, false),
-        Field::new("type", DataType::Utf8, false),
-        Field::new("year", DataType::Int16, false),
-        Field::new("month", DataType::Int16, false),
     ]))
 }
 
@@ -422,9 +420,6 @@ pub struct GameColumns {
     line_comment: StringBuilder,
     line_moves: MoveColumns,
     source_offset: Int64Builder,
-    kind: StringBuilder,
-    year: Int16Builder,
-    month: Int16Builder,
 }
 
 impl GameColumns {
@@ -480,9 +475,6 @@ impl GameColumns {
             line_comment: StringBuilder::new(),
             line_moves: MoveColumns::with_capacity(0, 0),
             source_offset: Int64Builder::with_capacity(games),
-            kind: text(6),
-            year: Int16Builder::with_capacity(games),
-            month: Int16Builder::with_capacity(games),
         }
     }
 
@@ -494,49 +486,19 @@ impl GameColumns {
         self.len == 0
     }
 
-    /// Appends a game that replayed without error.
-    pub fn append(&mut self, g: &GameScratch, offset: u64) {
+    /// Appends a game that replayed without error, with what was derived from it.
+    pub fn append(&mut self, g: &GameScratch, row: &GameRow, offset: u64) {
         let tag = |t: Known| g.tag(t);
-        let site = tag(Known::Site);
-        match site.and_then(tags::lichess_id) {
-            Some(id) => self.game_id.append_value(id),
-            None => self.game_id.append_value(content_id(g)),
-        }
-        self.site.append_option(site);
+        self.game_id.append_value(&row.game_id);
+        self.site.append_option(tag(Known::Site));
         self.event.append_option(tag(Known::Event));
         self.round.append_option(tag(Known::Round));
-
-        let (date, time) = match tag(Known::UtcDate) {
-            Some(d) => (Some(d), tag(Known::UtcTime)),
-            None => (tag(Known::Date), tag(Known::Time)),
-        };
-        self.datetime
-            .append_option(date.and_then(|d| tags::timestamp(d, time)));
-        let key = partition(g);
-        self.year.append_value(key.year);
-        self.month.append_value(key.month);
-
-        let result = match tag(Known::Result).map(tags::result_code) {
-            Some(code) if code != "*" => code,
-            _ => match g.outcome {
-                Some(Outcome::Known(KnownOutcome::Decisive {
-                    winner: Color::White,
-                })) => "W",
-                Some(Outcome::Known(KnownOutcome::Decisive {
-                    winner: Color::Black,
-                })) => "B",
-                Some(Outcome::Known(KnownOutcome::Draw)) => "D",
-                _ => "*",
-            },
-        };
-        self.result.append_value(result);
+        self.datetime.append_option(row.datetime);
+        self.result.append_value(row.result);
         self.termination.append_option(tag(Known::Termination));
-        let tc_tag = tag(Known::TimeControl);
-        let tc = tags::time_control(tc_tag);
-        self.time_control.append_option(tc_tag);
-        self.tc_base.append_option(tc.base);
-        self.tc_inc.append_option(tc.inc);
-        self.kind.append_value(key.kind);
+        self.time_control.append_option(tag(Known::TimeControl));
+        self.tc_base.append_option(row.time_control.base);
+        self.tc_inc.append_option(row.time_control.inc);
 
         self.eco.append_option(tag(Known::Eco));
         let opening = tag(Known::Opening);
@@ -580,25 +542,8 @@ impl GameColumns {
         self.comment
             .append_option(g.comment.as_ref().map(|r| g.str(r)));
 
-        let mut keys = KeyCounts::default();
-        for (i, (name, value, known)) in g.tags.iter().enumerate() {
-            let (name, value) = (g.str(name), g.str(value));
-            let held = known.is_some_and(|k| {
-                k.has_column() && g.tag_index(k) == Some(i) && column_holds(k, value, g.chess960)
-            });
-            if held {
-                continue;
-            }
-            // Map keys must be unique (DuckDB refuses a map with a repeated key): a repeated tag
-            // is kept as `Date (2)`, `Date (3)`… in file order.
-            let repeats = keys.add(name);
-            if repeats == 0 {
-                self.headers.keys().append_value(name);
-            } else {
-                self.headers
-                    .keys()
-                    .append_value(format!("{name} ({})", repeats + 1));
-            }
+        for (key, value) in &row.headers {
+            self.headers.keys().append_value(key);
             self.headers.values().append_value(value);
         }
         self.headers.append(true).expect("keys and values in step");
@@ -684,87 +629,7 @@ impl GameColumns {
             )),
             Arc::new(source_file.finish()),
             Arc::new(self.source_offset.finish()),
-            Arc::new(self.kind.finish()),
-            Arc::new(self.year.finish()),
-            Arc::new(self.month.finish()),
         ];
         RecordBatch::try_new(schema(), columns)
     }
-}
-
-/// How often each `headers` key was seen so far in one game. Games have a dozen tags, searched in a
-/// list; past `LINEAR` keys (a hostile game may have 400,000), a hash map keeps the count linear.
-#[derive(Default)]
-struct KeyCounts<'a> {
-    few: Vec<&'a str>,
-    many: HashMap<&'a str, usize>,
-}
-
-impl<'a> KeyCounts<'a> {
-    const LINEAR: usize = 32;
-
-    /// Counts `key`; returns how many times it was seen before.
-    fn add(&mut self, key: &'a str) -> usize {
-        if self.few.len() < Self::LINEAR {
-            let before = self.few.iter().filter(|&&k| k == key).count();
-            self.few.push(key);
-            return before;
-        }
-        if self.many.is_empty() {
-            for k in &self.few {
-                *self.many.entry(k).or_default() += 1;
-            }
-        }
-        let count = self.many.entry(key).or_default();
-        *count += 1;
-        *count - 1
-    }
-}
-
-/// Whether the column of tag `k` gives back `value` exactly, so that `headers` need not keep it: not
-/// so for a non-numeric Elo (`?`), a Result other than the four PGN ones, a Variant tag other than the
-/// `variant` column's text.
-fn column_holds(k: Known, value: &str, chess960: bool) -> bool {
-    match k {
-        Known::Result => matches!(value, "1-0" | "0-1" | "1/2-1/2" | "*"),
-        Known::WhiteElo | Known::BlackElo | Known::WhiteRatingDiff | Known::BlackRatingDiff => {
-            tags::parse_int(value)
-                .is_some_and(|n| value == n.to_string() || value == format!("{n:+}"))
-        }
-        Known::Variant => value == if chess960 { "Chess960" } else { "Standard" },
-        _ => true,
-    }
-}
-
-/// Where a game goes in the lake: `type=<kind>/year=<year>/month=<month>` (0 when unknown).
-#[derive(Copy, Clone, Debug, Eq, PartialEq, Hash)]
-pub struct Partition {
-    pub kind: &'static str,
-    pub year: i16,
-    pub month: i16,
-}
-
-pub fn partition(g: &GameScratch) -> Partition {
-    let date = g.tag(Known::UtcDate).or_else(|| g.tag(Known::Date));
-    let (year, month, _) = date.map_or((None, None, None), tags::date_parts);
-    Partition {
-        kind: tags::time_control(g.tag(Known::TimeControl)).kind,
-        year: year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0),
-        month: month.map_or(0, |m| m as i16),
-    }
-}
-
-/// A stable id for a game without a lichess URL: its tags in order and its mainline moves.
-fn content_id(g: &GameScratch) -> String {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for (name, value, _) in &g.tags {
-        h.update(g.str(name).as_bytes());
-        h.update(&[0]);
-        h.update(g.str(value).as_bytes());
-        h.update(&[0]);
-    }
-    for m in g.mainline() {
-        h.update(&[m.from, m.to, m.promote]);
-    }
-    format!("{:016x}", h.digest())
 }

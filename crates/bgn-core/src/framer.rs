@@ -35,7 +35,7 @@ enum State {
 
 /// One game's bytes, as read.
 #[derive(Debug)]
-pub struct Frame<'a> {
+pub struct RawGame<'a> {
     /// Offset of the game's first byte in the (decompressed) stream.
     pub offset: u64,
     pub bytes: &'a [u8],
@@ -63,6 +63,12 @@ pub struct Framer<R> {
     game_offset: u64,
     /// Bytes of the current game dropped because it outgrew `max_game`.
     dropped: u64,
+    /// Blank lines since the last tag line.
+    blank_lines: u32,
+    /// Only blanks since the last line break (or the stream's start): a `%` here opens an escape
+    /// line, as pgn-reader's `skip_whitespace` reads it. Tracked, not looked up in `buf`, whose
+    /// window may start anywhere.
+    line_start: bool,
     eof: bool,
     error: Option<String>,
 }
@@ -83,6 +89,8 @@ impl<R: Read> Framer<R> {
             max_game,
             game_offset: 0,
             dropped: 0,
+            blank_lines: 0,
+            line_start: true,
             eof: false,
             error: None,
         }
@@ -97,17 +105,13 @@ impl<R: Read> Framer<R> {
         self.error.as_deref()
     }
 
-    /// Decompressed bytes consumed so far.
-    pub fn position(&self) -> u64 {
-        self.base + self.pos as u64
-    }
-
     /// The next game, or `None` at the end of the stream.
-    pub fn next_frame(&mut self) -> Option<Frame<'_>> {
+    pub fn next_game(&mut self) -> Option<RawGame<'_>> {
         // Drop the previous game's bytes.
         self.start = self.pos;
         self.dropped = 0;
         self.state = State::Between;
+        self.line_start = true; // a game ends at a line break or before a line's `[`
         loop {
             if let Some(game_end) = self.scan() {
                 return Some(self.frame(game_end, None));
@@ -126,9 +130,9 @@ impl<R: Read> Framer<R> {
         }
     }
 
-    fn frame(&mut self, game_end: usize, cut_by: Option<String>) -> Frame<'_> {
+    fn frame(&mut self, game_end: usize, cut_by: Option<String>) -> RawGame<'_> {
         self.pos = game_end;
-        Frame {
+        RawGame {
             offset: self.game_offset,
             bytes: &self.buf[self.start..game_end],
             length: (game_end - self.start) as u64 + self.dropped,
@@ -190,8 +194,12 @@ impl<R: Read> Framer<R> {
         while pos < buf.len() {
             match self.state {
                 State::Between => match buf[pos] {
-                    b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
-                    b'%' if pos == 0 || buf[pos - 1] == b'\n' => self.state = State::EscapeLine,
+                    b'\n' => {
+                        self.line_start = true;
+                        pos += 1;
+                    }
+                    b' ' | b'\t' | b'\r' => pos += 1,
+                    b'%' if self.line_start => self.state = State::EscapeLine,
                     0xef if buf[pos..].starts_with(b"\xef\xbb\xbf") => pos += 3,
                     // Maybe a BOM cut by the read: wait for more bytes.
                     0xef if buf.len() - pos < 3 && !self.eof => break,
@@ -209,6 +217,7 @@ impl<R: Read> Framer<R> {
                     Some(i) => {
                         pos += i + 1;
                         self.state = State::Between;
+                        self.line_start = true;
                     }
                     None => pos = buf.len(),
                 },
@@ -216,13 +225,27 @@ impl<R: Read> Framer<R> {
                     Some(i) => {
                         pos += i + 1;
                         self.state = State::AfterTags;
+                        self.blank_lines = 0;
+                        self.line_start = true;
                     }
                     None => pos = buf.len(),
                 },
                 State::AfterTags => match buf[pos] {
-                    b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
+                    b'\n' => {
+                        self.blank_lines += 1;
+                        self.line_start = true;
+                        pos += 1;
+                    }
+                    b' ' | b'\t' | b'\r' => pos += 1,
+                    // Two blank lines, then tags: a game of tags alone ends here, as python-chess
+                    // reads it (it skips at most one blank line between tags). One blank line
+                    // inside a tag block (ChessBase writes them) keeps the game whole.
+                    b'[' if self.blank_lines >= 2 => {
+                        self.pos = pos;
+                        return Some(pos);
+                    }
                     b'[' => self.state = State::TagLine,
-                    b'%' if buf[pos - 1] == b'\n' => self.state = State::TagsEscapeLine,
+                    b'%' if self.line_start => self.state = State::TagsEscapeLine,
                     _ => self.state = State::Movetext,
                 },
                 State::TagsEscapeLine => match memchr::memchr(b'\n', &buf[pos..]) {
@@ -285,5 +308,111 @@ impl<R: Read> Framer<R> {
         }
         self.pos = pos;
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands over at most the next of `sizes` bytes per read (cycling).
+    struct Trickle<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        reads: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.sizes[self.reads % self.sizes.len()]
+                .min(out.len())
+                .min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            self.reads += 1;
+            Ok(n)
+        }
+    }
+
+    /// Every game's offset and text, reading `data` in pieces of `sizes` bytes.
+    fn games(data: &[u8], sizes: Vec<usize>, max_game: usize) -> Vec<(u64, Vec<u8>, bool)> {
+        let trickle = Trickle {
+            data,
+            sizes,
+            reads: 0,
+        };
+        let mut framer = Framer::new(trickle, max_game);
+        let mut out = Vec::new();
+        while let Some(game) = framer.next_game() {
+            out.push((game.offset, game.bytes.to_vec(), game.oversized));
+        }
+        out
+    }
+
+    const TRICKY: &str =
+        "\u{feff}% escape line\n[Event \"a\"]\n\n1. e4 { a comment\n\n[with a blank line] }\
+        e5 ; rest of line\n2. Nf3 *\n\n[Event \"b\"]\r\n[Site \"x\"]\r\n\r\n1. d4 d5 1-0\r\n\r\n\
+        [Event \"tags only\"]\n \n\n[Event \"c\"]\n\n[Round \"1\"]\n\n1. c4 (1. b3) *\n\n\
+        [Event \"d\"]\n%escape\n1. e4 *\n1. d4 *\n";
+
+    #[test]
+    fn splits_at_pgn_readers_boundaries() {
+        let found = games(TRICKY.as_bytes(), vec![usize::MAX], 1 << 20);
+        let texts: Vec<String> = found
+            .iter()
+            .map(|(_, bytes, _)| String::from_utf8_lossy(bytes).trim().to_owned())
+            .collect();
+        let starts: Vec<&str> = texts.iter().map(|t| &t[..t.len().min(13)]).collect();
+        // The escape line before the first game is skipped (after the BOM, a line start); a blank
+        // line inside a comment does not end a game; one blank line between tags does not either,
+        // two do; movetext without a blank line after a game goes on with it.
+        assert_eq!(
+            starts,
+            [
+                "[Event \"a\"]\n\n",
+                "[Event \"b\"]\r\n",
+                "[Event \"tags ",
+                "[Event \"c\"]\n\n",
+                "[Event \"d\"]\n%",
+            ]
+        );
+        assert!(texts[4].ends_with("1. e4 *\n1. d4 *"));
+        for (offset, bytes, _) in &found {
+            let at = *offset as usize;
+            assert_eq!(&TRICKY.as_bytes()[at..at + bytes.len()], &bytes[..]);
+        }
+    }
+
+    #[test]
+    fn any_read_sizes_give_the_same_games() {
+        let whole = games(TRICKY.as_bytes(), vec![usize::MAX], 1 << 20);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random_sizes = || {
+            (0..64)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    1 + (seed % 9) as usize
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(games(TRICKY.as_bytes(), vec![1], 1 << 20), whole);
+        for _ in 0..50 {
+            assert_eq!(games(TRICKY.as_bytes(), random_sizes(), 1 << 20), whole);
+        }
+    }
+
+    #[test]
+    fn an_oversized_game_keeps_its_head_and_the_next_game() {
+        let long = format!(
+            "[Event \"big\"]\n\n1. e4 {{{}}} *\n\n[Event \"next\"]\n\n1. d4 *\n",
+            "x".repeat(5000)
+        );
+        let found = games(long.as_bytes(), vec![1, 7, 300], 1024);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].2 && found[0].1.starts_with(b"[Event \"big\"]"));
+        assert_eq!(found[1].1, b"[Event \"next\"]\n\n1. d4 *\n");
+        assert!(!found[1].2);
     }
 }

@@ -9,10 +9,12 @@
 
 pub mod annotations;
 pub mod columns;
+pub mod derive;
 pub mod framer;
 pub mod input;
 pub mod parse;
 pub mod reader;
+pub mod reject;
 pub mod repair;
 pub mod replay;
 pub mod tags;

@@ -3,6 +3,7 @@
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::reject::{RejectKind, RejectReason};
 use crate::repair;
 use crate::replay::Replayer;
 
@@ -69,7 +70,7 @@ impl Default for GameParser {
 
 impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
-    pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), String> {
+    pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), RejectReason> {
         let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)?;
         let text = if checked.rewritten {
             &self.rewritten[..]
@@ -96,10 +97,16 @@ impl GameParser {
             // The framer cut exactly one game: pgn-reader must agree.
             Ok(Some(outcome)) => match self.pgn.has_more() {
                 Ok(false) => outcome,
-                _ => Err("text after the game's end could not be read as a game".into()),
+                _ => Err(RejectReason::new(
+                    RejectKind::Unparsable,
+                    "text after the game's end could not be read as a game",
+                )),
             },
-            Ok(None) => Err("no game in this text".into()),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(RejectReason::new(
+                RejectKind::Unparsable,
+                "no game in this text",
+            )),
+            Err(e) => Err(RejectReason::from_pgn_reader(&e)),
         };
         if outcome.is_err() || wide {
             // pgn-reader may have stopped mid-game, with bytes buffered or a skip pending (or holds

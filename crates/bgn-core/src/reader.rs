@@ -1,6 +1,7 @@
 //! From an input to batches of games and their rejects.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
@@ -8,14 +9,13 @@ use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 
-use std::collections::HashMap;
-
-use crate::columns::{partition, GameColumns, Partition};
+use crate::columns::GameColumns;
+use crate::derive::{derive, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::parse::GameParser;
-use crate::replay::GameScratch;
-use crate::replay::Replayer;
+use crate::reject::{RejectKind, RejectReason};
+use crate::replay::{GameScratch, Replayer};
 
 /// A game kept out of the lake, and why.
 #[derive(Debug)]
@@ -23,13 +23,15 @@ pub struct Reject {
     pub offset: u64,
     /// The game's length in the (decompressed) source: `raw` may hold only its beginning.
     pub length: u64,
-    pub reason: String,
+    pub reason: RejectReason,
     /// The game's text, up to `Options::max_reject_raw` bytes.
     pub raw: String,
 }
 
-/// Accepted games as Arrow, plus the games rejected while reading them.
+/// Accepted games of one partition as Arrow, plus the games rejected while reading them. A batch of
+/// rejects alone has no partition and no rows.
 pub struct Batch {
+    pub partition: Option<Partition>,
     pub games: RecordBatch,
     pub rejects: Vec<Reject>,
 }
@@ -40,7 +42,6 @@ pub struct Counters {
     pub seen: AtomicU64,
     pub written: AtomicU64,
     pub rejected: AtomicU64,
-    pub decompressed: AtomicU64,
 }
 
 /// Limits of one read. Memory held by the reader is bounded by them, whatever the games hold:
@@ -79,8 +80,12 @@ pub const PENDING_BATCHES: usize = 4;
 /// many months) and start small.
 const PRESIZED_PARTITIONS: usize = 8;
 
-const TRUNCATED: &str =
-    "game cut short: the input ends before its result (no 1-0, 0-1, 1/2-1/2 or * after the moves)";
+fn truncated() -> RejectReason {
+    RejectReason::new(
+        RejectKind::Truncated,
+        "game cut short: the input ends before its result (no 1-0, 0-1, 1/2-1/2 or * after the moves)",
+    )
+}
 
 /// Reads games from an input and yields batches; single-threaded.
 pub struct BatchReader {
@@ -135,11 +140,11 @@ impl BatchReader {
             if self.finished {
                 break self.batches.any();
             }
-            let Some(frame) = self.framer.next_frame() else {
+            let Some(frame) = self.framer.next_game() else {
                 self.finished = true;
                 if let Some((offset, text)) = self.held.take() {
                     let length = text.len() as u64;
-                    rejects.add(offset, length, TRUNCATED.into(), &text, &self.counters);
+                    rejects.add(offset, length, truncated(), &text, &self.counters);
                 }
                 continue;
             };
@@ -159,12 +164,18 @@ impl BatchReader {
             let (offset, length) = (frame.offset, frame.length);
             let text = decode(frame.bytes, &mut self.latin1);
             let outcome = if frame.oversized {
-                Err(format!(
-                    "game longer than {} bytes: skipped (raw text truncated)",
-                    self.options.max_game_bytes
+                Err(RejectReason::new(
+                    RejectKind::TooLarge,
+                    format!(
+                        "game longer than {} bytes: skipped (raw text truncated)",
+                        self.options.max_game_bytes
+                    ),
                 ))
             } else if let Some(cut) = &frame.cut_by {
-                Err(format!("game cut short: {cut}"))
+                Err(RejectReason::new(
+                    RejectKind::DamagedInput,
+                    format!("game cut short: {cut}"),
+                ))
             } else {
                 self.games.read(text.as_bytes())
             };
@@ -180,15 +191,13 @@ impl BatchReader {
                 break None; // a run of bad input: hand the rejects over, keep memory bounded
             }
         };
-        self.counters
-            .decompressed
-            .store(self.framer.position(), Ordering::Relaxed);
-        let games = match full.and_then(|key| self.batches.take(key)) {
-            Some(batch) => batch,
+        let (partition, games) = match full.and_then(|key| Some((key, self.batches.take(key)?))) {
+            Some((key, batch)) => (Some(key), batch),
             None if rejects.list.is_empty() => return None,
-            None => RecordBatch::new_empty(crate::columns::schema()),
+            None => (None, RecordBatch::new_empty(crate::columns::schema())),
         };
         Some(Batch {
+            partition,
             games,
             rejects: rejects.list,
         })
@@ -204,14 +213,17 @@ struct GameReader {
 
 impl GameReader {
     /// Parses and replays `text` into `self.replayer.scratch`; `Err` is the reason to reject it.
-    fn read(&mut self, text: &[u8]) -> Result<(), String> {
+    fn read(&mut self, text: &[u8]) -> Result<(), RejectReason> {
         // A bug on some odd input must cost that game (rejected, with the reason), not the load.
         let parse = || self.parser.parse(&mut self.replayer, text);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
             self.parser = GameParser::default();
-            Err(format!(
-                "internal error while reading this game: {}",
-                panic_message(&panic)
+            Err(RejectReason::new(
+                RejectKind::InternalError,
+                format!(
+                    "internal error while reading this game: {}",
+                    panic_message(&panic)
+                ),
             ))
         })
     }
@@ -233,7 +245,14 @@ impl Rejects {
         }
     }
 
-    fn add(&mut self, offset: u64, length: u64, reason: String, text: &str, counters: &Counters) {
+    fn add(
+        &mut self,
+        offset: u64,
+        length: u64,
+        reason: RejectReason,
+        text: &str,
+        counters: &Counters,
+    ) {
         let mut end = text.len().min(self.max_raw);
         while !text.is_char_boundary(end) {
             end -= 1;
@@ -290,7 +309,8 @@ impl Pending {
 
     /// Adds the game in `scratch` (a game written), whose text is `text_len` bytes long.
     fn append(&mut self, scratch: &GameScratch, offset: u64, text_len: usize) {
-        let key = partition(scratch);
+        let row = derive(scratch);
+        let key = row.partition;
         let presized = self.partitions.len() < PRESIZED_PARTITIONS;
         // Size for a full batch, within what all partitions together may hold.
         let batch = self.options.batch_games;
@@ -311,7 +331,7 @@ impl Pending {
                 bytes: 0,
                 last_used: 0,
             });
-        entry.columns.append(scratch, offset);
+        entry.columns.append(scratch, &row, offset);
         entry.bytes += text_len;
         entry.last_used = self.games_written;
         self.plies_written += scratch.mainline().len() as u64;

@@ -17,6 +17,8 @@
 
 use shakmaty::san::SanPlus;
 
+use crate::reject::{RejectKind, RejectReason};
+
 /// What `game` found.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]
 pub struct Repaired {
@@ -36,7 +38,7 @@ pub fn game(
     text: &[u8],
     scratch: &mut Vec<u8>,
     rewritten: &mut Vec<u8>,
-) -> Result<Repaired, String> {
+) -> Result<Repaired, RejectReason> {
     let tags_repaired = repair_tags(text, scratch);
     let text = if tags_repaired { &scratch[..] } else { text };
     let mut moves = movetext(text, rewritten)?;
@@ -156,7 +158,7 @@ fn repaired_tag_line(line: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The movetext check: tokens pgn-reader would skip are rewritten or make a reject.
-fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
+fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, RejectReason> {
     let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     let (tags_len, longest_tag) = movetext_start(text);
     let mut lexer = Lexer {
@@ -172,9 +174,9 @@ fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, String> {
         match leading_move(token) {
             Some((san, len)) if !names_square(&token[len..]) => edits.push((start, end, san)),
             _ => {
-                return Err(format!(
-                    "unreadable move '{}'",
-                    String::from_utf8_lossy(token)
+                return Err(RejectReason::new(
+                    RejectKind::UnreadableMove,
+                    format!("unreadable move '{}'", String::from_utf8_lossy(token)),
                 ))
             }
         }
@@ -538,12 +540,14 @@ mod tests {
     fn rewrite(movetext: &str) -> Result<Option<String>, String> {
         let mut out = Vec::new();
         let text = format!("[Event \"a8Q\"]\n\n{movetext}\n\n");
-        game(text.as_bytes(), &mut Vec::new(), &mut out).map(|checked| {
-            checked.rewritten.then(|| {
-                let out = String::from_utf8(out).unwrap();
-                out.split_once("\n\n").unwrap().1.trim_end().to_owned()
-            })
-        })
+        let checked = game(text.as_bytes(), &mut Vec::new(), &mut out).map_err(|e| {
+            assert_eq!(e.kind, RejectKind::UnreadableMove);
+            e.message
+        })?;
+        Ok(checked.rewritten.then(|| {
+            let out = String::from_utf8(out).unwrap();
+            out.split_once("\n\n").unwrap().1.trim_end().to_owned()
+        }))
     }
 
     #[test]

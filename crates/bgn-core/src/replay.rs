@@ -9,12 +9,13 @@ use std::ops::{ControlFlow, Range};
 
 use pgn_reader::{Nag, Outcome, RawComment, RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
-use shakmaty::san::San;
+use shakmaty::san::{San, SanError};
 use shakmaty::{
     CastlingMode, CastlingSide, Chess, Color, FromSetup, Move, Position, PositionError, Role, Setup,
 };
 
 use crate::annotations::{self, Eval};
+use crate::reject::{RejectKind, RejectReason};
 use crate::tags::Known;
 
 /// One ply, in BGN terms. Letters are ASCII bytes, `0` meaning none.
@@ -50,7 +51,7 @@ pub struct Line {
 }
 
 /// Where play continues in the current line.
-struct Cursor {
+struct LineCursor {
     line: usize,
     pos: Chess,
     /// The position before the line's last move, and the check counters then: a variation starts there.
@@ -58,8 +59,9 @@ struct Cursor {
     checks: [u16; 2],
 }
 
-enum Frame {
-    Line(Box<Cursor>),
+/// One open line of play on the replay's stack: the mainline at the bottom, a variation per `(`.
+enum Branch {
+    Line(Box<LineCursor>),
     /// A `(` with no move to branch from: python-chess ignores it, and so do we.
     Ignored,
 }
@@ -82,7 +84,7 @@ pub struct GameScratch {
     pub chess960: bool,
     pub start_fen: Option<Range<usize>>,
     pub final_is_mate: bool,
-    stack: Vec<Frame>,
+    stack: Vec<Branch>,
     /// A long comment arriving in pieces.
     partial: String,
 }
@@ -147,7 +149,7 @@ impl GameScratch {
         idx
     }
 
-    fn cursor(&mut self) -> &mut Cursor {
+    fn cursor(&mut self) -> &mut LineCursor {
         top(&mut self.stack)
     }
 
@@ -247,7 +249,7 @@ impl GameScratch {
 
 /// Text as UTF-8: the framer hands over valid UTF-8 (Latin-1 was converted), so the lossy path is
 /// only a safety net.
-fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+fn decode_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
@@ -255,13 +257,13 @@ fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// The innermost line being played (ignored `(` frames skipped).
-fn top(stack: &mut [Frame]) -> &mut Cursor {
+fn top(stack: &mut [Branch]) -> &mut LineCursor {
     stack
         .iter_mut()
         .rev()
         .find_map(|f| match f {
-            Frame::Line(c) => Some(c),
-            Frame::Ignored => None,
+            Branch::Line(c) => Some(c),
+            Branch::Ignored => None,
         })
         .expect("the mainline cursor is never popped")
 }
@@ -286,24 +288,25 @@ pub struct Replayer {
     pub no_variations: bool,
 }
 
-type Reject = Result<(), String>;
+/// The replay's verdict on a game: kept, or rejected and why.
+type Verdict = Result<(), RejectReason>;
 
 impl Visitor for Replayer {
     type Tags = ();
     type Movetext = ();
-    type Output = Reject;
+    type Output = Verdict;
 
-    fn begin_tags(&mut self) -> ControlFlow<Reject> {
+    fn begin_tags(&mut self) -> ControlFlow<Verdict> {
         self.scratch.reset();
         ControlFlow::Continue(())
     }
 
-    fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Reject> {
+    fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Verdict> {
         let s = &mut self.scratch;
         let name = name.trim_ascii();
         let known = Known::of(name);
-        let name = s.push_text(&utf8(name));
-        let value = s.push_text(&utf8(&value.decode()));
+        let name = s.push_text(&decode_text(name));
+        let value = s.push_text(&decode_text(&value.decode()));
         if let (Some(k), Ok(i)) = (known, u16::try_from(s.tags.len())) {
             s.known[k as usize] = Some(i);
         }
@@ -311,11 +314,11 @@ impl Visitor for Replayer {
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, _: ()) -> ControlFlow<Reject> {
+    fn begin_movetext(&mut self, _: ()) -> ControlFlow<Verdict> {
         match self.start_position() {
             Ok(pos) => {
                 let line = self.scratch.new_line(0, 0);
-                self.scratch.stack.push(Frame::Line(Box::new(Cursor {
+                self.scratch.stack.push(Branch::Line(Box::new(LineCursor {
                     line,
                     pos,
                     before_last: None,
@@ -327,14 +330,14 @@ impl Visitor for Replayer {
         }
     }
 
-    fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<Reject> {
+    fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<Verdict> {
         match self.play(san_plus) {
             Ok(()) => ControlFlow::Continue(()),
             Err(reason) => ControlFlow::Break(Err(reason)),
         }
     }
 
-    fn nag(&mut self, _: &mut (), nag: Nag) -> ControlFlow<Reject> {
+    fn nag(&mut self, _: &mut (), nag: Nag) -> ControlFlow<Verdict> {
         let s = &mut self.scratch;
         let line = s.cursor().line;
         let nags_len = s.nags.len();
@@ -351,17 +354,19 @@ impl Visitor for Replayer {
         ControlFlow::Continue(())
     }
 
-    fn partial_comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
-        self.scratch.partial.push_str(&utf8(comment.as_bytes()));
+    fn partial_comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Verdict> {
+        self.scratch
+            .partial
+            .push_str(&decode_text(comment.as_bytes()));
         ControlFlow::Continue(())
     }
 
-    fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Reject> {
+    fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Verdict> {
         let s = &mut self.scratch;
         if s.partial.is_empty() && s.take_commands_only(comment.as_bytes()) {
             return ControlFlow::Continue(());
         }
-        let chunk = utf8(comment.as_bytes());
+        let chunk = decode_text(comment.as_bytes());
         if s.partial.is_empty() {
             s.add_comment(&chunk);
         } else {
@@ -372,16 +377,16 @@ impl Visitor for Replayer {
         ControlFlow::Continue(())
     }
 
-    fn begin_variation(&mut self, _: &mut ()) -> ControlFlow<Reject, Skip> {
+    fn begin_variation(&mut self, _: &mut ()) -> ControlFlow<Verdict, Skip> {
         let s = &mut self.scratch;
         let cursor = s.cursor();
         let frame = match cursor.before_last.clone() {
-            None => Frame::Ignored,
+            None => Branch::Ignored,
             Some((pos, checks)) => {
                 let parent = cursor.line;
                 let ply = s.lines[parent].moves.len() as i32 - 1;
                 let line = s.new_line(parent as i32, ply);
-                Frame::Line(Box::new(Cursor {
+                Branch::Line(Box::new(LineCursor {
                     line,
                     pos,
                     before_last: None,
@@ -393,7 +398,7 @@ impl Visitor for Replayer {
         ControlFlow::Continue(Skip(false))
     }
 
-    fn end_variation(&mut self, _: &mut ()) -> ControlFlow<Reject> {
+    fn end_variation(&mut self, _: &mut ()) -> ControlFlow<Verdict> {
         // An unmatched `)` is ignored, as python-chess does.
         if self.scratch.stack.len() > 1 {
             self.scratch.stack.pop();
@@ -401,25 +406,31 @@ impl Visitor for Replayer {
         ControlFlow::Continue(())
     }
 
-    fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<Reject> {
+    fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<Verdict> {
         if self.scratch.stack.len() == 1 {
             self.scratch.outcome = Some(outcome);
         }
         ControlFlow::Continue(())
     }
 
-    fn end_game(&mut self, _: ()) -> Reject {
+    fn end_game(&mut self, _: ()) -> Verdict {
         let s = &mut self.scratch;
         if !s.partial.is_empty() {
-            return Err("unterminated comment".into());
+            return Err(RejectReason::new(
+                RejectKind::UnterminatedComment,
+                "unterminated comment",
+            ));
         }
         // Text between games that is no game at all (noise, a stray paragraph, even one holding a
         // `*` or `1-0`): no tag and no move. python-chess would make an empty game of it; here it
         // goes to the rejects.
         if s.tags.is_empty() && s.lines[0].moves.is_empty() {
-            return Err("no tags and no moves: not a game".into());
+            return Err(RejectReason::new(
+                RejectKind::NotAGame,
+                "no tags and no moves: not a game",
+            ));
         }
-        if let Some(Frame::Line(main)) = s.stack.first() {
+        if let Some(Branch::Line(main)) = s.stack.first() {
             s.final_is_mate = main.pos.is_checkmate();
         }
         s.finish_comments();
@@ -428,7 +439,7 @@ impl Visitor for Replayer {
 }
 
 impl Replayer {
-    fn start_position(&mut self) -> Result<Chess, String> {
+    fn start_position(&mut self) -> Result<Chess, RejectReason> {
         let s = &mut self.scratch;
         let variant = s.tag(Known::Variant).map(str::to_ascii_lowercase);
         let chess960_tag = matches!(
@@ -452,9 +463,12 @@ impl Replayer {
             }
         };
         if !standard {
-            return Err(format!(
-                "unsupported variant '{}'",
-                s.tag(Known::Variant).unwrap_or("")
+            return Err(RejectReason::new(
+                RejectKind::UnsupportedVariant,
+                format!(
+                    "unsupported variant '{}'",
+                    s.tag(Known::Variant).unwrap_or("")
+                ),
             ));
         }
         let fen_tag = s.known[Known::Fen as usize].map(|i| s.tags[usize::from(i)].1.clone());
@@ -463,8 +477,7 @@ impl Replayer {
             return Ok(Chess::default());
         };
         let fen_text = s.str(&fen_range).trim();
-        let fen = Fen::from_ascii(fen_text.as_bytes())
-            .map_err(|e| format!("invalid FEN '{fen_text}': {e}"))?;
+        let fen = Fen::from_ascii(fen_text.as_bytes()).map_err(|e| bad_fen(fen_text, &e))?;
         let setup: Setup = fen.into_setup();
         let mode = if chess960_tag {
             CastlingMode::Chess960
@@ -476,13 +489,13 @@ impl Replayer {
             .or_else(PositionError::ignore_invalid_ep_square)
             .or_else(PositionError::ignore_too_much_material)
             .or_else(PositionError::ignore_impossible_check)
-            .map_err(|e| format!("invalid FEN '{fen_text}': {e}"))?;
+            .map_err(|e| bad_fen(fen_text, &e))?;
         s.chess960 = mode == CastlingMode::Chess960;
         s.start_fen = Some(fen_range);
         Ok(pos)
     }
 
-    fn play(&mut self, san_plus: SanPlus) -> Result<(), String> {
+    fn play(&mut self, san_plus: SanPlus) -> Verdict {
         let s = &mut self.scratch;
         let san_start = s.text.len();
         san_plus.append_to_string(&mut s.text);
@@ -491,27 +504,34 @@ impl Replayer {
         let cursor = top(&mut s.stack);
         let line = cursor.line;
         if san_plus.san == San::Null {
-            return Err(format!(
-                "null move '--' at ply {}",
-                ply_label(line, &s.lines)
+            return Err(RejectReason::new(
+                RejectKind::NullMove,
+                format!("null move '--' at ply {}", ply_label(line, &s.lines)),
             ));
         }
         let strict = san_plus.san.to_move(&cursor.pos);
         let m = strict
             .or_else(|e| lenient_move(&cursor.pos, san_plus.san).ok_or(e))
             .map_err(|e| {
-                let what = match e {
-                    shakmaty::san::SanError::AmbiguousSan => "ambiguous move",
-                    _ => "illegal move",
+                let (kind, what) = match e {
+                    SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
+                    SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
                 };
-                format!(
-                    "{what} '{}' at ply {}",
-                    &s.text[san.clone()],
-                    ply_label(line, &s.lines)
+                let at = ply_label(line, &s.lines);
+                RejectReason::new(
+                    kind,
+                    format!("{what} '{}' at ply {at}", &s.text[san.clone()]),
                 )
             })?;
         let mover = cursor.pos.turn();
-        let (piece, capture, castle, from, to, promote) = describe(m, mover);
+        let MoveLetters {
+            piece,
+            from,
+            to,
+            capture,
+            castle,
+            promote,
+        } = describe(m, mover);
         if !self.no_variations {
             cursor.before_last = Some((cursor.pos.clone(), cursor.checks));
         }
@@ -540,6 +560,10 @@ impl Replayer {
         });
         Ok(())
     }
+}
+
+fn bad_fen(fen: &str, error: &dyn std::fmt::Display) -> RejectReason {
+    RejectReason::new(RejectKind::BadFen, format!("invalid FEN '{fen}': {error}"))
 }
 
 /// Reads SAN as python-chess does when strict SAN fails: the capture mark is ignored (`Raf8` for
@@ -594,8 +618,19 @@ fn ply_label(line: usize, lines: &[Line]) -> String {
     }
 }
 
-/// Piece, capture, castle, from, to and promotion of a legal move, as BGN letters and square indices.
-fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
+/// A legal move's BGN fields, in `MoveRec`'s order: letters are ASCII (uppercase for White), `0`
+/// meaning none; squares are indices (a1 = 0 … h8 = 63).
+struct MoveLetters {
+    piece: u8,
+    from: u8,
+    to: u8,
+    capture: u8,
+    castle: u8,
+    promote: u8,
+}
+
+/// The BGN fields of legal move `m` played by `mover`.
+fn describe(m: Move, mover: Color) -> MoveLetters {
     let letter = |role: Role, color: Color| {
         let c = role.char() as u8;
         if color == Color::White {
@@ -605,6 +640,14 @@ fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
         }
     };
     let them = !mover;
+    let none = MoveLetters {
+        piece: 0,
+        from: 0,
+        to: 0,
+        capture: 0,
+        castle: 0,
+        promote: 0,
+    };
     match m {
         Move::Normal {
             role,
@@ -612,40 +655,42 @@ fn describe(m: Move, mover: Color) -> (u8, u8, u8, u8, u8, u8) {
             capture,
             to,
             promotion,
-        } => (
-            letter(role, mover),
-            capture.map_or(0, |r| letter(r, them)),
-            0,
-            from as u8,
-            to as u8,
-            promotion.map_or(0, |r| letter(r, mover)),
-        ),
-        Move::EnPassant { from, to } => (
-            letter(Role::Pawn, mover),
-            letter(Role::Pawn, them),
-            0,
-            from as u8,
-            to as u8,
-            0,
-        ),
+        } => MoveLetters {
+            piece: letter(role, mover),
+            from: from as u8,
+            to: to as u8,
+            capture: capture.map_or(0, |r| letter(r, them)),
+            promote: promotion.map_or(0, |r| letter(r, mover)),
+            ..none
+        },
+        Move::EnPassant { from, to } => MoveLetters {
+            piece: letter(Role::Pawn, mover),
+            from: from as u8,
+            to: to as u8,
+            capture: letter(Role::Pawn, them),
+            ..none
+        },
         Move::Castle { king, rook } => {
             let side = CastlingSide::from_king_side(rook.file() > king.file());
-            let to = side.king_to(mover);
             let castle = match (side, mover) {
                 (CastlingSide::KingSide, Color::White) => b'K',
                 (CastlingSide::QueenSide, Color::White) => b'Q',
                 (CastlingSide::KingSide, Color::Black) => b'k',
                 (CastlingSide::QueenSide, Color::Black) => b'q',
             };
-            (
-                letter(Role::King, mover),
-                0,
+            MoveLetters {
+                piece: letter(Role::King, mover),
+                from: king as u8,
+                to: side.king_to(mover) as u8,
                 castle,
-                king as u8,
-                to as u8,
-                0,
-            )
+                ..none
+            }
         }
-        Move::Put { role, to } => (letter(role, mover), 0, 0, to as u8, to as u8, 0),
+        Move::Put { role, to } => MoveLetters {
+            piece: letter(role, mover),
+            from: to as u8,
+            to: to as u8,
+            ..none
+        },
     }
 }

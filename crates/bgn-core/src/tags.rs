@@ -31,6 +31,65 @@ pub enum Known {
 impl Known {
     pub const COUNT: usize = 22;
 
+    /// Every known tag, in declaration order.
+    pub const ALL: [Known; Known::COUNT] = {
+        use Known::*;
+        [
+            Event,
+            Site,
+            Round,
+            Result,
+            White,
+            Black,
+            WhiteElo,
+            BlackElo,
+            WhiteRatingDiff,
+            BlackRatingDiff,
+            WhiteTitle,
+            BlackTitle,
+            Eco,
+            Opening,
+            TimeControl,
+            Termination,
+            Variant,
+            Fen,
+            Date,
+            Time,
+            UtcDate,
+            UtcTime,
+        ]
+    };
+
+    /// The tag's name as PGN spells it.
+    pub fn name(self) -> &'static str {
+        use Known::*;
+        match self {
+            Event => "Event",
+            Site => "Site",
+            Round => "Round",
+            Result => "Result",
+            White => "White",
+            Black => "Black",
+            WhiteElo => "WhiteElo",
+            BlackElo => "BlackElo",
+            WhiteRatingDiff => "WhiteRatingDiff",
+            BlackRatingDiff => "BlackRatingDiff",
+            WhiteTitle => "WhiteTitle",
+            BlackTitle => "BlackTitle",
+            Eco => "ECO",
+            Opening => "Opening",
+            TimeControl => "TimeControl",
+            Termination => "Termination",
+            Variant => "Variant",
+            Fen => "FEN",
+            Date => "Date",
+            Time => "Time",
+            UtcDate => "UTCDate",
+            UtcTime => "UTCTime",
+        }
+    }
+
+    /// The known tag named `name` (a match on bytes: this runs for every tag read).
     pub fn of(name: &[u8]) -> Option<Known> {
         use Known::*;
         Some(match name {
@@ -58,6 +117,14 @@ impl Known {
             b"UTCTime" => UtcTime,
             _ => return None,
         })
+    }
+
+    /// The names of the tags stored in columns of their own (the others go to `headers`).
+    pub fn column_tags() -> impl Iterator<Item = &'static str> {
+        Known::ALL
+            .into_iter()
+            .filter(|k| k.has_column())
+            .map(Known::name)
     }
 
     /// Stored in a column of its own, hence not repeated in `headers`.
@@ -229,6 +296,14 @@ fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in Known::ALL {
+            assert_eq!(Known::of(k.name().as_bytes()), Some(k));
+        }
+        assert_eq!(Known::column_tags().count(), 18);
+    }
 
     #[test]
     fn lichess_ids() {

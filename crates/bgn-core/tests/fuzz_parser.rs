@@ -85,15 +85,20 @@ fn read_all(bytes: Vec<u8>) {
     let (mut rows, mut rejects) = (0u64, 0u64);
     while let Some(batch) = reader.next_batch() {
         rows += batch.games.num_rows() as u64;
+        assert_eq!(
+            batch.partition.is_some(),
+            batch.games.num_rows() > 0,
+            "a batch of games has its partition, a batch of rejects alone none"
+        );
         for reject in &batch.rejects {
-            let reason = reject.reason.trim();
+            let reason = reject.reason.message.trim();
             assert!(
                 !reason.is_empty(),
                 "empty reason at offset {}",
                 reject.offset
             );
             assert!(
-                !reject.reason.contains('\n'),
+                !reject.reason.message.contains('\n'),
                 "reason not one line: {:?}",
                 reject.reason
             );

@@ -12,6 +12,8 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use bgn_core::input::Input;
 use bgn_core::reader::{BatchReader, BatchStream, Options};
+use bgn_core::reject::RejectKind;
+use bgn_core::tags::Known;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -24,9 +26,12 @@ create_exception!(
     "An input that cannot be read as PGN: missing, a directory, or of an unknown format."
 );
 
-/// `(source_offset, source_length, reason, raw_text)` of a rejected game; `raw_text` holds at most
-/// `max_reject_raw` bytes of it.
-type RejectTuple = (u64, u64, String, String);
+/// `(source_offset, source_length, kind, reason, raw_text)` of a rejected game; `raw_text` holds at
+/// most `max_reject_raw` bytes of it.
+type RejectTuple = (u64, u64, &'static str, String, String);
+
+/// `(type, year, month)` of a batch's games.
+type PartitionTuple = (&'static str, i16, i16);
 
 /// One batch of games, exported once through `__arrow_c_array__`.
 #[pyclass(module = "warehouse._core")]
@@ -59,8 +64,10 @@ impl ArrowBatch {
 
 /// Reads a PGN input (path or `-`) into batches of games.
 ///
-/// Iterating yields `(batch, rejects)`: `batch` implements `__arrow_c_array__` (pass it to
-/// `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, reason, raw_text)`.
+/// Iterating yields `(partition, batch, rejects)`: `partition` is the `(type, year, month)` of the
+/// batch's games (`None` for a batch of rejects alone), `batch` implements `__arrow_c_array__` (pass it
+/// to `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, kind, reason,
+/// raw_text)`.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
     // A mutex only to make the class `Sync`, as PyO3 requires; one thread iterates.
@@ -103,20 +110,25 @@ impl PgnReader {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> Option<(ArrowBatch, Vec<RejectTuple>)> {
+    fn __next__(
+        &mut self,
+        py: Python<'_>,
+    ) -> Option<(Option<PartitionTuple>, ArrowBatch, Vec<RejectTuple>)> {
         let stream = &self.stream;
         let batch = py.detach(|| lock(stream).next_batch())?;
+        let partition = batch.partition.map(|p| (p.kind, p.year, p.month));
         let rejects = batch
             .rejects
             .into_iter()
-            .map(|r| (r.offset, r.length, r.reason, r.raw))
+            .map(|r| {
+                let kind = r.reason.kind.name();
+                (r.offset, r.length, kind, r.reason.message, r.raw)
+            })
             .collect();
-        Some((
-            ArrowBatch {
-                batch: Some(batch.games),
-            },
-            rejects,
-        ))
+        let games = ArrowBatch {
+            batch: Some(batch.games),
+        };
+        Some((partition, games, rejects))
     }
 
     /// `pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is.
@@ -135,11 +147,6 @@ impl PgnReader {
     #[getter]
     fn raw_bytes_read(&self) -> u64 {
         self.stream().raw_read()
-    }
-
-    #[getter]
-    fn decompressed_bytes(&self) -> u64 {
-        load(&self.stream().counters().decompressed)
     }
 
     #[getter]
@@ -194,5 +201,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowBatch>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
+    let kinds: Vec<_> = RejectKind::ALL.iter().map(|k| k.name()).collect();
+    m.add("REJECT_KINDS", kinds)?;
     Ok(())
 }
