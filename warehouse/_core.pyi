@@ -1,0 +1,61 @@
+"""Types of `warehouse._core`, the Rust core (crates/bgn-py): PGN in, Arrow batches of games out."""
+
+from collections.abc import Iterator
+from typing import Any
+
+__version__: str
+
+# The PGN tags stored in columns of their own; every other tag goes to `headers`.
+COLUMN_TAGS: list[str]
+# Every kind a reject can have (`illegal_move`, `truncated`, `not_a_game`, …), in a stable order.
+REJECT_KINDS: list[str]
+
+class PgnInputError(ValueError):
+    """An input that cannot be read as PGN: missing, a directory, of an unknown format, or not PGN."""
+
+class ArrowBatch:
+    """One batch of games, exported once through the Arrow PyCapsule interface."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+# `(type, year, month)` of a batch's games.
+Partition = tuple[str, int, int]
+# `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.
+Reject = tuple[int, int, str, str, str]
+
+class PgnReader:
+    """Reads a PGN input (a path, or `-` for standard input; plain, zstd, bzip2 or gzip) on a Rust thread.
+
+    Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone."""
+
+    def __init__(
+        self,
+        path: str,
+        source_name: str | None = None,
+        batch_games: int | None = None,
+        batch_bytes: int | None = None,
+        max_game_bytes: int | None = None,
+    ) -> None: ...
+    def __iter__(self) -> Iterator[tuple[Partition | None, ArrowBatch, list[Reject]]]: ...
+    def __next__(self) -> tuple[Partition | None, ArrowBatch, list[Reject]]: ...
+    @property
+    def compression(self) -> str:
+        """`pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is."""
+    @property
+    def input_size(self) -> int | None:
+        """Size of the raw input in bytes (None for standard input and pipes)."""
+    @property
+    def raw_bytes_read(self) -> int:
+        """Raw (compressed) bytes read so far: for progress."""
+    @property
+    def games_seen(self) -> int: ...
+    @property
+    def games_written(self) -> int: ...
+    @property
+    def games_rejected(self) -> int: ...
+    @property
+    def sha256(self) -> str | None:
+        """SHA-256 of the raw input (hex), once it has been read to the end."""
+    @property
+    def damage(self) -> str | None:
+        """Why the input ended early (damaged compressed data), once it has been read to the end."""
