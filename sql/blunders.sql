@@ -9,7 +9,7 @@
 import database 'sql/views';
 
 with blunders as (
-    select type, upper(m.p) as piece, ply
+    select type, piece, ply
     from plies
     where m.nag = 4
 ),

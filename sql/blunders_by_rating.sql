@@ -9,7 +9,7 @@
 import database 'sql/views';
 
 with analysed as (
-    select type, rating_band(if(mover = 'white', players[1].elo, players[2].elo)) as band, m.nag as nag
+    select type, rating_band(mover_elo) as band, m.nag as nag
     from plies
     where has_eval
 ),

@@ -8,13 +8,9 @@
 import database 'sql/views';
 
 with rated as (
-    select rating_band((players[1].elo + players[2].elo) / 2) as band, opening.generic as family, result
-    from games
-    where
-        opening.generic is not null
-        and players[1].elo is not null
-        and players[2].elo is not null
-        and result in ('W', 'B', 'D')
+    select rating_band(mean_elo) as band, opening.generic as family, result
+    from rated_games
+    where opening.generic is not null
 ),
 
 families as (

@@ -7,7 +7,7 @@
 import database 'sql/views';
 
 with counted as (
-    select phase(ply) as phase, upper(m.p) as piece, count(*) as moves
+    select phase(ply) as phase, piece, count(*) as moves
     from plies
     group by all
 ),

@@ -6,9 +6,8 @@
 import database 'sql/views';
 
 with rated as (
-    select type, rating_band((players[1].elo + players[2].elo) / 2) as band, result
-    from games
-    where players[1].elo is not null and players[2].elo is not null and result in ('W', 'B', 'D')
+    select type, rating_band(mean_elo) as band, result
+    from rated_games
 ),
 
 final as (

@@ -8,9 +8,8 @@
 import database 'sql/views';
 
 with rated as (
-    select type, players[1].elo - players[2].elo as d, result
-    from games
-    where players[1].elo is not null and players[2].elo is not null and result in ('W', 'B', 'D')
+    select type, elo_diff as d, result
+    from rated_games
 ),
 
 final as (

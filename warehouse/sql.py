@@ -2,41 +2,49 @@
 
 The files of `sql/` are plain SQL for the duckdb CLI, each starting with `import database 'sql/views';`
 (a path relative to the project's root). `connect()` runs that import by its absolute path, with the lake
-set in the `chess_lake` variable, so the same file text runs from any working directory.
+set in the `chess_lake` variable, so the same file text runs from any working directory. A lake on S3 is
+read through DuckDB's httpfs extension, from the same AWS_* environment as the rest of the project (see
+sql/views/schema.sql).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from warehouse.lake import default_lake
+from warehouse.lake import Lake, default_lake
 
 ROOT = Path(__file__).resolve().parents[1]
 SQL_DIR = ROOT / "sql"
 VIEWS_DIR = SQL_DIR / "views"
 # The statement by which every question file reaches the shared views from the project's root.
 VIEWS_IMPORT = "import database 'sql/views';"
+# The environment variables the views read with getenv.
+VIEWS_ENV = re.compile(r"getenv\('(\w+)'\)")
 
 
-def resolve_lake(lake: str | os.PathLike[str] | None = None) -> Path:
-    """The lake's absolute path: `lake`, else $CHESS_LAKE (when not empty), else ./lake."""
-    return Path(lake or default_lake()).resolve()
+def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
+    """The lake as the views read it: `lake`, else $CHESS_LAKE (when not empty), else ./lake; a local lake
+    by its absolute path, an S3 one as ``s3://bucket/prefix``."""
+    opened = Lake.open(lake or default_lake())
+    return opened.root if opened.local else f"s3://{opened.root}"
 
 
 def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection over the lake, with the views and macros of sql/views/schema.sql:
-    `games` (one row per game), `plies` (one row per move), `timed_plies` (plies with think times),
+    """An in-memory DuckDB connection over the lake (a directory or s3://bucket/prefix, see `resolve_lake`),
+    with the views and macros of sql/views/schema.sql: `games` (one row per game), `rated_games` (both Elos
+    and a result known), `plies` (one row per move), `timed_plies` (plies with think times), `mover`,
     `white_points`, `rating_band`, `phase`, `piece_value` and their sort keys."""
     con = duckdb.connect()
     if not con.sql("select 1 from duckdb_functions() where function_name = 'getenv'").fetchall():
-        # getenv belongs to the duckdb CLI; the views' fallback to $CHESS_LAKE calls it, but never reaches
-        # it here, because chess_lake is set below. Same value as the CLI's for an unset variable.
-        con.execute("create temp macro getenv(name) as ''")
-    con.execute("set variable chess_lake = $lake", {"lake": str(resolve_lake(lake))})
+        # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro
+        # of constants, not a Python function: registering one makes duckdb 2.0 print leak warnings at exit.
+        con.execute(getenv_macro((VIEWS_DIR / "schema.sql").read_text(encoding="utf-8")))
+    con.execute("set variable chess_lake = $lake", {"lake": resolve_lake(lake)})
     con.execute(f"import database {sql_string(VIEWS_DIR)}")
     return con
 
@@ -65,6 +73,14 @@ def query(
     return (con or connect(lake)).sql(question_text(name)).pl()
 
 
-def sql_string(path: Path) -> str:
-    """`path` as a SQL string literal."""
-    return "'" + str(path).replace("'", "''") + "'"
+def getenv_macro(views: str) -> str:
+    """A `getenv(name)` macro giving this process's value of each variable `views` reads, '' for others
+    and unset ones, as the CLI's getenv does."""
+    names = sorted(set(VIEWS_ENV.findall(views)))
+    cases = " ".join(f"when {sql_string(n)} then {sql_string(os.environ.get(n, ''))}" for n in names)
+    return f"create temp macro getenv(name) as case name {cases} else '' end"
+
+
+def sql_string(text: str | Path) -> str:
+    """`text` as a SQL string literal."""
+    return "'" + str(text).replace("'", "''") + "'"
