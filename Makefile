@@ -31,6 +31,7 @@ lint:
 	cargo fmt --all --check
 	$(PYTHON) -m ruff check warehouse loaders tests bench
 	$(PYTHON) -m ruff format --check warehouse loaders tests bench
+	$(PYTHON) -m mypy
 
 test: setup lint
 	cargo test --workspace --quiet

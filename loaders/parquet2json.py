@@ -9,21 +9,15 @@ import argparse
 import sys
 import time
 
-# export_cli first: it handles Ctrl-C while the libraries load.
-from loaders.export_cli import (
-    ArgumentParser,
-    add_selection_arguments,
-    bounded,
-    lake_location,
-    location,
-    run_export,
-    selection,
-)
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders.cli import OneLineParser, location, whole_number
+from loaders.exports import add_selection_arguments, run_export, selection
 from warehouse.export_json import GAMES_PER_FILE, ExportResult, export_json
+from warehouse.lake.location import Lake
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = ArgumentParser(
+    p = OneLineParser(
         prog="python -m loaders.parquet2json",
         description="Export the lake's games as BGN JSON-lines (one game a line), bz2-compressed, laid out "
         "as OUT/<type>/<year>/<month>/G.<n>.<type>.json.bz2 for spark.read.json. See docs/exports.md.",
@@ -36,7 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--games-per-file",
-        type=bounded(1, None, "at least 1"),
+        type=whole_number(1),
         default=GAMES_PER_FILE,
         help=f"games per .json.bz2 file, at least 1 (default: {GAMES_PER_FILE:,})",
     )
@@ -46,7 +40,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    lake = lake_location(args.lake)
     start = time.monotonic()
 
     def report(result: ExportResult) -> None:
@@ -58,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     return run_export(
-        lambda: export_json(lake, args.out, args.games_per_file, selection(args)),
+        lambda: export_json(Lake.open(args.lake), args.out, args.games_per_file, selection(args)),
         report,
         f"nothing was written to {args.out}",
     )

@@ -9,21 +9,16 @@ import argparse
 import sys
 import time
 
-# export_cli first: it handles Ctrl-C while the libraries load.
-from loaders.export_cli import (
-    ArgumentParser,
-    add_selection_arguments,
-    lake_location,
-    location,
-    run_export,
-    selection,
-)
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders.cli import OneLineParser, location
+from loaders.exports import add_selection_arguments, run_export, selection
 from warehouse.export_json import ExportResult
 from warehouse.export_pgn import export_pgn
+from warehouse.lake.location import Lake
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = ArgumentParser(
+    p = OneLineParser(
         prog="python -m loaders.parquet2pgn",
         description="Export the lake's games as PGN, one file. The tag order and comment format are in "
         "docs/exports.md.",
@@ -41,7 +36,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    lake = lake_location(args.lake)
     start = time.monotonic()
 
     def report(result: ExportResult) -> None:
@@ -54,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.out == "-"
         else f"nothing was written to {args.out}"
     )
-    return run_export(lambda: export_pgn(lake, args.out, selection(args)), report, interrupted)
+    return run_export(
+        lambda: export_pgn(Lake.open(args.lake), args.out, selection(args)), report, interrupted
+    )
 
 
 if __name__ == "__main__":

@@ -12,15 +12,17 @@ import argparse
 import sys
 import time
 
-from warehouse.commit import NotPublished
-from warehouse.lake import ROW_GROUP_GAMES, Lake, OneLineParser, add_lake_argument, count_option, default_lake
-from warehouse.load import LoadError, LoadResult, PgnInputError, load_input
-from warehouse.loads import DamagedRecord
-from warehouse.storage import StorageError
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders import cli
+from warehouse import _core
+from warehouse.errors import DamagedRecord, NotPublished, WarehouseError, describe
+from warehouse.lake.location import Lake
+from warehouse.lake.parquet import ROW_GROUP_GAMES
+from warehouse.load import BATCH_GAMES, LoadResult, load_input
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = OneLineParser(
+    p = cli.OneLineParser(
         prog="python -m loaders.pgn2parquet",
         description="Convert PGN games into the BGN Parquet lake: one row per game, one struct per move. "
         "Games that cannot be read or replayed go to <lake>/rejects/ with their offset and a reason.",
@@ -32,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="PGN file: plain, .zst (multi-frame, as lichess publishes), .bz2 or .gz — the format is "
         "read from the file's first bytes; `-` reads standard input",
     )
-    add_lake_argument(p)
+    cli.add_lake_argument(p)
     p.add_argument(
         "--force",
         action="store_true",
@@ -46,10 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--batch-games",
-        type=count_option(1, ROW_GROUP_GAMES),
-        default=8192,
+        type=cli.whole_number(1, ROW_GROUP_GAMES),
+        default=BATCH_GAMES,
         help="games per Arrow batch handed from the Rust reader to the writer, 1 to "
-        f"{ROW_GROUP_GAMES:,}, the most games in a row group (default: 8192)",
+        f"{ROW_GROUP_GAMES:,}, the most games in a row group (default: {BATCH_GAMES})",
     )
     p.add_argument(
         "--progress",
@@ -66,7 +68,7 @@ class ProgressBar:
     def __init__(self, name: str):
         self.name, self.start, self.last = name, time.monotonic(), 0.0
 
-    def __call__(self, reader) -> None:
+    def __call__(self, reader: _core.PgnReader) -> None:
         now = time.monotonic()
         if now - self.last < 0.25:
             return
@@ -91,12 +93,14 @@ def _hms(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def summary(r: LoadResult) -> str:
-    if r.already_loaded is not None:
-        old = r.already_loaded
+def summary(result: LoadResult) -> str:
+    r = result.record
+    if result.already_loaded is not None:
+        old = result.already_loaded
+        when = old.finished.isoformat()[:19] if old.finished else "?"
         return (
-            f"{r.input}: already loaded (load {old['load_id']} of {old.get('finished', '?')[:19]}, same "
-            f"SHA-256): nothing written; --force reloads it"
+            f"{r.input}: already loaded (load {old.load_id} of {when}, same SHA-256): nothing written; "
+            "--force reloads it"
         )
     rate = r.games_seen / r.seconds if r.seconds else 0.0
     duplicates = f" + {r.games_duplicate:,} duplicates" if r.games_duplicate else ""
@@ -114,45 +118,36 @@ def summary(r: LoadResult) -> str:
     return text
 
 
-def os_error(e: OSError, lake: Lake) -> str:
-    """One line for a failure to write the lake (read-only, full disk, S3 refusing or unreachable)."""
-    why = e.strerror or str(e).splitlines()[0] if str(e) else type(e).__name__
-    where = e.filename or lake.location
-    return f"{why} ({where})"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        lake = Lake.open(args.lake or default_lake())
-    except StorageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return cli.run(lambda: load_all(args), "nothing was added to the lake")
+
+
+def load_all(args: argparse.Namespace) -> int:
+    """Every input in turn: an error with one input is its line, and the next input loads."""
+    lake = Lake.open(args.lake)
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
     for path in args.inputs:
         try:
             result = load_one(path, lake, args, ProgressBar(path) if show else None)
-        except (PgnInputError, LoadError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            status = 2
-            continue
-        except DamagedRecord as e:  # every input would meet it: stop at once
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"nothing of {path} was added to the lake") from None
+        except DamagedRecord:  # every input would meet it: stop at once
+            raise
         except NotPublished as e:
             if e.interrupted:
-                print(f"interrupted: {path}: {e.state}", file=sys.stderr)
-                return 130
-            print(f"error: {path}: {os_error(e.cause, lake)}; {e.state}", file=sys.stderr)
-            status = 2
+                raise
+            cli.error(str(e))
+            status = cli.EXIT_USER_ERROR
             continue
-        except KeyboardInterrupt:
-            print(f"interrupted: nothing of {path} was added to the lake", file=sys.stderr)
-            return 130
         except OSError as e:
-            print(f"error: {path}: {os_error(e, lake)}; nothing of it was added to the lake", file=sys.stderr)
-            status = 2
+            cli.error(f"{path}: {describe(e, lake.location)}; nothing of it was added to the lake")
+            status = cli.EXIT_USER_ERROR
+            continue
+        except WarehouseError as e:
+            cli.error(str(e))
+            status = cli.EXIT_USER_ERROR
             continue
         for line in result.recovered:
             print(f"{lake.location}: {line}", file=sys.stderr)

@@ -10,7 +10,7 @@ which is how pytest finds it::
 
     def test_round_trip(s3_server: S3Server) -> None:
         url = s3_server.bucket("my-test")              # creates a fresh bucket, returns "s3://my-test"
-        ...  # warehouse.storage.lake_filesystem(url + "/lake") now reaches the server
+        ...  # warehouse.lake.Lake.open(url + "/lake") now reaches the server
 
 `s3_server` is module-scoped: one server per test module, stopped at the module's end. While it runs,
 the AWS_* environment variables point at it (endpoint `AWS_ENDPOINT_URL`, fake credentials, region), so

@@ -20,6 +20,7 @@ from lake_io import REPO, read_games, read_rejects, run_loader
 from oracle import Row, expected_games
 
 from warehouse.export_json import export_json
+from warehouse.lake import Lake
 
 SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
 # Small annotated collections with nested variations, NAGs, comments before lines.
@@ -103,7 +104,7 @@ def test_alternate_lines_match_python_chess(tmp_path: Path) -> None:
         pytest.skip(f"{ANNOTATED} not found")
     inputs = [ANNOTATED / name for name in ANNOTATED_FILES]
     lake = load(inputs, tmp_path / "lake")
-    result = export_json(lake, tmp_path / "out")
+    result = export_json(Lake.open(lake), tmp_path / "out")
     expected = expected_by_id(lake, inputs)
     games = [game for file_games in read_export(tmp_path / "out").values() for game in file_games]
     assert result.games == len(games) == len(expected)
@@ -141,7 +142,7 @@ def test_one_game_beside_its_pgn(tmp_path: Path) -> None:
     source = tmp_path / "game.pgn"
     source.write_text(pgn)
     out = tmp_path / "out"
-    export_json(load([source], tmp_path / "lake"), out)
+    export_json(Lake.open(load([source], tmp_path / "lake")), out)
     (game,) = read_export(out)["blitz/2025/5/G.0.blitz.json.bz2"]
     assert game == {
         "id": "abcdEFGH",

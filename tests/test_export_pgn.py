@@ -26,6 +26,7 @@ from oracle import INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
 from test_oracle_corpora import CASES, KNOWN_DIVERGENCES
 
 from warehouse.export_pgn import pgn_games
+from warehouse.lake import Lake
 
 MAX_REPORTED = 10
 # Tags the lake keeps only as values it derives, not as written (docs/schema.md): the Variant tag's
@@ -48,7 +49,7 @@ def test_round_trip(folder: str, tmp_path: Path) -> None:
     assert process.returncode == 0, process.stderr
     if not (lake / "games").is_dir():
         pytest.skip(f"the lake stored no game of {folder}")
-    exported = list(pgn_games(lake))
+    exported = list(pgn_games(Lake.open(lake)))
     ends = next_offsets((source, offset) for source, offset, _ in exported)
     mismatches = [
         f"{Path(source).name} @{offset}: {problem}"
@@ -186,7 +187,7 @@ def test_cli_writes_the_games(sample_lake: Path, tmp_path: Path, name: str) -> N
         data = bz2.decompress(data)
     elif name.endswith(".zst"):
         data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
-    assert data.decode() == "".join(text for _, _, text in pgn_games(sample_lake))
+    assert data.decode() == "".join(text for _, _, text in pgn_games(Lake.open(sample_lake)))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary file left behind"
 
 

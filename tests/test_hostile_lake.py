@@ -30,7 +30,7 @@ from load_runs import REPO, PeakRss, Run, lake_counts, load, make_games, one_lin
 from s3_server import S3Server
 
 from warehouse import connect
-from warehouse.storage import lake_filesystem
+from warehouse.lake.storage import filesystem
 
 s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
 
@@ -226,7 +226,7 @@ def test_s3_publish_cut_midway_says_committed_and_a_rerun_finishes(
     rerun, _ = run_bounded(cli("loaders.pgn2parquet", str(source), "--lake", url), env=dict(os.environ))
     assert rerun.returncode == 0, rerun.stderr
     assert "finished publishing" in rerun.stderr and "already loaded" in rerun.stdout
-    fs, root = lake_filesystem(url)
+    fs, root = filesystem(url)
     games = ds.dataset(f"{root}/games", filesystem=fs, format="parquet", partitioning="hive").count_rows()
     assert games == 438
     assert run_module("warehouse.check", ["--lake", url]).returncode == 0
@@ -285,7 +285,7 @@ def test_compaction_cut_while_retiring_files_is_finished_by_the_next_run(tmp_pat
         "import sys, warehouse.lake as lake\n"
         "def refuse(self, rel): raise PermissionError(13, 'Permission denied', rel)\n"
         "lake.Lake.delete = refuse\n"
-        "from warehouse.compact import main\n"
+        "from loaders.compact import main\n"
         "sys.exit(main(['--lake', sys.argv[1]]))\n"
     )
     cut, _ = run_bounded(["-c", fail_deletes, str(lake)])

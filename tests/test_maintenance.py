@@ -17,11 +17,11 @@ import pytest
 from load_runs import lake_counts, load, make_games, run_module, write_zst
 from s3_server import S3Server, s3_server  # noqa: F401  (registers the fixture)
 
-from warehouse.storage import lake_filesystem
+from warehouse.lake.storage import filesystem
 
 
 def rows(lake: str | Path) -> list[dict]:
-    fs, root = lake_filesystem(str(lake))
+    fs, root = filesystem(str(lake))
     table = ds.dataset(f"{root}/games", filesystem=fs, format="parquet", partitioning="hive").to_table()
     return sorted(table.to_pylist(), key=lambda g: g["game_id"])
 
@@ -119,6 +119,6 @@ def test_s3_lake_round_trip(s3_server: S3Server, tmp_path: Path) -> None:  # noq
     ]
     assert strip == expected
     assert lake_counts(local) == (250, 250)
-    fs, root = lake_filesystem(url)
+    fs, root = filesystem(url)
     staging = fs.get_file_info(pafs.FileSelector(f"{root}/_staging", recursive=True, allow_not_found=True))
     assert [i.path for i in staging if i.type == pafs.FileType.File] == []

@@ -20,7 +20,8 @@ from test_export_json import SAMPLE, load
 
 from warehouse.export_json import export_json
 from warehouse.export_pgn import pgn_games
-from warehouse.storage import lake_filesystem
+from warehouse.lake import Lake
+from warehouse.lake.storage import filesystem
 
 s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
 
@@ -34,13 +35,13 @@ def local_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def s3_lake(s3_server: S3Server, local_lake: Path) -> str:
     """The sample lake copied to s3://lake-bucket/lake."""
     url = s3_server.bucket("lake-bucket") + "/lake"
-    fs, root = lake_filesystem(url)
+    fs, root = filesystem(url)
     pafs.copy_files(str(local_lake), root, destination_filesystem=fs)
     return url
 
 
 def read_s3(url: str) -> bytes:
-    fs, path = lake_filesystem(url)
+    fs, path = filesystem(url)
     with fs.open_input_stream(path) as f:
         return f.read()
 
@@ -60,12 +61,12 @@ def test_json_export_from_s3_to_s3(
     tmp_path: Path,
 ) -> None:
     out = s3_server.bucket("json-bucket") + "/bgn"
-    remote = export_json(s3_lake, out, games_per_file=150)
-    local = export_json(local_lake, tmp_path / "bgn", games_per_file=150)
+    remote = export_json(Lake.open(s3_lake), out, games_per_file=150)
+    local = export_json(Lake.open(local_lake), tmp_path / "bgn", games_per_file=150)
     assert remote.games == local.games == 438
     names = [path.removeprefix("json-bucket/bgn/") for path in remote.files]
     assert names == [str(Path(path).relative_to(tmp_path / "bgn")) for path in local.files]
-    fs, root = lake_filesystem(out)
+    fs, root = filesystem(out)
     listed = fs.get_file_info(pafs.FileSelector(root, recursive=True))
     assert sorted(i.path for i in listed if i.type == pafs.FileType.File) == sorted(remote.files)
     for name in names:
@@ -79,7 +80,7 @@ def test_pgn_cli_from_s3_to_s3(s3_server: S3Server, s3_lake: str, local_lake: Pa
     process = run_cli("loaders.parquet2pgn", "--lake", s3_lake, out)
     assert process.returncode == 0, process.stderr
     text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(read_s3(out))).read().decode()
-    assert text == "".join(pgn for _, _, pgn in pgn_games(local_lake))
+    assert text == "".join(pgn for _, _, pgn in pgn_games(Lake.open(local_lake)))
 
 
 def test_json_cli_to_s3(s3_server: S3Server, s3_lake: str) -> None:

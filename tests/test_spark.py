@@ -14,6 +14,7 @@ from test_export_json import SAMPLE, load
 
 from warehouse import export_out, query
 from warehouse.export_json import export_json
+from warehouse.lake import Lake
 
 pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import Column, DataFrame, SparkSession  # noqa: E402
@@ -97,7 +98,7 @@ def archive(lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("spark") / "archive"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(export_out, "BZ2_CHUNK_BYTES", 64 << 10)
-        export_json(lake, out, games_per_file=150)
+        export_json(Lake.open(lake), out, games_per_file=150)
     blitz = (out / "blitz/2025/5/G.0.blitz.json.bz2").read_bytes()
     assert blitz.count(b"BZh91AY&SY") > 1, "expected several bz2 streams in one file"
     return out

@@ -1,4 +1,4 @@
-"""Verify a lake: python -m warehouse.check [--lake DIR|s3://bucket/prefix] [--full]
+"""Verifying a lake (`bgn-check`, `python -m warehouse.check`; the command is `loaders.check`).
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
 that all files share one schema, that the files on disk are exactly those the committed records list,
@@ -17,11 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.commit import record_path, staging_ops
-from warehouse.dedup import encode_ids
-from warehouse.lake import GAMES, Lake, OneLineParser, add_lake_argument, default_lake
-from warehouse.loads import Records
-from warehouse.storage import StorageError
+from warehouse.lake.commit import staging_ops
+from warehouse.lake.dedup import encode_ids
+from warehouse.lake.layout import GAMES, record_path
+from warehouse.lake.location import Lake
+from warehouse.lake.records import Records
 
 
 def check(lake: Lake, *, full: bool = False) -> tuple[list[str], dict[str, int]]:
@@ -70,20 +70,19 @@ def _interrupted(lake: Lake) -> Iterator[str]:
 def _reconcile_loads(lake: Lake, records: Records, rows: int) -> Iterator[str]:
     written = 0
     for r in records.loads:
-        seen, duplicates = r["games_seen"], r.get("games_duplicate", 0)
-        if seen != r["games_written"] + r["games_rejected"] + duplicates:
-            yield f"load {r['load_id']}: seen {seen} != written + rejected + duplicates"
-        if sum((r.get("file_rows") or {}).values()) != r["games_written"]:
-            yield f"load {r['load_id']}: its files' rows do not add up to its {r['games_written']} games"
-        written += r["games_written"]
-        if r.get("rejects_file"):
+        if not r.reconciles():
+            yield f"load {r.load_id}: seen {r.games_seen} != written + rejected + duplicates"
+        if sum(r.file_rows.values()) != r.games_written:
+            yield f"load {r.load_id}: its files' rows do not add up to its {r.games_written} games"
+        written += r.games_written
+        if r.rejects_file:
             try:
-                lines = lake.read_text(r["rejects_file"]).count("\n")
+                lines = lake.read_text(r.rejects_file).count("\n")
             except OSError:
-                yield f"load {r['load_id']}: rejects file {r['rejects_file']} is missing"
+                yield f"load {r.load_id}: rejects file {r.rejects_file} is missing"
                 continue
-            if lines != r["games_rejected"]:
-                yield f"load {r['load_id']}: {lines} rejects on file, {r['games_rejected']} in its record"
+            if lines != r.games_rejected:
+                yield f"load {r.load_id}: {lines} rejects on file, {r.games_rejected} in its record"
     if written != rows:
         yield f"the lake holds {rows} games, its live loads wrote {written}"
 
@@ -101,27 +100,8 @@ def _duplicate_ids(ids: list[pa.Array]) -> Iterator[str]:
         yield "some game_id values appear more than once"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = OneLineParser(prog="python -m warehouse.check", description=__doc__.split("\n\n")[1])
-    add_lake_argument(p)
-    p.add_argument("--full", action="store_true", help="decode every column of every file, not only game_id")
-    args = p.parse_args(argv)
-    try:
-        lake = Lake.open_existing(args.lake or default_lake())
-        problems, stats = check(lake, full=args.full)
-    except (StorageError, OSError) as e:
-        print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: the lake was only read, nothing changed", file=sys.stderr)
-        return 130
-    for line in problems:
-        print(f"problem: {line}")
-    verdict = f"{len(problems)} problems" if problems else "ok"
-    counts = f"{stats['files']} files, {stats['games']:,} games, {stats['loads']} loads"
-    print(f"{lake.location}: {counts}: {verdict}")
-    return 1 if problems else 0
-
-
 if __name__ == "__main__":
+    # `python -m warehouse.check`, as the docs have it; the command itself is in loaders/.
+    from loaders.check import main
+
     sys.exit(main())

@@ -1,17 +1,16 @@
-"""Merge small files: python -m warehouse.compact [--lake DIR|s3://…] [--target-games N] [--dry-run]
+"""Merging small files (`bgn-compact`, `python -m warehouse.compact`; the command is `loaders.compact`).
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
 rewritten into files of up to `--target-games` games, rows in the same order. Before it commits, the
 rewrite is verified: the new files hold the same number of rows and the same content hash (an
 order-independent sum of per-row hashes) as the files they replace, read back from storage. The swap is
-one commit (see warehouse.commit): new files and the retirement of the old ones are recorded together.
+one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones are recorded together.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,26 +20,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.commit import NotPublished, commit, discard, recover, writer_lock
-from warehouse.lake import (
-    FILE_GAMES,
-    GAMES,
-    ROW_GROUP_GAMES,
-    Lake,
-    OneLineParser,
-    add_lake_argument,
-    count_option,
-    default_lake,
-    open_parquet_writer,
-    staged,
-)
-from warehouse.load import new_op_id
-from warehouse.loads import DamagedRecord, Records
-from warehouse.storage import StorageError
+from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
+from warehouse.lake.layout import GAMES, staged
+from warehouse.lake.location import Lake
+from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.records import CompactRecord, Records, now
 
 HASH_MODULUS = 2**64
-# Below 2, no two files could be merged; a file beyond this many games would be slow to scan and to redo.
-TARGET_GAMES_MAX = 100_000_000
 
 
 class CompactionMismatch(RuntimeError):
@@ -57,7 +43,7 @@ class Digest:
     def add(self, batch: pa.RecordBatch) -> None:
         # Dictionary columns are hashed by value: polars would hash their codes, which differ by file.
         plain = pa.Table.from_batches([batch]).cast(_plain_schema(batch.schema))
-        hashes = pl.from_arrow(plain).hash_rows().to_numpy()
+        hashes = pl.DataFrame(plain).hash_rows().to_numpy()
         self.rows += len(hashes)
         # The sum is modulo 2**64: numpy wraps arrays silently, but a numpy scalar addition that wraps
         # warns of an overflow, so the running total is a Python int.
@@ -112,7 +98,7 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
     """Writes `files` into one staged file; returns its final path, rows and the sources' digest."""
     final = f"{part}/compact-{op_id}-{n}.parquet"
     source = Digest()
-    writer = None
+    writer: pq.ParquetWriter | None = None
     pending: list[pa.RecordBatch] = []
     try:
         for batch in batches(lake, files):
@@ -135,71 +121,53 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
     return final, written.rows, source
 
 
-def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> dict | None:
-    """Compacts every partition with small files in one commit; returns the record, None if nothing to do."""
+@dataclass
+class Plan:
+    """What a compaction merges: per partition directory, groups of files that each become one file."""
+
+    groups: dict[str, list[list[str]]]
+
+    @property
+    def merges(self) -> int:
+        return sum(len(g) for g in self.groups.values())
+
+
+def plan(lake: Lake, target: int) -> Plan:
+    """The merges that would bring every partition's small files to files of up to `target` games."""
+    found = {part: groups(files, target) for part, files in small_files(lake, target).items()}
+    return Plan({part: g for part, g in found.items() if g})
+
+
+def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> Plan | CompactRecord:
+    """Compacts every partition with small files in one commit; returns the committed record, or (with
+    `dry_run`, or when there is nothing to merge) the plan, changing nothing."""
     with writer_lock(lake):
         recover(lake)
         Records.read(lake)  # a damaged record leaves what is committed unknown: refuse to rewrite files
-        plan = {part: groups(files, target) for part, files in small_files(lake, target).items()}
-        plan = {part: g for part, g in plan.items() if g}
-        if not plan or dry_run:
-            return {"plan": plan} if plan else None
-        started = time.time()
-        op_id = new_op_id()
-        record: dict = {"kind": "compact", "load_id": op_id, "file_rows": {}, "removes": [], "content": {}}
+        todo = plan(lake, target)
+        if not todo.merges or dry_run:
+            return todo
+        started = now()
+        record = CompactRecord(load_id=new_op_id(), started=started)
         try:
-            for part, part_groups in plan.items():
+            for part, part_groups in todo.groups.items():
                 for n, files in enumerate(part_groups, 1):
-                    final, rows, digest = rewrite(lake, op_id, part, n, files)
-                    record["file_rows"][final] = rows
-                    record["removes"] += files
-                    record["content"][final] = f"{digest.rows}:{digest.hash:016x}"
+                    final, rows, digest = rewrite(lake, record.load_id, part, n, files)
+                    record.file_rows[final] = rows
+                    record.removes += files
+                    record.content[final] = f"{digest.rows}:{digest.hash:016x}"
         except BaseException:
-            discard(lake, op_id)
+            discard(lake, record.load_id)
             raise
-        record["files"] = list(record["file_rows"])
-        record["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-        record["seconds"] = round(time.time() - started, 3)
-        commit(lake, record)
+        record.files = list(record.file_rows)
+        record.finished = now()
+        record.seconds = round((record.finished - started).total_seconds(), 3)
+        commit(lake, record, subject="compaction")
         return record
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = OneLineParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
-    add_lake_argument(p)
-    p.add_argument(
-        "--target-games",
-        type=count_option(2, TARGET_GAMES_MAX),
-        default=FILE_GAMES,
-        help=f"games per file, 2 to {TARGET_GAMES_MAX:,} (default: {FILE_GAMES:,})",
-    )
-    p.add_argument("--dry-run", action="store_true", help="say what would be merged, change nothing")
-    args = p.parse_args(argv)
-    try:
-        lake = Lake.open_existing(args.lake or default_lake())
-        record = compact(lake, args.target_games, args.dry_run)
-    except NotPublished as e:
-        print(f"{'' if e.interrupted else 'error: '}{e.why}: compaction {e.state}", file=sys.stderr)
-        return 130 if e.interrupted else 2
-    except KeyboardInterrupt:
-        print("interrupted: compaction stopped before its commit; the lake is unchanged", file=sys.stderr)
-        return 130
-    except (StorageError, OSError, DamagedRecord) as e:
-        print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
-    if record is None:
-        print(f"{lake.location}: nothing to compact")
-    elif args.dry_run:
-        for part, part_groups in record["plan"].items():
-            print(f"{part}: would merge {sum(map(len, part_groups))} files into {len(part_groups)}")
-    else:
-        print(
-            f"{lake.location}: merged {len(record['removes'])} files into {len(record['files'])} "
-            f"({sum(record['file_rows'].values()):,} games, same rows and content hash), "
-            f"{record['seconds']} s"
-        )
-    return 0
-
-
 if __name__ == "__main__":
+    # `python -m warehouse.compact`, as the docs have it; the command itself is in loaders/.
+    from loaders.compact import main
+
     sys.exit(main())

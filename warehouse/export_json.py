@@ -21,8 +21,10 @@ import pyarrow.fs as pafs
 
 from warehouse import export_sql
 from warehouse.export_out import OutputFile, staged_directory, thread_pool
-from warehouse.lake_scan import ALL, Partition, Selection, grouped, scan
-from warehouse.storage import lake_filesystem
+from warehouse.lake.layout import Partition
+from warehouse.lake.location import Lake
+from warehouse.lake.storage import filesystem
+from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 GAMES_PER_FILE = 200_000
 EMPTY_ANNOTATION = "{}"
@@ -206,7 +208,7 @@ class ArchiveWriter:
 
 
 def export_json(
-    lake: str | os.PathLike[str],
+    lake: Lake,
     out: str | os.PathLike[str],
     games_per_file: int = GAMES_PER_FILE,
     selection: Selection = ALL,
@@ -224,7 +226,7 @@ def export_json(
     if games_per_file < 1:
         raise ValueError(f"games per file must be at least 1, got {games_per_file}")
     batches = scan(lake, COLUMNS, selection)  # the lake's errors before any output is made
-    fs, root = lake_filesystem(out)
+    fs, root = filesystem(out)
     staging = staged_directory(fs, root, str(out))
     con = connect()
     try:

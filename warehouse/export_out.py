@@ -26,6 +26,8 @@ from typing import IO, Protocol
 import pyarrow.fs as pafs
 import zstandard
 
+from warehouse.errors import OutputError
+
 # Text per bz2 stream: a few of bz2's 900 kB blocks, so streams cost no ratio and keep every core busy.
 BZ2_CHUNK_BYTES = 4 << 20
 BZ2_LEVEL = 9
@@ -74,11 +76,6 @@ class Bz2Writer:
         while self.pending:
             self.out.write(self.pending.popleft().result())
         self.out.close()
-
-
-class OutputError(Exception):
-    """An output that cannot be written (it exists, is not a directory, another export writes it); the
-    message is one line."""
 
 
 class OutputFile:
@@ -183,7 +180,7 @@ def same_node(opened: os.stat_result, path: str) -> bool:
     return (opened.st_dev, opened.st_ino) == (now.st_dev, now.st_ino)
 
 
-def compressor(path: str, raw: IO[bytes] | Sink, pool: ThreadPoolExecutor) -> Sink:
+def compressor(path: str, raw: IO[bytes], pool: ThreadPoolExecutor) -> Sink:
     if path.endswith(".bz2"):
         return Bz2Writer(raw, pool)
     if path.endswith(".zst"):

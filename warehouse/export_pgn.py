@@ -25,8 +25,10 @@ import pyarrow as pa
 from warehouse import export_sql
 from warehouse.export_json import ExportResult
 from warehouse.export_out import OutputFile, thread_pool
-from warehouse.lake_scan import ALL, Partition, Selection, grouped, scan
-from warehouse.storage import lake_filesystem
+from warehouse.lake.layout import Partition
+from warehouse.lake.location import Lake
+from warehouse.lake.storage import filesystem
+from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
 # Tags held by a game column of the lake (docs/schema.md).
@@ -75,7 +77,7 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def pgn_games(lake: str | os.PathLike[str], selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
+def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
     """`(source_file, source_offset, PGN text)` of every selected game, in lake order.
 
     :raises LakeError: at once (not on the first `next`), when `lake` is not a lake or a non-empty
@@ -224,9 +226,7 @@ def wrap(tokens: list[str]) -> str:
     return "\n".join(lines)
 
 
-def export_pgn(
-    lake: str | os.PathLike[str], out: str | os.PathLike[str], selection: Selection = ALL
-) -> ExportResult:
+def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = ALL) -> ExportResult:
     """Writes the selected games of `lake` as one PGN file `out` (local or s3://; `.bz2` / `.zst` names are
     compressed), or to standard output when `out` is `-`. The file appears at `out` only when complete
     (see `export_out.OutputFile`).
@@ -241,7 +241,7 @@ def export_pgn(
             sys.stdout.write(text)
             result.games += 1
         return result
-    fs, path = lake_filesystem(out)
+    fs, path = filesystem(out)
     with thread_pool() as pool:
         file = OutputFile(fs, path, pool, str(out))
         try:

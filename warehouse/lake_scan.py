@@ -1,12 +1,11 @@
 """Reading a lake's games back, partition by partition, in bounded batches: the input of every export.
 
-The lake may be local or on S3 (see `warehouse.storage`). Partitions come in a fixed order (type, year,
+The lake may be local or on S3 (see `warehouse.lake.storage`). Partitions come in a fixed order (type, year,
 month) and, within one, games in file and row order, so an export of the same lake is the same bytes.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -15,19 +14,12 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from warehouse.storage import lake_filesystem
+from warehouse.errors import LakeError
+from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Partition
+from warehouse.lake.location import Lake
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
-BATCH_GAMES = 2048
-
-Partition = tuple[str, int, int]
-# The values of the `type` partition (docs/schema.md).
-SPEEDS = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
-
-
-class LakeError(ValueError):
-    """A lake that cannot be read (missing, not a lake), or a selection none of its partitions matches;
-    the message is one line."""
+SCAN_BATCH_GAMES = 2048
 
 
 @dataclass(frozen=True)
@@ -39,11 +31,10 @@ class Selection:
     months: Sequence[int] | None = None
 
     def keeps(self, partition: Partition) -> bool:
-        kind, year, month = partition
         return (
-            (self.types is None or kind in self.types)
-            and (self.years is None or year in self.years)
-            and (self.months is None or month in self.months)
+            (self.types is None or partition.type in self.types)
+            and (self.years is None or partition.year in self.years)
+            and (self.months is None or partition.month in self.months)
         )
 
     def options(self) -> str:
@@ -55,19 +46,16 @@ class Selection:
 ALL = Selection()
 
 
-def open_games(lake: str | os.PathLike[str]) -> ds.Dataset:
+def open_games(lake: Lake) -> ds.Dataset:
     """The lake's `games/` as a hive-partitioned Parquet dataset (type, year, month from the paths).
 
     :raises LakeError: when `lake` has no `games/` directory.
     """
-    fs, root = lake_filesystem(lake)
-    games = f"{root}/games"
-    if fs.get_file_info(games).type != pafs.FileType.Directory:
-        raise LakeError(f"{lake}: not a lake (no games/ directory)")
-    partitioning = ds.partitioning(
-        pa.schema([("type", pa.string()), ("year", pa.int32()), ("month", pa.int32())]), flavor="hive"
-    )
-    return ds.dataset(games, filesystem=fs, format="parquet", partitioning=partitioning)
+    games = lake.path(GAMES)
+    if lake.fs.get_file_info(games).type != pafs.FileType.Directory:
+        raise LakeError(f"{lake.location}: not a lake (no {GAMES}/ directory)")
+    partitioning = ds.partitioning(PARTITION_SCHEMA, flavor="hive")
+    return ds.dataset(games, filesystem=lake.fs, format="parquet", partitioning=partitioning)
 
 
 def partitions(dataset: ds.Dataset, selection: Selection = ALL) -> dict[Partition, list[ds.Fragment]]:
@@ -75,17 +63,17 @@ def partitions(dataset: ds.Dataset, selection: Selection = ALL) -> dict[Partitio
     found: dict[Partition, list[ds.Fragment]] = {}
     for fragment in dataset.get_fragments():
         keys = ds.get_partition_keys(fragment.partition_expression)
-        partition = (str(keys["type"]), int(keys["year"]), int(keys["month"]))
+        partition = Partition(str(keys["type"]), int(keys["year"]), int(keys["month"]))
         if selection.keeps(partition):
             found.setdefault(partition, []).append(fragment)
     return {key: sorted(found[key], key=lambda f: f.path) for key in sorted(found)}
 
 
 def scan(
-    lake: str | os.PathLike[str],
+    lake: Lake,
     columns: Sequence[str],
     selection: Selection = ALL,
-    batch_games: int = BATCH_GAMES,
+    batch_games: int = SCAN_BATCH_GAMES,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
     """The selected games' `columns`, partition by partition, in batches of at most `batch_games`.
 
@@ -98,7 +86,7 @@ def scan(
     dataset = open_games(lake)
     chosen = partitions(dataset, selection)
     if not chosen and selection != ALL:
-        raise LakeError(f"{lake}: no partition matches {selection.options()} ({holds(dataset)})")
+        raise LakeError(f"{lake.location}: no partition matches {selection.options()} ({holds(dataset)})")
     return batches(dataset, chosen, columns, batch_games)
 
 
@@ -119,7 +107,7 @@ def batches(
     columns: Sequence[str],
     batch_games: int,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
-    file_columns = [c for c in columns if c not in ("type", "year", "month")]
+    file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
     for partition, fragments in chosen.items():
         for fragment in fragments:
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
@@ -133,10 +121,11 @@ def batches(
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:
     """`batch` with the partition's values as constant columns, in the order of `columns`."""
-    values = dict(zip(("type", "year", "month"), partition, strict=True))
-    types = {"type": pa.string(), "year": pa.int32(), "month": pa.int32()}
+    values = partition._asdict()
     arrays = [
-        pa.repeat(pa.scalar(values[c], types[c]), batch.num_rows) if c in values else batch.column(c)
+        pa.repeat(pa.scalar(values[c], PARTITION_SCHEMA.field(c).type), batch.num_rows)
+        if c in values
+        else batch.column(c)
         for c in columns
     ]
     return pa.RecordBatch.from_arrays(arrays, names=list(columns))
@@ -151,7 +140,7 @@ class Group:
 
 
 def grouped(
-    batches: Iterator[tuple[Partition, pa.RecordBatch]], min_games: int = BATCH_GAMES
+    batches: Iterator[tuple[Partition, pa.RecordBatch]], min_games: int = SCAN_BATCH_GAMES
 ) -> Iterator[Group]:
     """`batches` gathered into groups of at least `min_games` (but the last): one query per group amortises
     a query's fixed cost (~0.1 s to bind a long one) over a lake of many small partitions."""

@@ -8,28 +8,25 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from warehouse import _core
-from warehouse.commit import commit, discard, recover, writer_lock
-from warehouse.dedup import PartitionIndex
-from warehouse.lake import PARTITION_COLUMNS, REJECTS, Lake, PartitionWriter, partition_dir, staged
-from warehouse.loads import Records, file_sha256, fingerprint
-from warehouse.storage import is_utf8, printable
+from warehouse.errors import InputError, LoadError
+from warehouse.inputs import STDIN, file_sha256, fingerprint, input_stem
+from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
+from warehouse.lake.dedup import PartitionIndex
+from warehouse.lake.layout import PARTITION_COLUMNS, REJECTS, Partition, staged
+from warehouse.lake.location import Lake
+from warehouse.lake.parquet import PartitionWriter
+from warehouse.lake.records import LoadRecord, Records, now
+from warehouse.lake.storage import is_utf8, printable
 
-PgnInputError = _core.PgnInputError
-
-
-class LoadError(ValueError):
-    """A load the user asked for that cannot be done (one line, no trace)."""
+# Games per Arrow batch handed from the Rust reader to the writer (`--batch-games`).
+BATCH_GAMES = 8192
 
 
 class ReconciliationError(RuntimeError):
@@ -38,39 +35,12 @@ class ReconciliationError(RuntimeError):
 
 @dataclass
 class LoadResult:
-    """What one load did; also the content of its load record (`_loads/<load_id>.json`)."""
+    """What one load did: its record (committed, unless the input was already in the lake), the earlier
+    load of the same input when nothing was written, and what recovery did before it."""
 
-    load_id: str
-    input: str
-    compression: str = ""
-    size: int | None = None
-    sha256: str | None = None
-    fingerprint: str | None = None
-    games_seen: int = 0
-    games_written: int = 0
-    games_rejected: int = 0
-    games_duplicate: int = 0
-    dedup: bool = True
-    files: list[str] = field(default_factory=list)
-    file_rows: dict[str, int] = field(default_factory=dict)
-    rejects_file: str | None = None
-    replaces: list[str] = field(default_factory=list)
-    removes: list[str] = field(default_factory=list)
-    damage: str | None = None
-    started: str = ""
-    finished: str = ""
-    seconds: float = 0.0
-    dedup_seconds: float = 0.0
-    loader_version: str = _core.__version__
-    kind: str = "load"
-    # Not part of the record: set when nothing was written because the input is already in the lake.
-    already_loaded: dict | None = None
+    record: LoadRecord
+    already_loaded: LoadRecord | None = None
     recovered: list[str] = field(default_factory=list)
-
-    def record(self) -> dict:
-        record = asdict(self)
-        del record["already_loaded"], record["recovered"]
-        return record
 
 
 # Characters that JSON leaves unescaped but some readers split lines at (Python's str.splitlines): escaped,
@@ -118,19 +88,6 @@ class _Rejects:
                 self._out.close()
 
 
-def input_stem(path: str) -> str:
-    """A file-name-safe name for an input: `lichess_db_2024-01` for `…/lichess_db_2024-01.pgn.zst`."""
-    if path == "-":
-        return "stdin"
-    name = Path(path).name
-    name = re.sub(r"(\.(pgn|zst|zstd|bz2|gz|txt))+$", "", name, flags=re.IGNORECASE)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "input"
-
-
-def new_op_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-
-
 Progress = Callable[["_core.PgnReader"], None]
 
 
@@ -139,23 +96,26 @@ def load_input(
     lake: Lake,
     *,
     progress: Progress | None = None,
-    batch_games: int = 8192,
+    batch_games: int = BATCH_GAMES,
     force: bool = False,
     dedup: bool = True,
 ) -> LoadResult:
     """Loads one input (a path or `-`) into `lake`, unless it is already there (`force` reloads it,
-    replacing its earlier load). Raises `PgnInputError` for unreadable inputs, `LoadError` for loads that
+    replacing its earlier load). Raises `InputError` for unreadable inputs, `LoadError` for loads that
     cannot be done, `OSError` when the lake cannot be written, `NotPublished` when that happens after the
     commit, `DamagedRecord` for a lake whose records cannot all be read."""
     if not is_utf8(path):
         # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
-        raise LoadError(
+        raise InputError(
             f"{printable(path)}: the file's name is not valid UTF-8; rename it, or give the file on "
             "standard input (`-`)"
         )
     with writer_lock(lake):
         recovered = recover(lake)
-        result = _load_locked(path, lake, progress, batch_games, force, dedup)
+        try:
+            result = _load_locked(path, lake, progress, batch_games, force, dedup)
+        except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
+            raise InputError(str(e)) from e
         result.recovered = recovered
         return result
 
@@ -163,10 +123,20 @@ def load_input(
 def _load_locked(
     path: str, lake: Lake, progress: Progress | None, batch_games: int, force: bool, dedup: bool
 ) -> LoadResult:
-    started = time.time()
+    started = now()
     records = Records.read(lake)
-    result = LoadResult(load_id=new_op_id(), input=path, fingerprint=fingerprint(path), dedup=dedup)
-    if force and path == "-":
+    result = LoadRecord(
+        load_id=new_op_id(),
+        input=path,
+        fingerprint=fingerprint(path),
+        dedup=dedup,
+        games_seen=0,
+        games_written=0,
+        games_rejected=0,
+        started=started,
+        loader_version=_core.__version__,
+    )
+    if force and path == STDIN:
         raise LoadError("--force needs the input as a file, not standard input")
     # A fingerprint match is confirmed by the full checksum (one extra read of a file met before);
     # `--force` hashes up front too, to know which load it replaces before deduplicating against it.
@@ -174,8 +144,7 @@ def _load_locked(
         result.sha256 = file_sha256(path) if result.fingerprint else None
         previous = records.same_input(result.sha256, None)
         if previous and not force:
-            result.already_loaded = previous[0]
-            return result
+            return LoadResult(result, already_loaded=previous[0])
         if previous:
             _replace(result, previous, records)
     reader = _core.PgnReader(path, source_name=path, batch_games=batch_games)
@@ -187,10 +156,10 @@ def _load_locked(
         for arrow_batch, batch_rejects in reader:
             batch = pa.record_batch(arrow_batch)
             if batch.num_rows:
-                key = tuple(batch.column(name)[0].as_py() for name in PARTITION_COLUMNS)
+                key = Partition(*(batch.column(name)[0].as_py() for name in PARTITION_COLUMNS))
                 part = batch.drop_columns(list(PARTITION_COLUMNS))
                 if index is not None:
-                    part = _drop_known(part, partition_dir(*key), index, result)
+                    part = _drop_known(part, key, index, result)
                 writer.write(key, part)
             rejects.add(batch_rejects)
             if progress is not None:
@@ -202,40 +171,38 @@ def _load_locked(
         if not force and (previous := records.same_input(result.sha256, None)):
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
-            result.already_loaded = previous[0]
-            return result
+            return LoadResult(result, already_loaded=previous[0])
     except BaseException:
         writer.close_quietly()
         rejects.close_quietly()
         discard(lake, result.load_id)
         raise
     result.files = list(result.file_rows)
-    result.started = _iso(started)
-    result.finished = _iso(time.time())
-    result.seconds = round(time.time() - started, 3)
+    result.finished = now()
+    result.seconds = round((result.finished - started).total_seconds(), 3)
     result.dedup_seconds = round(result.dedup_seconds + (index.read_seconds if index else 0.0), 3)
-    commit(lake, result.record())
-    return result
+    commit(lake, result, subject=path)
+    return LoadResult(result)
 
 
-def _replace(result: LoadResult, previous: list[dict], records: Records) -> None:
+def _replace(result: LoadRecord, previous: list[LoadRecord], records: Records) -> None:
     """`--force`: this load retires the earlier loads of the same input and their files."""
     live = records.live_files()
     for old in previous:
-        gone = [f for f in old.get("file_rows") or {} if f not in live]
+        gone = [f for f in old.file_rows if f not in live]
         if gone:
             raise LoadError(
-                f"{result.input}: its earlier load {old['load_id']} was compacted into other files since; "
+                f"{result.input}: its earlier load {old.load_id} was compacted into other files since; "
                 "--force cannot take its games out of them"
             )
-        result.replaces.append(old["load_id"])
-        result.removes += list(old.get("file_rows") or {})
-        if old.get("rejects_file"):
-            result.removes.append(old["rejects_file"])
+        result.replaces.append(old.load_id)
+        result.removes += list(old.file_rows)
+        if old.rejects_file:
+            result.removes.append(old.rejects_file)
 
 
 def _drop_known(
-    part: pa.RecordBatch, partition: str, index: PartitionIndex, result: LoadResult
+    part: pa.RecordBatch, partition: Partition, index: PartitionIndex, result: LoadRecord
 ) -> pa.RecordBatch:
     start = time.perf_counter()
     keep = index.keep(partition, part.column("game_id"))
@@ -247,7 +214,7 @@ def _drop_known(
     return part
 
 
-def _read_outcome(result: LoadResult, reader: _core.PgnReader, path: str) -> None:
+def _read_outcome(result: LoadRecord, reader: _core.PgnReader, path: str) -> None:
     result.compression = reader.compression
     result.size = reader.input_size
     result.games_seen = reader.games_seen
@@ -258,17 +225,11 @@ def _read_outcome(result: LoadResult, reader: _core.PgnReader, path: str) -> Non
     result.sha256 = reader.sha256 or result.sha256 or (file_sha256(path) if result.fingerprint else None)
 
 
-def _reconcile(result: LoadResult, rows: int, reject_lines: int) -> None:
+def _reconcile(result: LoadRecord, rows: int, reject_lines: int) -> None:
     r = result
-    if r.games_seen != r.games_written + r.games_rejected + r.games_duplicate or (
-        rows != r.games_written or reject_lines != r.games_rejected
-    ):
+    if not r.reconciles() or rows != r.games_written or reject_lines != r.games_rejected:
         raise ReconciliationError(
             f"{r.input}: counts do not reconcile: seen {r.games_seen}, written {r.games_written} "
             f"({rows} rows), rejected {r.games_rejected} ({reject_lines} lines), "
             f"duplicates {r.games_duplicate}"
         )
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="microseconds")

@@ -22,13 +22,17 @@ import fcntl
 import os
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 
 import pyarrow.fs as pafs
 
-from warehouse.lake import LOADS, STAGING, Lake, staged, write_json
-from warehouse.loads import read_record
+from warehouse.errors import NotPublished
+from warehouse.lake.layout import LOCK, STAGING, record_path, staged
+from warehouse.lake.location import Lake
+from warehouse.lake.records import Record, read_record, write_record
 
 # On S3 there is no lock to tell a crashed operation's staging folder from a running one's: only folders
 # untouched for this long are taken as abandoned.
@@ -38,40 +42,13 @@ S3_ABANDONED_SECONDS = 6 * 3600
 PUBLISHING_MARKER = ".publishing"
 
 
-class LakeBusy(RuntimeError):
-    """Another writer holds the lake's lock."""
-
-
-class NotPublished(Exception):
-    """Publishing an operation failed (`cause`: an `OSError` or Ctrl-C) after its record was written, or
-    while it was being written and whether it was could not be known (`committed` None). The lake stays
-    consistent: the next writer, or a rerun of the same command, finishes publishing."""
-
-    def __init__(self, op_id: str, cause: OSError | KeyboardInterrupt, committed: bool | None = True):
-        self.op_id, self.cause, self.committed = op_id, cause, committed
-        super().__init__(f"{op_id}: {self.state}")
-
-    @property
-    def interrupted(self) -> bool:
-        return isinstance(self.cause, KeyboardInterrupt)
-
-    @property
-    def why(self) -> str:
-        """The cause, on one line."""
-        if self.interrupted:
-            return "interrupted"
-        text = str(self.cause).splitlines()
-        return text[0] if text else type(self.cause).__name__
-
-    @property
-    def state(self) -> str:
-        """What the user needs to know and do, for the end of a one-line message."""
-        committed = "committed" if self.committed else "perhaps committed"
-        return f"{committed} as {self.op_id} but not fully published; run again to finish publishing"
+def new_op_id() -> str:
+    """A new operation's id: its start time (so ids sort by time) and a random suffix."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
 
 
 @contextmanager
-def writer_lock(lake: Lake, *, wait: bool = True) -> Iterator[None]:
+def writer_lock(lake: Lake) -> Iterator[None]:
     """One writer at a time on a local lake (loads dedup against what is committed, so they must not
     overlap). `flock` is released by the kernel when its holder dies, even by SIGKILL. S3 offers no lock:
     there, running one writer at a time is the user's part (docs/operations.md)."""
@@ -79,12 +56,10 @@ def writer_lock(lake: Lake, *, wait: bool = True) -> Iterator[None]:
         yield
         return
     os.makedirs(lake.root, exist_ok=True)
-    with open(os.path.join(lake.root, "_lock"), "a+", encoding="utf-8") as handle:
+    with open(os.path.join(lake.root, LOCK), "a+", encoding="utf-8") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if not wait:
-                raise LakeBusy(f"{lake.location}: another load or compaction is running") from None
             print(f"waiting for another load or compaction on {lake.location} to finish", file=sys.stderr)
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -93,38 +68,29 @@ def writer_lock(lake: Lake, *, wait: bool = True) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def record_path(op_id: str) -> str:
-    return f"{LOADS}/{op_id}.json"
-
-
-def added_files(record: dict) -> list[str]:
-    """The files an operation adds to the lake."""
-    return list(record.get("files") or []) + ([record["rejects_file"]] if record.get("rejects_file") else [])
-
-
-def commit(lake: Lake, record: dict) -> None:
-    """Writes the record (the commit point), then publishes the operation.
+def commit(lake: Lake, record: Record, subject: str) -> None:
+    """Writes the record (the commit point), then publishes the operation; `subject` names it in errors.
 
     :raises OSError: when the record could not be written; the staged files are dropped.
     :raises NotPublished: for a failure or Ctrl-C once the record is (or may be) written.
     """
-    op_id = record["load_id"]
+    op_id = record.load_id
     try:
-        for rel in added_files(record):
+        for rel in record.added_files():
             lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
         lake.write_text(staged(op_id, PUBLISHING_MARKER), "")
-        write_json(lake, record_path(op_id), record)
+        write_record(lake, record)
     except (OSError, KeyboardInterrupt) as e:
         committed = _committed(lake, op_id)
         if committed is False:
             with contextlib.suppress(OSError):
                 discard(lake, op_id)
             raise
-        raise NotPublished(op_id, e, committed) from e
+        raise NotPublished(subject, op_id, e, committed) from e
     try:
         publish(lake, record)
     except (OSError, KeyboardInterrupt) as e:
-        raise NotPublished(op_id, e) from e
+        raise NotPublished(subject, op_id, e) from e
 
 
 def _committed(lake: Lake, op_id: str) -> bool | None:
@@ -136,11 +102,11 @@ def _committed(lake: Lake, op_id: str) -> bool | None:
         return None
 
 
-def publish(lake: Lake, record: dict) -> None:
+def publish(lake: Lake, record: Record) -> None:
     """Moves a committed operation's staged files into place and deletes the files it retires.
     Idempotent: a file already moved or deleted is skipped, so a crash here is finished by a rerun."""
-    op_id = record["load_id"]
-    for rel in added_files(record):
+    op_id = record.load_id
+    for rel in record.added_files():
         try:
             lake.fs.move(lake.path(staged(op_id, rel)), lake.path(rel))
         except OSError:  # already moved by an interrupted publish (S3 says so as a plain OSError)
@@ -151,7 +117,7 @@ def publish(lake: Lake, record: dict) -> None:
                 raise FileNotFoundError(
                     f"{lake.location}: {rel} of committed operation {op_id} is missing"
                 ) from None
-    for rel in record.get("removes") or []:
+    for rel in record.removes:
         lake.delete(rel)
     lake.delete_dir(f"{STAGING}/{op_id}")
 
@@ -175,7 +141,7 @@ def staging_ops(lake: Lake) -> dict[str, float]:
 def recover(lake: Lake) -> list[str]:
     """Finishes interrupted publishes and drops abandoned staging; returns what it did, one line each.
     Call with the writer lock held."""
-    done = []
+    done: list[str] = []
     for op_id, mtime in staging_ops(lake).items():
         if lake.exists(record_path(op_id)):
             publish(lake, read_record(lake, record_path(op_id)))

@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.lake import Lake
+from warehouse.lake.layout import Partition
+from warehouse.lake.location import Lake
 
 _HEX = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"0123456789abcdef"):
@@ -63,9 +64,6 @@ class SortedIds:
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []
 
-    def __len__(self) -> int:
-        return sum(len(r) for r in self.runs)
-
     def contains(self, values: np.ndarray) -> np.ndarray:
         found = np.zeros(len(values), dtype=bool)
         for run in self.runs:
@@ -88,9 +86,6 @@ class IdSet:
     def __init__(self) -> None:
         self.sorted = {8: SortedIds(), 16: SortedIds()}
         self.others: set[str] = set()
-
-    def __len__(self) -> int:
-        return sum(len(s) for s in self.sorted.values()) + len(self.others)
 
     def add_new(self, ids: pa.Array) -> np.ndarray:
         """Adds the ids not seen before; returns the mask of rows to keep: ids not already in the set,
@@ -118,25 +113,23 @@ class PartitionIndex:
     def __init__(self, lake: Lake, exclude: Iterable[str] = ()):
         self.lake = lake
         self.exclude = set(exclude)  # files the load retires (`--force`): their ids do not count
-        self.sets: dict[str, IdSet] = {}
+        self.sets: dict[Partition, IdSet] = {}
         self.read_seconds = 0.0
-        self.existing = 0
 
-    def keep(self, partition: str, ids: pa.Array) -> np.ndarray:
+    def keep(self, partition: Partition, ids: pa.Array) -> np.ndarray:
         """Mask of the games of `partition` to write: ids neither in the lake nor earlier in this load."""
         index = self.sets.get(partition)
         if index is None:
             index = self.sets[partition] = self._read(partition)
         return index.add_new(ids)
 
-    def _read(self, partition: str) -> IdSet:
+    def _read(self, partition: Partition) -> IdSet:
         start = time.perf_counter()
         index = IdSet()
-        for info in self.lake.files(partition):
+        for info in self.lake.files(partition.dir):
             rel = self.lake.relative(info.path)
             if rel.endswith(".parquet") and rel not in self.exclude:
                 column = pq.read_table(info.path, columns=["game_id"], filesystem=self.lake.fs)["game_id"]
                 index.add_new(column.combine_chunks())
-                self.existing += len(column)
         self.read_seconds += time.perf_counter() - start
         return index

@@ -1,11 +1,11 @@
 """Where a lake (or an export) lives: a local directory or an ``s3://bucket/prefix`` URL.
 
-`lake_filesystem` is the one place that turns such a location into a `pyarrow.fs.FileSystem` and the path
-to use on it, so the loader, the exports and the tests agree on how S3 is reached::
+`filesystem` is the one place that turns such a location into a `pyarrow.fs.FileSystem` and the path to
+use on it, so that lakes (`warehouse.lake.Lake.open`), exports' outputs and the tests agree on how S3 is
+reached::
 
-    fs, root = lake_filesystem("s3://chess/lake")      # S3FileSystem, "chess/lake"
-    fs, root = lake_filesystem("lake")                 # LocalFileSystem, "/abs/path/to/lake"
-    dataset = pyarrow.dataset.dataset(f"{root}/games", filesystem=fs, format="parquet", partitioning="hive")
+    fs, root = filesystem("s3://chess/lake")      # S3FileSystem, "chess/lake"
+    fs, root = filesystem("lake")                 # LocalFileSystem, "/abs/path/to/lake"
 
 S3 is configured the way the AWS tools are, from the environment:
 
@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-__all__ = ["StorageError", "is_s3", "is_utf8", "lake_filesystem", "printable"]
+from warehouse.errors import StorageError
 
 S3_SCHEME = "s3"
 # Used when an endpoint is set and no region is: S3-compatible servers accept any region.
@@ -55,7 +55,7 @@ class S3Limit:
         if not text:
             return self.default
         try:
-            value = int(text) if self.integer else float(text)
+            value: float | None = int(text) if self.integer else float(text)
         except ValueError:
             value = None
         if value is None or not self.low <= value <= self.high:
@@ -73,16 +73,7 @@ S3_REQUEST_TIMEOUT = S3Limit("CHESS_S3_REQUEST_TIMEOUT", 30, 1, 3600)
 S3_ATTEMPTS = S3Limit("CHESS_S3_ATTEMPTS", 3, 1, 100, integer=True)
 
 
-class StorageError(ValueError):
-    """A location that cannot be used (bad URL, unknown scheme, bad endpoint); the message is one line."""
-
-
-def is_s3(location: str | os.PathLike[str]) -> bool:
-    """Whether `location` is an ``s3://`` URL (any case of the scheme)."""
-    return isinstance(location, str) and location[:5].lower() == "s3://"
-
-
-def lake_filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
+def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
     """The filesystem holding `location` and `location`'s path on it.
 
     `location` is a local path (relative paths are made absolute; ``file://`` URLs are accepted) or

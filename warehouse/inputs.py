@@ -1,0 +1,48 @@
+"""How a load's input is recognised as one already in the lake, and named in the lake's files.
+
+An input is identified by the SHA-256 of its raw bytes. Hashing a 30 GB dump before loading it would
+read it twice, so a cheap fingerprint comes first: size plus SHA-256 of the first and last MiB. Only an
+input whose fingerprint matches a committed load is hashed in full before loading (to confirm it is the
+same); any other input is hashed by the Rust reader while it loads, for free, and the full checksum is
+compared again at commit time (which also covers standard input, where no fingerprint can be taken).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+STDIN = "-"
+EDGE_BYTES = 1 << 20
+HASH_CHUNK = 8 << 20
+
+
+def fingerprint(path: str) -> str | None:
+    """`size:sha256(first MiB):sha256(last MiB)` of a regular file; None for stdin or a pipe."""
+    if path == STDIN or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = hashlib.sha256(f.read(EDGE_BYTES)).hexdigest()
+        f.seek(max(size - EDGE_BYTES, 0))
+        tail = hashlib.sha256(f.read(EDGE_BYTES)).hexdigest()
+    return f"{size}:{head}:{tail}"
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def input_stem(path: str) -> str:
+    """A file-name-safe name for an input: `lichess_db_2024-01` for `…/lichess_db_2024-01.pgn.zst`."""
+    if path == STDIN:
+        return "stdin"
+    name = Path(path).name
+    name = re.sub(r"(\.(pgn|zst|zstd|bz2|gz|txt))+$", "", name, flags=re.IGNORECASE)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "input"

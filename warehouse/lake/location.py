@@ -1,0 +1,116 @@
+"""A lake's location, local or ``s3://bucket/prefix``, opened once as a `Lake`: the root every operation
+(loads, compaction, checks, exports, queries) reads and writes through.
+
+Without a location, the lake is ``$CHESS_LAKE``, else ``./lake``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from warehouse.errors import LakeError
+from warehouse.lake.layout import GAMES, LOADS
+from warehouse.lake.storage import filesystem
+
+DEFAULT_LOCATION = "lake"
+
+
+def default_lake() -> str:
+    """``$CHESS_LAKE`` when set and not empty, else ``./lake``."""
+    return os.environ.get("CHESS_LAKE") or DEFAULT_LOCATION
+
+
+@dataclass(frozen=True)
+class Lake:
+    """A lake's root on a pyarrow filesystem; every path below is relative to the root, `/`-separated."""
+
+    fs: pafs.FileSystem
+    root: str
+    location: str
+
+    @classmethod
+    def open(cls, location: str | os.PathLike[str] | None = None) -> Lake:
+        """The lake at `location` (None: `default_lake()`). It may not exist yet (a load creates it), but a
+        local one must not be a file. Nothing else is read.
+
+        :raises StorageError: for an unusable location (see `storage.filesystem`).
+        :raises LakeError: for a file.
+        """
+        location = os.fsdecode(location) if location is not None else default_lake()
+        fs, root = filesystem(location)
+        lake = cls(fs, root, location)
+        if lake.local and fs.get_file_info(root).type == pafs.FileType.File:
+            raise LakeError(f"{lake.location}: is a file, not a lake directory")
+        return lake
+
+    @classmethod
+    def open_existing(cls, location: str | os.PathLike[str] | None = None) -> Lake:
+        """A lake to check or compact: it must hold a `_loads/` or `games/` folder (else it is a typo or
+        the wrong directory, and reporting it "ok" or "nothing to do" would mislead).
+
+        :raises LakeError: when `location` is no lake.
+        """
+        lake = cls.open(location)
+        if not lake.exists(""):
+            raise LakeError(f"{lake.location}: no such lake")
+        if not (lake.exists(LOADS) or lake.exists(GAMES)):
+            raise LakeError(f"{lake.location}: not a lake (no {LOADS}/ or {GAMES}/ in it)")
+        return lake
+
+    @property
+    def local(self) -> bool:
+        """On a local disk (renames, directories and locks exist), not S3."""
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def path(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
+
+    def files(self, rel: str) -> list[pafs.FileInfo]:
+        """Files below `rel` (recursively), none when it does not exist."""
+        selector = pafs.FileSelector(self.path(rel), recursive=True, allow_not_found=True)
+        return [i for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
+
+    def relative(self, path: str) -> str:
+        return posixpath.relpath(path, self.root)
+
+    def make_parent(self, rel: str) -> None:
+        # S3 has no directories: creating one would only leave a marker object behind.
+        if self.local:
+            self.fs.create_dir(posixpath.dirname(self.path(rel)), recursive=True)
+
+    def read_text(self, rel: str) -> str:
+        with self.fs.open_input_stream(self.path(rel)) as f:
+            return f.read().decode("utf-8")
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Writes `rel` so that a reader sees the old content or the whole new one, never a part: through
+        a temporary name and a rename on a local disk; on S3 an object appears only once its upload is
+        complete."""
+        self.make_parent(rel)
+        target = self.path(rel)
+        tmp = f"{posixpath.dirname(target)}/.{posixpath.basename(target)}.tmp" if self.local else target
+        with self.fs.open_output_stream(tmp) as out:
+            out.write(text.encode("utf-8"))
+        if tmp != target:
+            self.fs.move(tmp, target)
+
+    def move(self, src: str, dst: str) -> None:
+        """A rename on a local disk; a server-side copy then a delete on S3."""
+        self.make_parent(dst)
+        self.fs.move(self.path(src), self.path(dst))
+
+    def delete(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(self.path(rel))
+
+    def delete_dir(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_dir(self.path(rel))

@@ -1,0 +1,251 @@
+"""The commit records of `_loads/`: one typed record per operation, read back checked, and what the
+committed records say about the lake.
+
+Every operation writes one record (`_loads/<op>.json`, see `warehouse.lake.commit`): a `LoadRecord` for a
+load, a `CompactRecord` for a compaction; both are a `Record` (the files the operation adds and retires).
+A record is JSON; `kind` says which class it is (`load` when absent, as in the first lakes), and the
+operation's id is keyed `load_id` for every kind, as it has been since the first lakes. Times are ISO 8601
+in UTC with microseconds (`2025-05-01T12:00:00.000000+00:00`); records of older versions, with whole
+seconds, read the same.
+
+Reading checks that a record holds what the code reads from it (every field of its class with the right
+type, the required ones present, file paths inside the lake, `load_id` equal to the file's name), so that
+a damaged record is refused by name (`DamagedRecord`) instead of crashing a run. Keys the class does not
+know are ignored (records of newer versions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+from warehouse.errors import DamagedRecord
+from warehouse.lake.layout import LOADS, inside_lake, record_path
+from warehouse.lake.location import Lake
+
+# Sorts records without a time (none are written today) first.
+NO_TIME = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(kw_only=True)
+class Record:
+    """What every operation commits: the files it adds (with their rows) and the files it retires."""
+
+    KIND: ClassVar[str]
+
+    load_id: str  # the operation's id, also the record's file name
+    files: list[str] = field(default_factory=list)
+    file_rows: dict[str, int] = field(default_factory=dict)
+    removes: list[str] = field(default_factory=list)
+    started: datetime | None = None
+    finished: datetime | None = None
+    seconds: float = 0.0
+
+    def added_files(self) -> list[str]:
+        """The files the operation adds to the lake."""
+        return list(self.files)
+
+    def paths(self) -> list[str]:
+        """Every path the record names, all of which must stay inside the lake."""
+        return [*self.file_rows, *self.files, *self.removes]
+
+    def to_json(self) -> str:
+        fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return json.dumps({"kind": self.KIND, **fields}, indent=2, ensure_ascii=False) + "\n"
+
+    @staticmethod
+    def from_json(text: str, name: str) -> Record:
+        """The record in `text`, read from the file `<name>.json`.
+
+        :raises ValueError: saying what is wrong with it (`DamagedRecord` adds where).
+        """
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as e:  # not JSON, or nested beyond the parser
+            raise ValueError(f"not JSON ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not an object")
+        kind = data.get("kind", LoadRecord.KIND)
+        cls = KINDS.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise ValueError(f"unknown kind {kind!r}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                values[f.name] = _decode(f.name, data[f.name], hints[f.name])
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"no {f.name!r}")
+        record = cls(**values)
+        if record.load_id != name:
+            raise ValueError(f"load_id {record.load_id!r} differs from the file's name")
+        if bad := next((p for p in record.paths() if not inside_lake(p)), None):
+            raise ValueError(f"{bad!r} is not a path inside the lake")
+        return record
+
+
+@dataclass(kw_only=True)
+class LoadRecord(Record):
+    """One input loaded: what was read, written, rejected and skipped."""
+
+    KIND: ClassVar[str] = "load"
+
+    games_seen: int
+    games_written: int
+    games_rejected: int
+    games_duplicate: int = 0
+    input: str = ""
+    compression: str = ""
+    size: int | None = None
+    sha256: str | None = None
+    fingerprint: str | None = None
+    dedup: bool = True
+    rejects_file: str | None = None
+    replaces: list[str] = field(default_factory=list)  # load ids this `--force` load retires
+    damage: str | None = None
+    dedup_seconds: float = 0.0
+    loader_version: str = ""
+
+    def added_files(self) -> list[str]:
+        return [*self.files, *([self.rejects_file] if self.rejects_file else [])]
+
+    def paths(self) -> list[str]:
+        return [*super().paths(), *([self.rejects_file] if self.rejects_file else [])]
+
+    def reconciles(self) -> bool:
+        return self.games_seen == self.games_written + self.games_rejected + self.games_duplicate
+
+
+@dataclass(kw_only=True)
+class CompactRecord(Record):
+    """Small files of partitions merged: `files` replace `removes`, same rows and content."""
+
+    KIND: ClassVar[str] = "compact"
+
+    content: dict[str, str] = field(default_factory=dict)  # new file → "<rows>:<content hash>"
+
+
+KINDS: dict[str, type[Record]] = {cls.KIND: cls for cls in (LoadRecord, CompactRecord)}
+
+
+def _encode(value: object) -> object:
+    return value.isoformat(timespec="microseconds") if isinstance(value, datetime) else value
+
+
+def _decode(name: str, value: object, hint: Any) -> Any:
+    """`value` as the type `hint` (the types records use), or a ValueError naming the field."""
+    if _conforms(value, hint):
+        return value
+    if _accepts(hint, datetime) and isinstance(value, str):
+        try:
+            time = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:  # every record is written in UTC; a time without an offset is taken as UTC too
+            return time if time.tzinfo else time.replace(tzinfo=timezone.utc)
+    raise ValueError(f"{name!r} is not {_shown(hint)}")
+
+
+def _conforms(value: object, hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, arg) for arg in args)
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(
+            _conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items()
+        )
+    if hint is type(None):
+        return value is None
+    if hint is float:  # JSON writes 1.0 as 1
+        return type(value) in (int, float)
+    return type(value) is hint  # not isinstance: a bool is no count
+
+
+def _accepts(hint: Any, wanted: type) -> bool:
+    return hint is wanted or wanted in typing.get_args(hint)
+
+
+def _shown(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("datetime.", "")
+
+
+def read_record(lake: Lake, rel: str) -> Record:
+    """The record at `rel`, checked (see the module's doc).
+
+    :raises DamagedRecord: naming the file and what is wrong with it.
+    """
+    try:
+        return Record.from_json(lake.read_text(rel), posixpath.basename(rel).removesuffix(".json"))
+    except ValueError as e:  # UnicodeDecodeError too: not UTF-8
+        problem = str(e) if not isinstance(e, UnicodeDecodeError) else f"not JSON ({e})"
+        raise DamagedRecord(
+            f"{lake.location}/{rel}: damaged record: {problem}; restore it, or move it out of "
+            f"{LOADS}/ (its files then count as in no record)"
+        ) from None
+
+
+def write_record(lake: Lake, record: Record) -> None:
+    """Writes `record` at once (see `Lake.write_text`): this is an operation's commit."""
+    lake.write_text(record_path(record.load_id), record.to_json())
+
+
+@dataclass(frozen=True)
+class Records:
+    """Every committed record of a lake, oldest first, and what follows from them."""
+
+    all: list[Record]
+
+    @classmethod
+    def scan(cls, lake: Lake) -> tuple[Records, list[DamagedRecord]]:
+        """The valid records, and an error for each damaged one."""
+        records, damaged = [], []
+        for info in lake.files(LOADS):
+            if info.path.endswith(".json"):
+                try:
+                    records.append(read_record(lake, lake.relative(info.path)))
+                except DamagedRecord as e:
+                    damaged.append(e)
+        records.sort(key=lambda r: r.finished or NO_TIME)
+        return cls(records), damaged
+
+    @classmethod
+    def read(cls, lake: Lake) -> Records:
+        """Every record; refuses a lake with a damaged one, as nothing can be written safely over it.
+
+        :raises DamagedRecord: for the first damaged record.
+        """
+        records, damaged = cls.scan(lake)
+        if damaged:
+            raise damaged[0]
+        return records
+
+    @property
+    def loads(self) -> list[LoadRecord]:
+        """Loads whose games are in the lake: not replaced by a later `--force` load of the same input."""
+        loads = [r for r in self.all if isinstance(r, LoadRecord)]
+        replaced = {op for r in loads for op in r.replaces}
+        return [r for r in loads if r.load_id not in replaced]
+
+    def live_files(self) -> dict[str, int]:
+        """Every data file the records say is in the lake, with its row count. A file name is never
+        reused, so the order of the records does not matter."""
+        removed = {f for r in self.all for f in r.removes}
+        return {f: rows for r in self.all for f, rows in r.file_rows.items() if f not in removed}
+
+    def same_input(self, sha256: str | None, fp: str | None) -> list[LoadRecord]:
+        """Live loads of this input: by full checksum when known, else by fingerprint (to confirm)."""
+        if sha256:
+            return [r for r in self.loads if r.sha256 == sha256]
+        return [r for r in self.loads if fp and r.fingerprint == fp]
