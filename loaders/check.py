@@ -1,11 +1,6 @@
 """Verify a lake: bgn-check (python -m warehouse.check) [--lake DIR|s3://bucket/prefix] [--full]
 
-Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
-that all files share one schema, that the files on disk are exactly those the committed records list,
-with the rows they list, that every live load reconciles (seen = written + rejected + duplicates, its
-rejects file holding one line per reject), that every record of `_loads/` can be read, and that no
-`game_id` appears twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
-the lake cannot be opened (missing, a file, a folder holding no lake).
+What it checks, and its exit codes: `warehouse.check`.
 """
 
 from __future__ import annotations
@@ -15,14 +10,14 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.check import check
+from warehouse import check
 from warehouse.lake.location import Lake
 
 EXIT_PROBLEMS = 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = cli.OneLineParser(prog="python -m warehouse.check", description=__doc__.split("\n\n")[1])
+    p = cli.OneLineParser(prog="python -m warehouse.check", description=cli.paragraph(check.__doc__))
     cli.add_lake_argument(p)
     p.add_argument("--full", action="store_true", help="decode every column of every file, not only game_id")
     return p.parse_args(argv)
@@ -35,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
-    problems, stats = check(lake, full=args.full)
+    problems, stats = check.check(lake, full=args.full)
     for line in problems:
         print(f"problem: {line}")
     verdict = f"{len(problems)} problems" if problems else "ok"

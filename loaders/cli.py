@@ -83,6 +83,11 @@ def add_lake_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def paragraph(doc: str | None) -> str:
+    """The second paragraph of a module's docstring (the first after its title), for `--help`."""
+    return (doc or "").split("\n\n")[1]
+
+
 def error(message: str) -> None:
     """A user error's line on stderr."""
     print(f"error: {message}", file=sys.stderr)

@@ -1,9 +1,7 @@
 """Merge small files: bgn-compact (python -m warehouse.compact) [--lake DIR|s3://…] [--target-games N]
 [--dry-run]
 
-In every partition holding two or more files under half the target size, those files are merged into
-files of up to `--target-games` games, verified (same rows, same content hash) before one commit swaps
-them. See docs/operations.md.
+What it merges and how it verifies: `warehouse.compact`, docs/operations.md.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.compact import Plan, compact
+from warehouse import compact
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES
 
@@ -22,7 +20,7 @@ TARGET_GAMES_MAX = 100_000_000
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = cli.OneLineParser(prog="python -m warehouse.compact", description=__doc__.split("\n\n")[1])
+    p = cli.OneLineParser(prog="python -m warehouse.compact", description=cli.paragraph(compact.__doc__))
     cli.add_lake_argument(p)
     p.add_argument(
         "--target-games",
@@ -41,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
-    done = compact(lake, args.target_games, args.dry_run)
-    if isinstance(done, Plan):
+    done = compact.compact(lake, args.target_games, args.dry_run)
+    if isinstance(done, compact.Plan):
         for part, part_groups in done.groups.items():
             print(f"{part}: would merge {sum(map(len, part_groups))} files into {len(part_groups)}")
         if not done.merges:

@@ -1,4 +1,4 @@
-"""Verifying a lake (`bgn-check`, `python -m warehouse.check`; the command is `loaders.check`).
+"""Verifying a lake (`bgn-check`, `python -m warehouse.check`; the command's options are in `loaders.check`).
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
 that all files share one schema, that the files on disk are exactly those the committed records list,

@@ -1,4 +1,5 @@
-"""Merging small files (`bgn-compact`, `python -m warehouse.compact`; the command is `loaders.compact`).
+"""Merging small files (`bgn-compact`, `python -m warehouse.compact`; the command's options are in
+`loaders.compact`).
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
