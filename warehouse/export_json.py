@@ -33,93 +33,17 @@ COLUMNS = [
     "opening", "players", "variant", "start_fen", "comment", "moves", "variations",
 ]  # fmt: skip
 
-# One move: `move_head` is the object up to its `a` list; `move_ann` the annotation objects: the first holds
-# the first NAG, eval, clock and comment (`{}` when none), each further NAG gets an object of its own.
-# `move_json` always writes `"a":[...]`; `drop_empty_a` removes the empty ones from a game's joined moves
-# afterwards, which costs one pass instead of evaluating every annotation twice (SQL macros are inlined,
-# `nullif(x, '')` would compute x twice). The pattern cannot occur inside a JSON string, where `"` is `\"`.
-MOVE_MACROS = r"""
-create or replace macro move_head(m) as
-    '{"p":"' || m.p || '","f":"' || m.f || '","t":"' || m.t || '"'
-    || coalesce(',"x":"' || m.x || '"', '') || coalesce(',"c":' || m.c, '')
-    || coalesce(',"castle":"' || m.castle || '"', '') || coalesce(',"promote":"' || m.promote || '"', '');
-
-create or replace macro move_ann(m) as
-    '{' || concat_ws(',',
-        '"nag":' || m.nag,
-        '"eval":["' || eval_text(m.eval_cp, m.eval_mate) || '"]',
-        '"clk":["' || clk_text(m.clk) || '"]',
-        '"comment":' || to_json(m.comment)
-    ) || '}'
-    || if(len(m.nags) > 1,
-        ',' || array_to_string(list_transform(m.nags[2:], lambda n: '{"nag":' || n || '}'), ','), '');
-
-create or replace macro move_json(m) as move_head(m) || ',"a":[' || move_ann(m) || ']}';
-
-create or replace macro drop_empty_a(text) as replace(text, ',"a":[{}]}', '}');
-
-create or replace macro moves_json(moves) as
-    '[' || drop_empty_a(array_to_string(list_transform(moves, lambda m: move_json(m)), ',')) || ']';
-
-create or replace macro move_parts(moves) as
-    list_transform(moves, lambda m: {'head': move_head(m), 'ann': move_ann(m)});
-"""
-
-# A game's JSON text up to `"moves":`.
-HEAD = r"""
-'{' || concat_ws(',',
-    '"id":' || to_json(game_id),
-    '"site":' || to_json(site),
-    '"event":' || to_json(event),
-    '"round":' || to_json(round),
-    '"type":' || to_json(type),
-    '"result":' || to_json(result),
-    '"datetime":"' || strftime(datetime, '%Y-%m-%dT%H:%M:%SZ') || '"',
-    '"timeControl":' || to_json(time_control),
-    '"termination":' || to_json(termination),
-    '"variant":' || if(variant = 'Standard', null, to_json(variant)),
-    '"fen":' || to_json(start_fen),
-    '"opening":{' || nullif(concat_ws(',',
-        '"ECO":' || to_json(opening.eco),
-        '"verbose":' || to_json(opening.verbose),
-        '"generic":' || to_json(opening.generic)
-    ), '') || '}',
-    '"players":[' || array_to_string(list_transform(players, lambda p: '{' || concat_ws(',',
-        if(p.name is null, null, '"handle":{'
-            || if(site like 'https://lichess.org/%', '"domain":"org.lichess",', '')
-            || '"value":' || to_json(p.name) || '}'),
-        '"ELO_' || type || '":' || p.elo,
-        '"ratingDiff":' || p.rating_diff,
-        '"title":' || to_json(p.title)
-    ) || '}'), ',') || ']',
-    '"comment":' || to_json(comment)
-) || ',"moves":'
-"""
-
-# Every game's line, its moves without their variations; then, over the games that have variations only,
-# the parts that `assemble` nests (their lambdas would cost the whole batch: DuckDB evaluates both sides
-# of an `if`).
-LINES = f"select {HEAD} || moves_json(moves) || '}}' as line from games"
-PARTS = f"""
-select {HEAD} as head, move_parts(moves) as mainline, list_transform(variations, lambda v: {{
-    'id': v.id, 'parent': v.parent, 'ply': v.ply, 'comment': to_json(v.comment), 'moves': move_parts(v.moves)
-}}) as variations
-from games
-"""
-
 
 def connect() -> duckdb.DuckDBPyConnection:
-    con = export_sql.connect()
-    con.execute(MOVE_MACROS)
-    return con
+    return export_sql.connect("json")
 
 
 def json_lines(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> list[str]:
     """One BGN JSON text per game of `batch` (which holds `COLUMNS`), in order."""
-    lines: list[str] = export_sql.run(con, batch, LINES).column("line").to_pylist()
+    lines: list[str] = export_sql.run(con, batch, "json_lines").column("line").to_pylist()
     branching = pc.indices_nonzero(pc.greater(pc.list_value_length(batch.column("variations")), 0))
     if len(branching):
-        parts = export_sql.run(con, batch.take(branching), PARTS).to_pylist()
+        parts = export_sql.run(con, batch.take(branching), "json_parts").to_pylist()
         for i, game in zip(branching.to_pylist(), parts, strict=True):
             lines[i] = game["head"] + assemble(game["mainline"], game["variations"]) + "}"
     return lines

@@ -44,37 +44,9 @@ COLUMNS = [
     "start_fen", "comment", "headers", "moves", "variations", "source_file", "source_offset",
 ]  # fmt: skip
 
-# A move's text. `{  }` (an empty comment) is dropped afterwards rather than testing the comment twice;
-# it cannot occur inside a comment, which ends at the first `}`.
-MOVE_MACROS = r"""
-create or replace macro move_pgn(m) as replace(
-    m.san
-    || coalesce(' ' || array_to_string(list_transform(m.nags, lambda n: '$' || n), ' '), '')
-    || ' { ' || concat_ws(' ',
-        '[%eval ' || eval_text(m.eval_cp, m.eval_mate) || ']',
-        '[%clk ' || clk_text(m.clk) || ']',
-        m.comment
-    ) || ' }',
-    ' {  }', '');
-"""
-
-# Only the move texts: the other columns go straight from Arrow to Python (DuckDB refuses a `headers` map
-# holding a tag twice, which PGN files do).
-QUERY = """
-select
-    list_transform(moves, lambda m: move_pgn(m)) as moves,
-    list_transform(variations, lambda v: {
-        'id': v.id, 'parent': v.parent, 'ply': v.ply, 'comment': v.comment,
-        'moves': list_transform(v.moves, lambda m: move_pgn(m))
-    }) as variations
-from games
-"""
-
 
 def connect() -> duckdb.DuckDBPyConnection:
-    con = export_sql.connect()
-    con.execute(MOVE_MACROS)
-    return con
+    return export_sql.connect("pgn")
 
 
 def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
@@ -89,7 +61,7 @@ def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int
 def texts(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[str, int, str]]:
     con = connect()
     for group in grouped(batches):
-        moves = export_sql.run(con, group.table.select(["moves", "variations"]), QUERY)
+        moves = export_sql.run(con, group.table.select(["moves", "variations"]), "pgn_moves")
         others = group.table.drop_columns(["moves", "variations"]).to_pylist()
         for game, parts in zip(others, moves.to_pylist(), strict=True):
             game.update(parts)
