@@ -112,7 +112,8 @@ def summary(result: LoadResult) -> str:
     if r.replaces:
         text += f"\n  replaced load {', '.join(r.replaces)} of the same input"
     if r.rejects_file:
-        text += f"\n  rejects: {r.rejects_file}"
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in r.rejects_by_kind.items())
+        text += f"\n  rejects: {r.rejects_file} ({kinds})"
     if r.damage:
         text += f"\n  warning: {r.damage}; the games before the damage were kept"
     return text

@@ -50,10 +50,10 @@ def records(lake: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((lake / "_loads").glob("*.json"))]
 
 
-def read_core(path: Path, **options: int) -> tuple[list[pa.RecordBatch], list[tuple[int, int, str, str]]]:
+def read_core(path: Path, **options: int) -> tuple[list[pa.RecordBatch], list[_core.Reject]]:
     """Every batch and reject of the Rust reader over `path`, in-process."""
     batches, rejected = [], []
-    for batch, batch_rejects in _core.PgnReader(str(path), **options):
+    for _, batch, batch_rejects in _core.PgnReader(str(path), **options):
         batches.append(pa.record_batch(batch))
         rejected += batch_rejects
     return batches, rejected
@@ -72,7 +72,7 @@ def test_cut_game_then_the_whole_file(tmp_path: Path) -> None:
     run = load([cut, full], lake)
     assert run.returncode == 0, run.stderr
     (reject,) = rejects(lake)
-    assert reject["reason"].startswith(CUT_SHORT)
+    assert reject["reason"].startswith(CUT_SHORT) and reject["kind"] == "truncated"
     assert (reject["source_offset"], reject["source_length"]) == (0, 72)
     (game,) = stored(lake)
     assert game["n_plies"] == 7 and game["game_id"] == "abcdefgh"
@@ -94,10 +94,11 @@ def test_every_cut_inside_the_last_game(tmp_path: Path) -> None:
         path.write_bytes(data[:cut])
         batches, rejected = read_core(path)
         assert sum(b.num_rows for b in batches) == 2, cut
-        ((offset, length, reason, raw),) = rejected
+        ((offset, length, kind, reason, raw),) = rejected
         assert (offset, length) == (last, cut - last), cut
         assert raw == data[last:cut].decode(errors="replace")[: len(raw)] and raw, cut
         assert is_cut(reason), (cut, reason)
+        assert kind in ("truncated", "unterminated_comment", "unterminated_tag", "not_a_game"), kind
     path = tmp_path / "whole.pgn"
     path.write_bytes(data[: marker.end(1)])
     batches, rejected = read_core(path)

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse import export_sql
+from warehouse import _core, export_sql
 from warehouse.export_json import ExportResult
 from warehouse.export_out import OutputFile, thread_pool
 from warehouse.lake.layout import Partition
@@ -31,11 +31,8 @@ from warehouse.lake.storage import filesystem
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
-# Tags held by a game column of the lake (docs/schema.md).
-COLUMN_TAGS = frozenset(
-    ["Event", "Site", "Round", "Result", "ECO", "Opening", "TimeControl", "Termination", "Variant", "FEN"]
-    + [f"{side}{tag}" for side in ("White", "Black") for tag in ("", "Elo", "RatingDiff", "Title")]
-)
+# Tags the lake keeps in columns (the Rust core's list): `headers` holds the others.
+COLUMN_TAGS = frozenset(_core.COLUMN_TAGS)
 
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 LINE_WIDTH = 79

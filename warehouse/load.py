@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from warehouse.errors import InputError, LoadError
 from warehouse.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
-from warehouse.lake.layout import PARTITION_COLUMNS, REJECTS, Partition, staged
+from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.records import LoadRecord, Records, now
@@ -53,20 +54,23 @@ class _Rejects:
 
     def __init__(self, lake: Lake, op_id: str, rel: str, source: str):
         self.lake, self.op_id, self.rel, self.source, self.count = lake, op_id, rel, source, 0
+        self.by_kind: Counter[str] = Counter()
         self._out: pa.NativeFile | None = None
 
-    def add(self, rejects: list[tuple[int, int, str, str]]) -> None:
+    def add(self, rejects: list[_core.Reject]) -> None:
         if not rejects:
             return
         if self._out is None:
             path = staged(self.op_id, self.rel)
             self.lake.make_parent(path)
             self._out = self.lake.fs.open_output_stream(self.lake.path(path))
-        for offset, length, reason, raw in rejects:
+        for offset, length, kind, reason, raw in rejects:
+            self.by_kind[kind] += 1
             row = {
                 "source_file": self.source,
                 "source_offset": offset,
                 "source_length": length,
+                "kind": kind,
                 "reason": reason,
                 # The text up to the reader's cap (64 KiB); the whole game is at offset, length.
                 "raw": raw,
@@ -153,11 +157,10 @@ def _load_locked(
     rejects = _Rejects(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
     index = PartitionIndex(lake, exclude=result.removes) if dedup else None
     try:
-        for arrow_batch, batch_rejects in reader:
-            batch = pa.record_batch(arrow_batch)
-            if batch.num_rows:
-                key = Partition(*(batch.column(name)[0].as_py() for name in PARTITION_COLUMNS))
-                part = batch.drop_columns(list(PARTITION_COLUMNS))
+        for partition, arrow_batch, batch_rejects in reader:
+            if partition is not None:
+                key = Partition(*partition)
+                part = pa.record_batch(arrow_batch)
                 if index is not None:
                     part = _drop_known(part, key, index, result)
                 writer.write(key, part)
@@ -166,6 +169,7 @@ def _load_locked(
                 progress(reader)
         result.file_rows = writer.finish()
         result.rejects_file = rejects.finish()
+        result.rejects_by_kind = dict(sorted(rejects.by_kind.items()))
         _read_outcome(result, reader, path)
         _reconcile(result, writer.rows, rejects.count)
         if not force and (previous := records.same_input(result.sha256, None)):

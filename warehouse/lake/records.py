@@ -111,6 +111,7 @@ class LoadRecord(Record):
     fingerprint: str | None = None
     dedup: bool = True
     rejects_file: str | None = None
+    rejects_by_kind: dict[str, int] = field(default_factory=dict)  # `_core.REJECT_KINDS` → count
     replaces: list[str] = field(default_factory=list)  # load ids this `--force` load retires
     damage: str | None = None
     dedup_seconds: float = 0.0
