@@ -3,8 +3,9 @@
 The files of `sql/` are plain SQL for the duckdb CLI, each starting with `import database 'sql/views';`
 (a path relative to the project's root). `connect()` runs that import by its absolute path, with the lake
 set in the `chess_lake` variable, so the same file text runs from any working directory. A lake on S3 is
-read through DuckDB's httpfs extension, from the same AWS_* environment as the rest of the project (see
-sql/views/schema.sql).
+read through the lake's own pyarrow filesystem, registered in DuckDB as an fsspec filesystem: the same
+AWS_* environment, endpoint, timeouts and retries as loads and exports (the duckdb CLI uses its httpfs
+extension instead, see sql/views/schema.sql).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+from fsspec.implementations.arrow import ArrowFSWrapper
 
-from warehouse.lake import Lake, default_lake
+from warehouse.lake import Lake
 
 ROOT = Path(__file__).resolve().parents[1]
 SQL_DIR = ROOT / "sql"
@@ -27,11 +29,9 @@ VIEWS_IMPORT = "import database 'sql/views';"
 VIEWS_ENV = re.compile(r"getenv\('(\w+)'\)")
 
 
-def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
-    """The lake as the views read it: `lake`, else $CHESS_LAKE (when not empty), else ./lake; a local lake
-    by its absolute path, an S3 one as ``s3://bucket/prefix``."""
-    opened = Lake.open(lake or default_lake())
-    return opened.root if opened.local else f"s3://{opened.root}"
+def resolve_lake(lake: Lake) -> str:
+    """The lake as the views read it: a local lake by its absolute path, an S3 one as ``s3://bucket/prefix``."""
+    return lake.root if lake.local else f"s3://{lake.root}"
 
 
 def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnection:
@@ -44,7 +44,13 @@ def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnec
         # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro
         # of constants, not a Python function: registering one makes duckdb 2.0 print leak warnings at exit.
         con.execute(getenv_macro((VIEWS_DIR / "schema.sql").read_text(encoding="utf-8")))
-    con.execute("set variable chess_lake = $lake", {"lake": resolve_lake(lake)})
+    opened = Lake.open(lake)
+    if not opened.local:
+        # S3 through the lake's own pyarrow filesystem (the loader's credentials, endpoint, timeouts and
+        # retries), which DuckDB then uses for s3:// paths: no httpfs extension to install or configure.
+        con.register_filesystem(ArrowFSWrapper(opened.fs))
+        con.execute("set variable chess_lake_query = ''")
+    con.execute("set variable chess_lake = $lake", {"lake": resolve_lake(opened)})
     con.execute(f"import database {sql_string(VIEWS_DIR)}")
     return con
 

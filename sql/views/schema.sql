@@ -13,7 +13,9 @@ set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHE
 -- ($AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, e.g. http://127.0.0.1:9000) is named in the URL's query
 -- (s3_endpoint, path-style, SSL as its scheme says) rather than by CREATE SECRET: a secret of type s3
 -- needs httpfs even for a local lake, and plain SQL cannot create one only for an S3 lake.
-set variable chess_lake_query = (
+-- warehouse.connect() reads S3 through the project's own filesystem (pyarrow's, the loader's settings) and
+-- sets chess_lake_query to '' first.
+set variable chess_lake_query = coalesce(getvariable('chess_lake_query'), (
     with config as (
         select nullif(coalesce(nullif(getenv('AWS_ENDPOINT_URL_S3'), ''), getenv('AWS_ENDPOINT_URL')), '') as endpoint
     )
@@ -25,7 +27,7 @@ set variable chess_lake_query = (
             ''
         )
     from config
-);
+));
 
 -- games: one row per game (docs/schema.md), with the hive partition columns type, year, month, and the
 -- players' fields under their own names: white_name, white_elo, white_title, white_rating_diff (black_*
