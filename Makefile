@@ -1,30 +1,41 @@
 # The two commands of the README:
-#   make demo   set up, convert the bundled lichess sample into ./lake, run a query over it
-#   make test   set up, lint, and run every test (Rust unit tests and the Python suite)
+#   make demo   set up the package, convert the bundled lichess sample into ./lake, run a query over it
+#   make test   set up for the tests too, lint, and run every test (Rust unit tests and the Python suite)
 PYTHON ?= python3
 SAMPLE := tests/data/lichess_2025-05_sample.pgn.zst
+# Where the demo writes its lake.
+LAKE ?= lake
+# What setup installs: this checkout, editable (built by maturin in release mode), with the duckdb CLI.
+# A built wheel works too: make demo INSTALL='dist/bgn_warehouse-0.1.0-cp310-abi3-manylinux_2_34_x86_64.whl[cli]'
+INSTALL ?= -e '.[cli]'
 
-.PHONY: setup demo test lint bench
+.PHONY: rust setup setup-test demo test lint bench
 
-# Python deps, the duckdb CLI and the Rust extension (built in release mode by maturin).
-setup:
+rust:
 	@command -v cargo >/dev/null || { echo "setup needs a Rust toolchain (https://rustup.rs)"; exit 1; }
-	@# PySpark (tests/test_spark.py) needs a Java runtime, 17 or later: apt-get installs one when run as root.
+
+# What the package and the demo need: Python and Rust, nothing else.
+setup: rust
+	$(PYTHON) -m pip install --disable-pip-version-check -q $(INSTALL)
+
+# Everything the tests need besides: their Python packages (with the duckdb CLI), and a Java runtime 17+ for
+# PySpark (tests/test_spark.py), which apt-get installs when run as root. One editable install, one build.
+setup-test: rust
 	@java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless; \
 		else \
-			echo "setup needs Java 17+ for PySpark: install it (e.g. sudo apt-get install openjdk-17-jre-headless)"; exit 1; \
+			echo "the tests need Java 17+ for PySpark: install it (e.g. sudo apt-get install openjdk-17-jre-headless)"; exit 1; \
 		fi; }
 	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
 
 demo: setup
-	@if grep -qs '"$(SAMPLE)"' lake/_loads/*.json; then \
-		echo "$(SAMPLE) is already in ./lake"; \
+	@if grep -qs '"$(SAMPLE)"' $(LAKE)/_loads/*.json; then \
+		echo "$(SAMPLE) is already in $(LAKE)"; \
 	else \
-		$(PYTHON) -m loaders.pgn2parquet $(SAMPLE) --lake lake; \
+		$(PYTHON) -m loaders.pgn2parquet $(SAMPLE) --lake $(LAKE); \
 	fi
-	CHESS_LAKE=lake duckdb < sql/summary.sql
+	CHESS_LAKE=$(LAKE) duckdb < sql/summary.sql
 
 lint:
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -33,9 +44,9 @@ lint:
 	$(PYTHON) -m ruff format --check warehouse loaders tests bench
 	$(PYTHON) -m mypy
 
-test: setup lint
+test: setup-test lint
 	cargo test --workspace --quiet
 	$(PYTHON) -m pytest -q
 
-bench: setup
+bench: setup-test
 	$(PYTHON) bench/bench_load.py

@@ -10,6 +10,7 @@ extension instead, see sql/views/schema.sql).
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from pathlib import Path
@@ -20,8 +21,10 @@ from fsspec.implementations.arrow import ArrowFSWrapper
 
 from warehouse.lake import Lake
 
-ROOT = Path(__file__).resolve().parents[1]
-SQL_DIR = ROOT / "sql"
+# The SQL library: the checkout's sql/, reached through the symlink warehouse/library/sql so that the wheel
+# can carry it inside the package (pyproject.toml: [tool.maturin] include). From its parent folder,
+# `duckdb < sql/<question>.sql` runs as from the project's root.
+SQL_DIR = (Path(__file__).parent / "library" / "sql").resolve()
 VIEWS_DIR = SQL_DIR / "views"
 # The statement by which every question file reaches the shared views from the project's root.
 VIEWS_IMPORT = "import database 'sql/views';"
@@ -90,3 +93,22 @@ def getenv_macro(views: str) -> str:
 def sql_string(text: str | Path) -> str:
     """`text` as a SQL string literal."""
     return "'" + str(text).replace("'", "''") + "'"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m warehouse.sql`: the names of the questions, or with --path the folder of their files."""
+    parser = argparse.ArgumentParser(
+        prog="python -m warehouse.sql",
+        description="The SQL library: its questions' names, one a line, or where its files are.",
+    )
+    parser.add_argument(
+        "--path",
+        action="store_true",
+        help="print the folder of the question files; `duckdb < sql/<question>.sql` runs from its parent",
+    )
+    args = parser.parse_args(argv)
+    print(SQL_DIR if args.path else "\n".join(questions()))
+
+
+if __name__ == "__main__":
+    main()
