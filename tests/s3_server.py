@@ -1,25 +1,21 @@
 """A real S3-compatible server for tests: moto in server mode, in a subprocess, on 127.0.0.1.
 
-Use from a test module (rootdir-based import, like `oracle`): bind the fixture to a name of the module,
-which is how pytest finds it::
-
-    import s3_server as s3
-    from s3_server import S3Server
-
-    s3_server = s3.s3_server  # the module-scoped fixture
+Tests take the `s3_server` fixture (tests/conftest.py), one server per test module, stopped at the
+module's end::
 
     def test_round_trip(s3_server: S3Server) -> None:
         url = s3_server.bucket("my-test")              # creates a fresh bucket, returns "s3://my-test"
         ...  # warehouse.lake.Lake.open(url + "/lake") now reaches the server
 
-`s3_server` is module-scoped: one server per test module, stopped at the module's end. While it runs,
-the AWS_* environment variables point at it (endpoint `AWS_ENDPOINT_URL`, fake credentials, region), so
-code under test and subprocesses (a CLI run with `env=os.environ`) reach it without extra settings; the
-previous values are restored afterwards. moto's S3 is in memory: nothing persists between modules.
+While it runs, the AWS_* environment variables point at it (endpoint `AWS_ENDPOINT_URL`, fake credentials,
+region), so code under test and the commands the tests run (they inherit the environment) reach it without
+extra settings; the previous values are restored afterwards. moto's S3 is in memory: nothing persists
+between modules.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -30,8 +26,6 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
-
-import pytest
 
 ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -68,8 +62,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[S3Server]:
+@contextlib.contextmanager
+def moto_server() -> Iterator[S3Server]:
+    """A moto server, the AWS_* variables pointing at it, until the block ends."""
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
     saved = {name: os.environ.get(name) for name in [*ENV, *CLEARED, "AWS_ENDPOINT_URL"]}

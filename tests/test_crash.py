@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from load_runs import REPO, lake_counts, load, make_games, run_module, write_zst
+from support import Started, lake_counts, load, make_games, module, run_module, start, write_zst
 
 GAMES_PER_INPUT = 1500
 KILLS = 14
@@ -34,9 +32,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     ]
 
 
-def start_loader(inputs: list[Path], lake: Path, *extra: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "loaders.pgn2parquet", *map(str, inputs), "--lake", str(lake), *extra]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def start_loader(inputs: list[Path], lake: Path) -> Started:
+    return start(module("loaders.pgn2parquet", *map(str, inputs), "--lake", str(lake)))
 
 
 def committed_inputs(lake: Path) -> set[str]:
@@ -59,10 +56,9 @@ def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:
     phases = {"before any commit": 0, "between inputs": 0, "after the last commit": 0, "mid-publish": 0}
     for attempt in range(KILLS):
         lake = tmp_path / f"lake{attempt}"
-        proc = start_loader(inputs, lake)
+        loader = start_loader(inputs, lake)
         time.sleep(rng.uniform(0.15, 0.8 * full.seconds))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
+        loader.stop(signal.SIGKILL)
         done = committed_inputs(lake)
         if interrupted_publish(lake):
             phases["mid-publish"] += 1
@@ -93,10 +89,10 @@ def test_readers_during_loads_see_whole_inputs(inputs: list[Path], tmp_path: Pat
     lake = tmp_path / "lake"
     committed = [n * GAMES_PER_INPUT for n in range(len(inputs) + 1)]
     seen: list[tuple[int, int]] = []
-    proc = start_loader(inputs, lake)
-    while proc.poll() is None:
+    loader = start_loader(inputs, lake)
+    while loader.running():
         seen.append(lake_counts(lake))
-    proc.communicate()
+    loader.finish()
     seen.append(lake_counts(lake))
     assert all(games == ids for games, ids in seen), "a reader saw a game twice"
     assert seen == sorted(seen), "a reader saw games disappear"
@@ -108,17 +104,16 @@ def test_readers_during_loads_see_whole_inputs(inputs: list[Path], tmp_path: Pat
 
 def test_ctrl_c_adds_nothing(inputs: list[Path], tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    proc = start_loader(inputs[:1], lake)
+    loader = start_loader(inputs[:1], lake)
     # Once the reader has started (the staging folder exists), interrupt.
     deadline = time.monotonic() + 30
-    while not (lake / "_staging").is_dir() and time.monotonic() < deadline and proc.poll() is None:
+    while not (lake / "_staging").is_dir() and time.monotonic() < deadline and loader.running():
         time.sleep(0.005)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    if proc.returncode == 0:
+    run = loader.stop(signal.SIGINT)
+    if run.returncode == 0:
         pytest.skip("the load finished before the interrupt arrived")
-    assert proc.returncode == 130, err
-    assert b"nothing of" in err and b"Traceback" not in err
+    assert run.returncode == 130, run.stderr
+    assert "nothing of" in run.stderr and "Traceback" not in run.stderr
     assert lake_counts(lake) == (0, 0)
     assert not list((lake / "_loads").glob("*.json"))
     assert not any((lake / "_staging").iterdir())
@@ -132,11 +127,9 @@ def test_sigkill_during_compaction(tmp_path: Path) -> None:
     assert "would merge" in timing.stdout
     rng = random.Random(7)
     for _ in range(4):
-        command = [sys.executable, "-m", "warehouse.compact", "--lake", str(lake)]
-        proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        compaction = start(module("warehouse.compact", "--lake", str(lake)))
         time.sleep(rng.uniform(0.3, 1.5))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
+        compaction.stop(signal.SIGKILL)
         if not interrupted_publish(lake):
             assert lake_counts(lake) == (2400, 2400)
     finish = run_module("warehouse.compact", ["--lake", str(lake)])

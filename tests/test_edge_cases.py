@@ -10,29 +10,22 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
-import json
 import random
 import re
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import duckdb
-import pyarrow.dataset as ds
 import pytest
 import zstandard
+from support import DATA, SAMPLE, SAMPLE_GAMES, Row, read_games, read_records, read_rejects, run_module
+from support import sample_pgn as decompressed_sample
+from support import without_source as game_without_source
 
-REPO = Path(__file__).resolve().parents[1]
-EDGE = REPO / "tests" / "data" / "edge"
-SAMPLE_ZST = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
-SAMPLE_GAMES = 438
-
-Row = dict[str, Any]
+EDGE = DATA / "edge"
 MOVE_FACTS = ("p", "f", "t", "x", "c", "castle", "promote")
 
 
@@ -44,32 +37,22 @@ class Lake:
     loads: list[Row]
 
 
-def run_cli(args: list[str], stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run the loader's CLI from the repository root, without a terminal on stdin unless given bytes."""
-    command = [sys.executable, "-m", "loaders.pgn2parquet", *args]
-    if stdin is None:
-        return subprocess.run(command, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, check=False)
-    return subprocess.run(command, cwd=REPO, input=stdin, capture_output=True, check=False)
-
-
 def load(paths: list[str | Path], tmp_path: Path, stdin: bytes | None = None) -> Lake:
-    """Load `paths` into a fresh lake under `tmp_path` and read back games, rejects and load records."""
+    """Load `paths` into a fresh lake under `tmp_path` and read it back (see `read_lake`)."""
     lake = Path(tempfile.mkdtemp(prefix="lake-", dir=tmp_path))
-    proc = run_cli([*map(str, paths), "--lake", str(lake)], stdin)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    games: list[Row] = []
-    if (lake / "games").is_dir():
-        games = ds.dataset(lake / "games", format="parquet", partitioning="hive").to_table().to_pylist()
-    games.sort(key=lambda g: (g["source_file"], g["source_offset"]))
-    rejects = [
-        json.loads(line)
-        for file in sorted((lake / "rejects").glob("*.jsonl"))
-        for line in file.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    rejects.sort(key=lambda r: (r["source_file"], r["source_offset"]))
-    loads = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((lake / "_loads").glob("*.json"))]
-    return Lake(lake, games, rejects, loads)
+    run = run_module("loaders.pgn2parquet", [*map(str, paths), "--lake", str(lake)], stdin=stdin)
+    assert run.returncode == 0, run.stderr
+    return read_lake(lake)
+
+
+def read_lake(lake: Path) -> Lake:
+    """Games and rejects of `lake` in source order, and its load records."""
+    games, rejects = (sorted(rows, key=in_source_order) for rows in (read_games(lake), read_rejects(lake)))
+    return Lake(lake, games, rejects, read_records(lake))
+
+
+def in_source_order(row: Row) -> tuple[str, int]:
+    return row["source_file"], row["source_offset"]
 
 
 def event_offsets(raw: bytes) -> list[int]:
@@ -110,7 +93,7 @@ def line(game: Row, line_id: int) -> Row:
 
 
 def without_source(games: list[Row]) -> list[Row]:
-    return [{k: v for k, v in g.items() if k not in ("source_file", "source_offset")} for g in games]
+    return [game_without_source(g) for g in games]
 
 
 def strings(value: object) -> list[str]:
@@ -588,9 +571,9 @@ def test_missing_input_is_a_one_line_error(tmp_path: Path) -> None:
 
 def assert_one_line_error(path: Path, tmp_path: Path) -> None:
     """Loading `path` fails with a non-zero exit and one stderr line naming it, no traceback."""
-    proc = run_cli([str(path), "--lake", str(tmp_path / "lake")])
-    assert proc.returncode != 0
-    stderr = proc.stderr.decode(errors="replace")
+    run = run_module("loaders.pgn2parquet", [str(path), "--lake", str(tmp_path / "lake")])
+    assert run.returncode != 0
+    stderr = run.stderr
     assert "Traceback" not in stderr
     assert "\n" not in stderr.strip()
     assert str(path) in stderr
@@ -613,7 +596,7 @@ def test_unknown_format_is_a_one_line_error(name: str, content: bytes, tmp_path:
 
 
 def test_sample_is_two_zstd_frames() -> None:
-    data = SAMPLE_ZST.read_bytes()
+    data = SAMPLE.read_bytes()
     first_frame = zstandard.ZstdDecompressor().decompressobj()
     first_frame.decompress(data)
     assert first_frame.unused_data
@@ -621,8 +604,7 @@ def test_sample_is_two_zstd_frames() -> None:
 
 @pytest.fixture(scope="module")
 def sample_pgn() -> bytes:
-    with SAMPLE_ZST.open("rb") as f:
-        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    return decompressed_sample()
 
 
 @pytest.fixture(scope="module")
@@ -695,16 +677,18 @@ def test_sample_games(sample_plain: Lake, sample_pgn: bytes) -> None:
 
 
 @pytest.mark.parametrize("form", ["zst", "bz2", "gz", "stdin"])
-def test_sample_in_every_form(form: str, sample_plain: Lake, sample_pgn: bytes, tmp_path: Path) -> None:
+def test_sample_in_every_form(
+    form: str, sample_plain: Lake, sample_pgn: bytes, sample_lake: Path, tmp_path: Path
+) -> None:
     if form == "stdin":
         lake = load(["-"], tmp_path, stdin=sample_pgn)
         source, data = "-", sample_pgn
+    elif form == "zst":  # the bundled file as it is: the run's lake of it
+        lake = read_lake(sample_lake)
+        source, data = str(SAMPLE), SAMPLE.read_bytes()
     else:
-        if form == "zst":
-            path = SAMPLE_ZST
-        else:
-            path = tmp_path / f"sample.pgn.{form}"
-            path.write_bytes(bz2.compress(sample_pgn) if form == "bz2" else gzip.compress(sample_pgn))
+        path = tmp_path / f"sample.pgn.{form}"
+        path.write_bytes(bz2.compress(sample_pgn) if form == "bz2" else gzip.compress(sample_pgn))
         lake = load([path], tmp_path)
         source, data = str(path), path.read_bytes()
     assert without_source(lake.games) == without_source(sample_plain.games)

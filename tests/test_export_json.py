@@ -6,8 +6,6 @@ from __future__ import annotations
 import bz2
 import io
 import json
-import subprocess
-import sys
 import textwrap
 from decimal import Decimal
 from pathlib import Path
@@ -16,28 +14,20 @@ from typing import Any
 import chess.pgn
 import jsonschema
 import pytest
-from lake_io import REPO, read_games, read_rejects, run_loader
-from oracle import Row, expected_games
+from oracle import Row, expected_games, read_bytes
+from support import CORPORA, REPO, SAMPLE, Run, loaded, read_games, read_rejects, run_module
 
 from warehouse.export_json import export_json
 from warehouse.lake import Lake
 
-SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
 # Small annotated collections with nested variations, NAGs, comments before lines.
-ANNOTATED = REPO.parent / "shared" / "corpora" / "tournament" / "scoutfish"
+ANNOTATED = CORPORA / "tournament" / "scoutfish"
 ANNOTATED_FILES = ["exeter_lessons_from_tal.pgn", "hayes.pgn", "pon_korch.pgn", "romero.pgn"]
 SCHEMA = json.loads((REPO / "docs" / "bgn.schema.json").read_text(encoding="utf-8"))
 
 
-def parquet2json(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "loaders.parquet2json", *args]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False, timeout=300)
-
-
-def load(inputs: list[Path], lake: Path) -> Path:
-    process = run_loader(inputs, lake)
-    assert process.returncode == 0, process.stderr
-    return lake
+def parquet2json(*args: str) -> Run:
+    return run_module("loaders.parquet2json", list(args), timeout=300)
 
 
 def read_export(out: Path) -> dict[str, list[dict[str, Any]]]:
@@ -49,13 +39,12 @@ def read_export(out: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def sample_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("json")
-    lake = load([SAMPLE], tmp / "lake")
-    process = parquet2json("--lake", str(lake), str(tmp / "out"), "--games-per-file", "100")
+def sample_export(sample_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    out = tmp_path_factory.mktemp("json") / "out"
+    process = parquet2json("--lake", str(sample_lake), str(out), "--games-per-file", "100")
     assert process.returncode == 0, process.stderr
     assert "438 games in 8 files" in process.stdout
-    return lake, tmp / "out"
+    return sample_lake, out
 
 
 def test_layout_is_the_bgn_archive(sample_export: tuple[Path, Path]) -> None:
@@ -91,7 +80,7 @@ def test_sample_matches_python_chess(sample_export: tuple[Path, Path]) -> None:
     expected = expected_by_id(lake, [SAMPLE])
     games = [game for file_games in read_export(out).values() for game in file_games]
     assert len(games) == len(expected) == 438
-    source = io.TextIOWrapper(io.BytesIO(read_source(SAMPLE)), encoding="utf-8").read()
+    source = io.TextIOWrapper(io.BytesIO(read_bytes(SAMPLE)), encoding="utf-8").read()
     for game in games:
         assert game == expected[game["id"]], game["id"]
         # Evals as lichess writes them: the exported text is the source's text.
@@ -103,7 +92,7 @@ def test_alternate_lines_match_python_chess(tmp_path: Path) -> None:
     if not ANNOTATED.is_dir():
         pytest.skip(f"{ANNOTATED} not found")
     inputs = [ANNOTATED / name for name in ANNOTATED_FILES]
-    lake = load(inputs, tmp_path / "lake")
+    lake = loaded(inputs, tmp_path / "lake")
     result = export_json(Lake.open(lake), tmp_path / "out")
     expected = expected_by_id(lake, inputs)
     games = [game for file_games in read_export(tmp_path / "out").values() for game in file_games]
@@ -142,7 +131,7 @@ def test_one_game_beside_its_pgn(tmp_path: Path) -> None:
     source = tmp_path / "game.pgn"
     source.write_text(pgn)
     out = tmp_path / "out"
-    export_json(Lake.open(load([source], tmp_path / "lake")), out)
+    export_json(Lake.open(loaded([source], tmp_path / "lake")), out)
     (game,) = read_export(out)["blitz/2025/5/G.0.blitz.json.bz2"]
     assert game == {
         "id": "abcdEFGH",
@@ -199,12 +188,6 @@ def test_user_errors_are_one_line(sample_export: tuple[Path, Path], tmp_path: Pa
 
 # What the export should be, from python-chess's reading of the source (oracle rows), built here
 # independently of the exporter's SQL.
-
-
-def read_source(path: Path) -> bytes:
-    from oracle import read_bytes
-
-    return read_bytes(path)
 
 
 def expected_by_id(lake: Path, inputs: list[Path]) -> dict[str, dict[str, Any]]:

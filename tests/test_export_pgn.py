@@ -9,10 +9,9 @@ differences allowed.
 
 from __future__ import annotations
 
+import bz2
 import functools
 import io
-import subprocess
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ import chess
 import chess.pgn
 import pytest
 import zstandard
-from lake_io import REPO, run_loader
+from corpora import CASES, FOLDER_LOAD_SECONDS, KNOWN_DIVERGENCES
 from oracle import INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
-from test_oracle_corpora import CASES, KNOWN_DIVERGENCES
+from support import Run, load, run_module
 
 from warehouse.export_pgn import pgn_games
 from warehouse.lake import Lake
@@ -45,7 +44,7 @@ for _case, _path in sorted(CASES.items()):
 @pytest.mark.parametrize("folder", list(FOLDERS))
 def test_round_trip(folder: str, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    process = run_loader(FOLDERS[folder], lake, "--allow-duplicates")
+    process = load(FOLDERS[folder], lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
     assert process.returncode == 0, process.stderr
     if not (lake / "games").is_dir():
         pytest.skip(f"the lake stored no game of {folder}")
@@ -161,17 +160,8 @@ def first_difference(want: list[Any], got: list[Any], where: str = "") -> str:
     return f"{where}: {len(want)} moves != {len(got)}"
 
 
-@pytest.fixture(scope="module")
-def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lake = tmp_path_factory.mktemp("sample") / "lake"
-    process = run_loader([REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"], lake)
-    assert process.returncode == 0, process.stderr
-    return lake
-
-
-def parquet2pgn(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "loaders.parquet2pgn", *args]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False, timeout=300)
+def parquet2pgn(*args: str) -> Run:
+    return run_module("loaders.parquet2pgn", list(args), timeout=300)
 
 
 @pytest.mark.parametrize("name", ["games.pgn", "games.pgn.bz2", "games.pgn.zst"])
@@ -182,8 +172,6 @@ def test_cli_writes_the_games(sample_lake: Path, tmp_path: Path, name: str) -> N
     assert "438 games" in process.stdout
     data = out.read_bytes()
     if name.endswith(".bz2"):
-        import bz2
-
         data = bz2.decompress(data)
     elif name.endswith(".zst"):
         data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()

@@ -12,17 +12,25 @@ import json
 import os
 import random
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow.dataset as ds
 import pytest
 import zstandard
-from load_runs import Run, lake_counts, load, make_games, one_line_error
+from support import (
+    LOAD_MEMORY_MB,
+    Run,
+    lake_counts,
+    load,
+    make_games,
+    one_line_error,
+    read_games,
+    read_rejects,
+    run_command,
+    without_source,
+)
 
 GOOD = make_games(0, 200)  # 200 legal games
-MEMORY_MB = 700  # a load's peak RSS stays under this whatever the input
 
 
 def loaded(path: Path, lake: Path, *, timeout: float = 60) -> tuple[Run, dict]:
@@ -30,7 +38,7 @@ def loaded(path: Path, lake: Path, *, timeout: float = 60) -> tuple[Run, dict]:
     run = load([path], lake, timeout=timeout)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
-    assert run.max_rss_mb < MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
+    assert run.max_rss_mb < LOAD_MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
     (record,) = [json.loads(p.read_text()) for p in (lake / "_loads").glob("*.json")]
     assert (
         record["games_seen"] == record["games_written"] + record["games_rejected"] + record["games_duplicate"]
@@ -43,18 +51,6 @@ def loaded(path: Path, lake: Path, *, timeout: float = 60) -> tuple[Run, dict]:
         reason = json.loads(line)["reason"]
         assert reason.strip() and "\n" not in reason
     return run, record
-
-
-def rejects(lake: Path) -> list[dict]:
-    return [
-        json.loads(line)
-        for p in (lake / "rejects").glob("*.jsonl")
-        for line in p.read_text().split("\n")[:-1]
-    ]
-
-
-def games(lake: Path) -> list[dict]:
-    return ds.dataset(lake / "games", partitioning="hive").to_table().to_pylist()
 
 
 # --- damaged compressed inputs: the games before the damage are kept, the damage is reported ---
@@ -90,12 +86,8 @@ def test_damaged_compressed_input(kind: str, damage: str, clean: dict[str, dict]
     assert 100 <= record["games_written"] < 200, record
     assert record["damage"] and "warning:" in run.stdout, run.stdout
     # Every game kept is exactly the game a clean load gives: nothing garbled got in.
-    for game in games(tmp_path / "lake"):
+    for game in read_games(tmp_path / "lake"):
         assert without_source(game) == clean[game["game_id"]]
-
-
-def without_source(game: dict) -> dict:
-    return {k: v for k, v in game.items() if k not in ("source_file", "source_offset")}
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +96,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     tmp = tmp_path_factory.mktemp("clean")
     (tmp / "good.pgn").write_text(GOOD)
     assert load([tmp / "good.pgn"], tmp / "lake").returncode == 0
-    return {g["game_id"]: without_source(g) for g in games(tmp / "lake")}
+    return {g["game_id"]: without_source(g) for g in read_games(tmp / "lake")}
 
 
 def test_random_bytes_are_refused(tmp_path: Path) -> None:
@@ -121,7 +113,7 @@ def test_random_bytes_after_good_games(tmp_path: Path) -> None:
     path = tmp_path / "noisy.pgn"
     path.write_bytes(GOOD.encode() + random.Random(2).randbytes(1 << 20))
     _, record = loaded(path, tmp_path / "lake")
-    kept = games(tmp_path / "lake")
+    kept = read_games(tmp_path / "lake")
     assert sum(1 for g in kept if (g["site"] or "").startswith("https://lichess.org/")) == 200
     noise = [g for g in kept if not g["site"]]
     assert all(g["n_plies"] == 0 and not g["headers"] and not g["event"] for g in noise)
@@ -143,7 +135,7 @@ def test_100_mb_single_game(tmp_path: Path) -> None:
         f.write(make_games(1, 1).encode())
     _, record = loaded(path, tmp_path / "lake", timeout=120)
     assert (record["games_written"], record["games_rejected"]) == (2, 1)
-    (reject,) = rejects(tmp_path / "lake")
+    (reject,) = read_rejects(tmp_path / "lake")
     assert "longer than" in reject["reason"]
 
 
@@ -153,7 +145,7 @@ def test_10000_ply_game(tmp_path: Path) -> None:
     path.write_text(f'[Event "long"]\n[Result "*"]\n\n{shuffle} *\n\n' + GOOD)
     _, record = loaded(path, tmp_path / "lake")
     assert record["games_written"] == 201
-    (long,) = [g for g in games(tmp_path / "lake") if g["event"] == "long"]
+    (long,) = [g for g in read_games(tmp_path / "lake") if g["event"] == "long"]
     assert long["n_plies"] == 10000 and long["moves"][-1]["t"] == "g8"
 
 
@@ -163,7 +155,7 @@ def test_variations_nested_500_deep(tmp_path: Path) -> None:
     path.write_text(f'[Event "deep"]\n[Result "*"]\n\n{nested}\n\n' + GOOD)
     _, record = loaded(path, tmp_path / "lake")
     assert record["games_seen"] == 201 and record["games_written"] >= 200
-    deep = [g for g in games(tmp_path / "lake") if g["event"] == "deep"]
+    deep = [g for g in read_games(tmp_path / "lake") if g["event"] == "deep"]
     if deep:  # kept: every level is a line of its own
         assert len(deep[0]["variations"]) == 500 and deep[0]["n_plies"] == 3
 
@@ -197,7 +189,7 @@ def test_headers_with_quotes_and_backslashes(tmp_path: Path) -> None:
     )
     _, record = loaded(path, tmp_path / "lake")
     assert record["games_written"] == 1
-    (game,) = games(tmp_path / "lake")
+    (game,) = read_games(tmp_path / "lake")
     assert game["event"] == 'say "hi" \\ bye'
     assert game["players"][0]["name"] == "O'Neil \\"
 
@@ -207,7 +199,7 @@ def test_illegal_move_mid_game(tmp_path: Path) -> None:
     path.write_text(GOOD + '[Event "bad"]\n[Result "*"]\n\n1. e4 e5 2. Ke3 Nc6 *\n\n')
     _, record = loaded(path, tmp_path / "lake")
     assert (record["games_written"], record["games_rejected"]) == (200, 1)
-    (reject,) = rejects(tmp_path / "lake")
+    (reject,) = read_rejects(tmp_path / "lake")
     assert "illegal" in reject["reason"] and "Ke3" in reject["reason"]
 
 
@@ -216,7 +208,7 @@ def test_unknown_variant(tmp_path: Path) -> None:
     path.write_text('[Event "v"]\n[Variant "Crazyhouse"]\n[Result "*"]\n\n1. e4 e5 *\n\n' + GOOD)
     _, record = loaded(path, tmp_path / "lake")
     assert (record["games_written"], record["games_rejected"]) == (200, 1)
-    assert "razyhouse" in rejects(tmp_path / "lake")[0]["reason"]
+    assert "razyhouse" in read_rejects(tmp_path / "lake")[0]["reason"]
 
 
 def test_bom_crlf_and_mixed_encodings(tmp_path: Path) -> None:
@@ -227,7 +219,7 @@ def test_bom_crlf_and_mixed_encodings(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + GOOD.replace("\n", "\r\n").encode() + latin + utf8)
     _, record = loaded(path, tmp_path / "lake")
     assert (record["games_written"], record["games_rejected"]) == (202, 0)
-    names = {g["players"][0]["name"] for g in games(tmp_path / "lake")}
+    names = {g["players"][0]["name"] for g in read_games(tmp_path / "lake")}
     assert {"José", "Zoë"} <= names
 
 
@@ -252,15 +244,13 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
     mount_point.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("needs root and mount(8) for a size-limited file system")
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)], capture_output=True
-    )
+    made = run_command(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)])
     if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
     try:
         yield mount_point
     finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+        run_command(["umount", "-l", str(mount_point)])
 
 
 def test_full_disk(small_fs: Path, tmp_path: Path) -> None:
@@ -274,7 +264,7 @@ def test_full_disk(small_fs: Path, tmp_path: Path) -> None:
     assert not list((lake / "_loads").glob("*.json"))
     assert not any((lake / "_staging").glob("*")), "the staged files were dropped"
     # With room again, the same load goes through.
-    subprocess.run(["mount", "-o", "remount,size=64m", str(small_fs)], check=True)
+    assert run_command(["mount", "-o", "remount,size=64m", str(small_fs)]).returncode == 0
     assert load([big], lake).returncode == 0
     assert lake_counts(lake) == (6000, 6000)
 
@@ -284,7 +274,7 @@ def test_read_only_lake(small_fs: Path, tmp_path: Path) -> None:
     source.write_text(GOOD)
     lake = small_fs / "lake"
     assert load([source], lake).returncode == 0
-    subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    assert run_command(["mount", "-o", "remount,ro", str(small_fs)]).returncode == 0
     other = tmp_path / "other.pgn"
     other.write_text(make_games(500, 10))
     one_line_error(load([other], lake), "Read-only file system")

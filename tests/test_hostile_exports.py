@@ -10,8 +10,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,18 @@ from typing import Any
 import chess
 import chess.pgn
 import pytest
-from load_runs import REPO, Run, load, make_games, one_line_error, run_module, write_zst
+from support import (
+    Run,
+    load,
+    make_games,
+    module,
+    one_line_error,
+    python,
+    run_command,
+    run_module,
+    start,
+    write_zst,
+)
 
 GAMES = 2000
 FILES = {"json": "out", "pgn": "out.pgn.bz2"}  # bz2: the slowest, the widest window to interrupt
@@ -76,20 +85,18 @@ def test_interrupted_export(
     `OUT` is absent (never a plausible partial archive), Ctrl-C says so in one line (exit 130), and a rerun,
     over whatever a kill left beside `OUT`, writes every game and leaves nothing else."""
     out = tmp_path / FILES[kind]
-    command = [sys.executable, "-m", MODULES[kind], str(out), "--lake", str(lake), *EXTRA[kind]]
-    proc = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    exporting = start(module(MODULES[kind], str(out), "--lake", str(lake), *EXTRA[kind]))
     # Once the export writes (its staging folder or temporary file exists), a little later.
     staged = tmp_path / (f".{out.name}.partial" if kind == "json" else f".{out.name}.tmp")
-    while not staged.exists() and proc.poll() is None:
+    while not staged.exists() and exporting.running():
         time.sleep(0.01)
     time.sleep(0.15 * full_seconds[kind])
-    proc.send_signal(how)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode != 0, "finished before the signal: the lake is too small for this machine"
+    stopped = exporting.stop(how)
+    assert stopped.returncode != 0, "finished before the signal: the lake is too small for this machine"
     assert not out.exists(), "a partial export is visible"
     if how == signal.SIGINT:
-        assert proc.returncode == 130, stderr
-        assert stderr.strip() == f"interrupted: nothing was written to {out}", stderr
+        assert stopped.returncode == 130, stopped.stderr
+        assert stopped.stderr.strip() == f"interrupted: nothing was written to {out}", stopped.stderr
         assert leftovers(tmp_path, out) == []
     rerun = export(kind, out, lake, *EXTRA[kind])
     assert rerun.returncode == 0, rerun.stderr
@@ -278,10 +285,7 @@ def test_existing_outputs_are_refused_before_any_work(kind: str, lake: Path, tmp
 @pytest.mark.parametrize("kind", ["json", "pgn"])
 def test_non_utf8_output_name(kind: str, lake: Path, tmp_path: Path) -> None:
     name = os.fsencode(tmp_path) + b"/out\xff" + (b".pgn" if kind == "pgn" else b"")
-    command = [sys.executable, "-m", MODULES[kind], name, "--lake", str(lake)]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, timeout=60)
-    run = Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode(errors="replace"), 0, 0)
-    one_line_error(run, "not a UTF-8 name")
+    one_line_error(run_module(MODULES[kind], [name, "--lake", str(lake)]), "not a UTF-8 name")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -294,12 +298,6 @@ def test_bugs_keep_their_traceback(lake: Path, tmp_path: Path) -> None:
         "from loaders import parquet2json\n"
         "sys.exit(parquet2json.main(sys.argv[1:]))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "out"), "--lake", str(lake)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 1 and "Traceback" in proc.stderr and "a bug" in proc.stderr, proc.stderr
+    run = run_command(python("-c", code, str(tmp_path / "out"), "--lake", str(lake)))
+    assert run.returncode == 1 and "Traceback" in run.stderr and "a bug" in run.stderr, run.stderr
     assert list(tmp_path.iterdir()) == [], "the failed export's staging was not dropped"

@@ -7,7 +7,6 @@ here whose expected contents are known from how they were built.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 import zstandard
-from load_runs import REPO, load, make_games, one_line_error
+from support import load, make_games, one_line_error, read_games, read_records, read_rejects
 
 from warehouse import _core
 
@@ -33,21 +32,6 @@ def is_cut(reason: str) -> bool:
         "unterminated tag",
         "no tags and no moves: not a game",
     )
-
-
-def stored(lake: Path) -> list[dict]:
-    if not (lake / "games").is_dir():
-        return []
-    return ds.dataset(lake / "games", partitioning="hive").to_table().to_pylist()
-
-
-def rejects(lake: Path) -> list[dict]:
-    files = (lake / "rejects").glob("*.jsonl")
-    return [json.loads(line) for p in files for line in p.read_text().splitlines()]
-
-
-def records(lake: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((lake / "_loads").glob("*.json"))]
 
 
 def read_core(path: Path, **options: int) -> tuple[list[pa.RecordBatch], list[_core.Reject]]:
@@ -71,12 +55,12 @@ def test_cut_game_then_the_whole_file(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     run = load([cut, full], lake)
     assert run.returncode == 0, run.stderr
-    (reject,) = rejects(lake)
+    (reject,) = read_rejects(lake)
     assert reject["reason"].startswith(CUT_SHORT) and reject["kind"] == "truncated"
     assert (reject["source_offset"], reject["source_length"]) == (0, 72)
-    (game,) = stored(lake)
+    (game,) = read_games(lake)
     assert game["n_plies"] == 7 and game["game_id"] == "abcdefgh"
-    by_input = {Path(r["input"]).name: r for r in records(lake)}
+    by_input = {Path(r["input"]).name: r for r in read_records(lake)}
     cut_load, full_load = by_input["cut.pgn"], by_input["full.pgn"]
     assert (cut_load["games_rejected"], cut_load["games_written"]) == (1, 0)
     assert (full_load["games_written"], full_load["games_duplicate"]) == (1, 0)
@@ -115,9 +99,9 @@ def test_cut_at_a_frame_boundary_through_a_pipe(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     run = load(["-"], lake, stdin=zstandard.ZstdDecompressor().decompress(first_frames))
     assert run.returncode == 0, run.stderr
-    (reject,) = rejects(lake)
+    (reject,) = read_rejects(lake)
     assert reject["reason"].startswith(CUT_SHORT), reject["reason"]
-    assert len(stored(lake)) == text[:middle].count(b"[Event") - 1
+    assert len(read_games(lake)) == text[:middle].count(b"[Event") - 1
 
 
 # --- 2. lichess ids only from game URLs ---
@@ -150,9 +134,9 @@ def test_ids_only_from_game_urls(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     run = load([path], lake)
     assert run.returncode == 0, run.stderr
-    (record,) = records(lake)
+    (record,) = read_records(lake)
     assert (record["games_written"], record["games_duplicate"]) == (len(sites), 0)
-    ids = {g["site"]: g["game_id"] for g in stored(lake)}
+    ids = {g["site"]: g["game_id"] for g in read_games(lake)}
     for site in NOT_GAMES:
         assert re.fullmatch(r"[0-9a-f]{16}", ids[site]), (site, ids[site])
     for site, game_id in GAME_URLS.items():
@@ -163,9 +147,9 @@ def test_ids_only_from_game_urls(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["README.md", "Cargo.toml", "docs/schema.md", "docs/bgn.schema.json"])
-def test_text_that_is_not_pgn(name: str, tmp_path: Path) -> None:
+def test_text_that_is_not_pgn(name: str, repo: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    one_line_error(load([REPO / name], lake), name, "not PGN")
+    one_line_error(load([repo / name], lake), name, "not PGN")
     assert not list(lake.glob("_loads/*.json")) and not list(lake.glob("games/**/*.parquet"))
 
 
@@ -177,8 +161,8 @@ def test_noise_with_a_result_marker_is_not_a_game(tmp_path: Path) -> None:
     path.write_text(make_games(0, 2) + noise + make_games(2, 2))
     lake = tmp_path / "lake"
     assert load([path], lake).returncode == 0
-    assert len(stored(lake)) == 4
-    assert [r["reason"] for r in rejects(lake)] == ["no tags and no moves: not a game"]
+    assert len(read_games(lake)) == 4
+    assert [r["reason"] for r in read_rejects(lake)] == ["no tags and no moves: not a game"]
 
 
 # --- 4. line endings: LF, CRLF and CR ---
@@ -194,9 +178,10 @@ def test_cr_line_endings(tmp_path: Path) -> None:
         lakes[name] = lake = tmp_path / name
         run = load([path], lake)
         assert run.returncode == 0, run.stderr
-        assert (records(lake)[0]["games_written"], rejects(lake)) == (300, [])
+        assert (read_records(lake)[0]["games_written"], read_rejects(lake)) == (300, [])
     by_id = {
-        name: {g["game_id"]: {k: g[k] for k in fields} for g in stored(lake)} for name, lake in lakes.items()
+        name: {g["game_id"]: {k: g[k] for k in fields} for g in read_games(lake)}
+        for name, lake in lakes.items()
     }
     assert by_id["cr"] == by_id["lf"] == by_id["crlf"]
 
@@ -238,7 +223,7 @@ def test_rejected_annotated_games_copy_a_capped_text(tmp_path: Path) -> None:
     run = load([path], lake, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.max_rss_mb < 1000, f"peak RSS {run.max_rss_mb:.0f} MB"
-    found = rejects(lake)
+    found = read_rejects(lake)
     assert len(found) == 8 and all("illegal" in r["reason"] for r in found)
     assert all(r["source_length"] > COMMENT_MB << 20 for r in found)
     for a, b in itertools.pairwise(found):  # each game found at its offset, by its length
@@ -247,12 +232,11 @@ def test_rejected_annotated_games_copy_a_capped_text(tmp_path: Path) -> None:
     assert sum(p.stat().st_size for p in (lake / "rejects").glob("*.jsonl")) < 1 << 20
 
 
-def test_batches_cut_by_bytes() -> None:
+def test_batches_cut_by_bytes(sample: Path) -> None:
     """The reader hands over a partition's games once they hold `batch_bytes` of text, whatever their
     count."""
-    path = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
-    by_games, _ = read_core(path)
-    by_bytes, _ = read_core(path, batch_bytes=16 << 10)
+    by_games, _ = read_core(sample)
+    by_bytes, _ = read_core(sample, batch_bytes=16 << 10)
     assert sum(b.num_rows for b in by_bytes) == sum(b.num_rows for b in by_games) == 438
     assert max(b.num_rows for b in by_bytes) < 30 < max(b.num_rows for b in by_games)
 
@@ -270,7 +254,7 @@ def test_many_tags_in_linear_time(tmp_path: Path) -> None:
     run = load([path], lake, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.seconds < 30
-    (game,) = stored(lake)
+    (game,) = read_games(lake)
     headers = dict(game["headers"])
     assert len(headers) == 400_000
     assert headers["Annotator"] == "a0" and headers["Annotator (200000)"] == "a199999"
@@ -287,6 +271,6 @@ def test_long_tag_values(size: int, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     run = load([path], lake)
     assert run.returncode == 0, run.stderr
-    assert rejects(lake) == []
-    (game,) = stored(lake)
+    assert read_rejects(lake) == []
+    (game,) = read_games(lake)
     assert game["event"] == event and dict(game["headers"])["Annotator"] == note

@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,79 +22,23 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
-import s3_server as s3
-from load_runs import REPO, PeakRss, Run, lake_counts, load, make_games, one_line_error, run_module, write_zst
 from s3_server import S3Server
+from support import (
+    LOAD_MEMORY_MB,
+    lake_counts,
+    load,
+    make_games,
+    module,
+    one_line_error,
+    python,
+    run_command,
+    run_module,
+    start,
+    write_zst,
+)
 
 from warehouse import connect
 from warehouse.lake.storage import filesystem
-
-s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
-
-MEMORY_MB = 700  # as tests/test_hostile.py: a load's peak RSS stays under this whatever the input
-
-
-def run_bounded(
-    args: list[str | bytes],
-    *,
-    nofile: int | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 60,
-) -> tuple[Run, int]:
-    """`python ARGS` from the repository's root, as `load_runs.run_module` but with arguments that may be
-    bytes (names that are not UTF-8), an optional `ulimit -n` set in the child, and the peak number of
-    file descriptors it held (sampled from /proc) returned beside the run."""
-    limit = None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, *args],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        preexec_fn=limit,
-    )
-    peak, fds = PeakRss(proc.pid), PeakFds(proc.pid)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"{args}: killed after {timeout} s")
-    finally:
-        peak.stop()
-        fds.stop()
-    seconds = time.monotonic() - start
-    return Run(
-        proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds, peak.mb
-    ), fds.peak
-
-
-class PeakFds:
-    """The most file descriptors a running child held, from /proc/<pid>/fd, sampled until `stop`."""
-
-    def __init__(self, pid: int, every: float = 0.02):
-        self.peak = 0
-        self._dir, self._done = Path(f"/proc/{pid}/fd"), threading.Event()
-        self._thread = threading.Thread(target=self._sample, args=(every,), daemon=True)
-        self._thread.start()
-
-    def _sample(self, every: float) -> None:
-        while not self._done.is_set():
-            try:
-                self.peak = max(self.peak, len(os.listdir(self._dir)))
-            except OSError:
-                return
-            self._done.wait(every)
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
-
-
-def records(lake: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((lake / "_loads").glob("*.json"))]
-
 
 # --- item 6: thousands of partitions in one load ---
 
@@ -118,15 +59,13 @@ def test_a_historical_archive_loads_within_256_file_descriptors(tmp_path: Path) 
     path = tmp_path / "archive.pgn"
     path.write_text(one_game_a_month(1100))
     lake = tmp_path / "lake"
-    run, fds = run_bounded(
-        ["-m", "loaders.pgn2parquet", str(path), "--lake", str(lake)], nofile=256, timeout=120
-    )
+    run = run_module("loaders.pgn2parquet", [str(path), "--lake", str(lake)], nofile=256, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "1,100 games seen = 1,100 written" in run.stdout, run.stdout
     assert lake_counts(lake) == (1100, 1100)
     assert len(list((lake / "games").glob("**/*.parquet"))) == 1100  # sorted by month: one file each
-    assert fds < 160, f"{fds} file descriptors open at once"
-    assert run.max_rss_mb < MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
+    assert run.max_fds < 160, f"{run.max_fds} file descriptors open at once"
+    assert run.max_rss_mb < LOAD_MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
     assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
 
 
@@ -137,7 +76,7 @@ def test_partitions_revisited_out_of_order_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "cycle.pgn"
     path.write_text(one_game_a_month(150) + one_game_a_month(150, first_game=1000))
     lake = tmp_path / "lake"
-    run, _ = run_bounded(["-m", "loaders.pgn2parquet", str(path), "--lake", str(lake)], nofile=128)
+    run = run_module("loaders.pgn2parquet", [str(path), "--lake", str(lake)], nofile=128)
     assert run.returncode == 0, run.stderr
     assert lake_counts(lake) == (300, 300)
     assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0
@@ -203,10 +142,6 @@ def s3_env(endpoint: str, **limits: str) -> dict[str, str]:
     return {**os.environ, "AWS_ENDPOINT_URL": endpoint, **limits}
 
 
-def cli(module: str, *args: str) -> list[str]:
-    return ["-m", module, *args]
-
-
 def test_s3_publish_cut_midway_says_committed_and_a_rerun_finishes(
     s3_server: S3Server, tmp_path: Path
 ) -> None:
@@ -218,12 +153,12 @@ def test_s3_publish_cut_midway_says_committed_and_a_rerun_finishes(
     proxy = Proxy((endpoint[0], int(endpoint[1])), copies=2)
     try:
         env = s3_env(proxy.endpoint, CHESS_S3_ATTEMPTS="1", CHESS_S3_CONNECT_TIMEOUT="2")
-        cut, _ = run_bounded(cli("loaders.pgn2parquet", str(source), "--lake", url), env=env)
+        cut = run_module("loaders.pgn2parquet", [str(source), "--lake", url], env=env)
     finally:
         proxy.close()
     one_line_error(cut, str(source), "committed", "run again to finish publishing")
     assert "nothing of it was added" not in cut.stderr
-    rerun, _ = run_bounded(cli("loaders.pgn2parquet", str(source), "--lake", url), env=dict(os.environ))
+    rerun = run_module("loaders.pgn2parquet", [str(source), "--lake", url])
     assert rerun.returncode == 0, rerun.stderr
     assert "finished publishing" in rerun.stderr and "already loaded" in rerun.stdout
     fs, root = filesystem(url)
@@ -252,18 +187,18 @@ def stalled_endpoint() -> Iterator[str]:
         sock.close()
 
 
-@pytest.mark.parametrize("module", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize("name", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
 def test_stalled_s3_endpoint_ends_within_the_timeouts(
-    s3_server: S3Server, stalled_endpoint: str, tmp_path: Path, module: str
+    s3_server: S3Server, stalled_endpoint: str, tmp_path: Path, name: str
 ) -> None:
     """With 1 s timeouts and one attempt, a command on a stalled endpoint ends in seconds with one line."""
     source = tmp_path / "one.pgn"
     source.write_text(make_games(0, 1))
-    args = [str(source)] if module == "loaders.pgn2parquet" else []
+    args = [str(source)] if name == "loaders.pgn2parquet" else []
     env = s3_env(
         stalled_endpoint, CHESS_S3_CONNECT_TIMEOUT="1", CHESS_S3_REQUEST_TIMEOUT="1", CHESS_S3_ATTEMPTS="1"
     )
-    run, _ = run_bounded(cli(module, *args, "--lake", "s3://stalled/lake"), env=env, timeout=60)
+    run = run_module(name, [*args, "--lake", "s3://stalled/lake"], env=env)
     one_line_error(run)
     assert run.seconds < 7, f"{run.seconds:.1f} s"
 
@@ -271,7 +206,7 @@ def test_stalled_s3_endpoint_ends_within_the_timeouts(
 @pytest.mark.parametrize("value", ["abc", "0", "nan"])
 def test_s3_timeout_settings_are_checked(s3_server: S3Server, stalled_endpoint: str, value: str) -> None:
     env = s3_env(stalled_endpoint, CHESS_S3_REQUEST_TIMEOUT=value)
-    run, _ = run_bounded(cli("warehouse.check", "--lake", "s3://any/lake"), env=env, timeout=60)
+    run = run_module("warehouse.check", ["--lake", "s3://any/lake"], env=env)
     one_line_error(run, "CHESS_S3_REQUEST_TIMEOUT")
 
 
@@ -288,7 +223,7 @@ def test_compaction_cut_while_retiring_files_is_finished_by_the_next_run(tmp_pat
         "from loaders.compact import main\n"
         "sys.exit(main(['--lake', sys.argv[1]]))\n"
     )
-    cut, _ = run_bounded(["-c", fail_deletes, str(lake)])
+    cut = run_command(python("-c", fail_deletes, str(lake)))
     one_line_error(cut, "committed", "run again to finish publishing")
     rerun = run_module("warehouse.compact", ["--lake", str(lake)])
     assert rerun.returncode == 0, rerun.stderr
@@ -372,20 +307,20 @@ def test_input_name_not_utf8(tmp_path: Path) -> None:
     good = tmp_path / "good.pgn"
     good.write_text(make_games(10, 2))
     lake = tmp_path / "lake"
-    run, _ = run_bounded(cli("loaders.pgn2parquet", bad, str(good), "--lake", str(lake)))  # type: ignore[arg-type]
+    run = run_module("loaders.pgn2parquet", [bad, str(good), "--lake", str(lake)])
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert run.stderr.count("\n") == 1 and "caf\\xe9.pgn" in run.stderr and "UTF-8" in run.stderr
     assert lake_counts(lake) == (2, 2)
 
 
-@pytest.mark.parametrize("module", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
-def test_lake_name_not_utf8(module: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+def test_lake_name_not_utf8(name: str, tmp_path: Path) -> None:
     lake = os.fsencode(tmp_path) + b"/l\xe9ke"
     os.mkdir(lake)
     source = tmp_path / "one.pgn"
     source.write_text(make_games(0, 1))
-    args = [str(source)] if module == "loaders.pgn2parquet" else []
-    run, _ = run_bounded(cli(module, *args, "--lake", lake))  # type: ignore[arg-type]
+    args = [str(source)] if name == "loaders.pgn2parquet" else []
+    run = run_module(name, [*args, "--lake", lake])
     one_line_error(run, "l\\xe9ke", "UTF-8")
 
 
@@ -400,26 +335,22 @@ def test_lake_named_with_glob_characters_is_read_alone(name: str, tmp_path: Path
     ((games, files),) = con.sql("select count(*), count(distinct filename) from games").fetchall()
     assert (games, files) == (5, len(list(lake.glob("games/**/*.parquet"))))
     if shutil.which("duckdb"):  # the same views through the duckdb CLI, as `duckdb < sql/<file>.sql` runs
-        cli_run = subprocess.run(
+        cli_run = run_command(
             ["duckdb", "-csv", "-noheader", "-c", "import database 'sql/views'; select count(*) from games"],
-            cwd=REPO,
             env={**os.environ, "CHESS_LAKE": str(lake)},
-            capture_output=True,
-            text=True,
-            timeout=60,
         )
         assert cli_run.stdout.strip() == "5", cli_run.stdout + cli_run.stderr
 
 
-@pytest.mark.parametrize("module", ["warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize("name", ["warehouse.check", "warehouse.compact"])
 @pytest.mark.parametrize("kind", ["file", "empty-dir", "missing"])
-def test_lake_that_is_no_lake(module: str, kind: str, tmp_path: Path) -> None:
+def test_lake_that_is_no_lake(name: str, kind: str, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     if kind == "file":
         lake.write_text("not a lake")
     elif kind == "empty-dir":
         lake.mkdir()
-    one_line_error(run_module(module, ["--lake", str(lake)]), str(lake))
+    one_line_error(run_module(name, ["--lake", str(lake)]), str(lake))
     assert kind == "file" or not lake.exists() or not any(lake.iterdir()), "nothing created in it"
 
 
@@ -446,21 +377,15 @@ def test_ctrl_c_during_compaction(many_small_files: Path) -> None:
     """SIGINT once compaction has started writing: one line, a non-zero exit, the lake as consistent as
     before (every game once) and compacted by the next run."""
     lake = many_small_files
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "warehouse.compact", "--lake", str(lake)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    compaction = start(module("warehouse.compact", "--lake", str(lake)))
     deadline = time.monotonic() + 30
     while (
-        not any((lake / "_staging").glob("*/games")) and proc.poll() is None and time.monotonic() < deadline
+        not any((lake / "_staging").glob("*/games")) and compaction.running() and time.monotonic() < deadline
     ):
         time.sleep(0.005)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, (proc.returncode, out, err)
+    stopped = compaction.stop(signal.SIGINT)
+    err = stopped.stderr
+    assert stopped.returncode == 130, (stopped.returncode, stopped.stdout, err)
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "interrupted" in err, err
     assert lake_counts(lake) == (2400, 2400)
     assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0

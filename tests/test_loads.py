@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pyarrow.dataset as ds
-from load_runs import lake_counts, load, make_games, run_module, write_zst
-
-
-def records(lake: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((lake / "_loads").glob("*.json"))]
+from support import lake_counts, load, make_games, read_games, read_records, run_module, write_zst
 
 
 def data_files(lake: Path) -> dict[str, float]:
@@ -33,14 +27,14 @@ def test_same_input_twice_writes_nothing(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "already loaded" in again.stdout and "nothing written" in again.stdout
     assert data_files(lake) == before
-    assert len(records(lake)) == 1
+    assert len(read_records(lake)) == 1
     assert lake_counts(lake) == (300, 300)
     # The same bytes under another name, and through standard input, are the same input.
     copy = tmp_path / "copy.pgn.zst"
     copy.write_bytes(source.read_bytes())
     assert "already loaded" in load([copy], lake).stdout
     assert "already loaded" in load(["-"], lake, stdin=source.read_bytes()).stdout
-    assert data_files(lake) == before and len(records(lake)) == 1
+    assert data_files(lake) == before and len(read_records(lake)) == 1
     check(lake)
 
 
@@ -55,7 +49,7 @@ def test_force_replaces_the_inputs_files(tmp_path: Path) -> None:
     new = set(data_files(lake))
     assert not old & new, "the earlier load's files are gone"
     assert lake_counts(lake) == (300, 300)
-    first, second = sorted(records(lake), key=lambda r: r["finished"])
+    first, second = sorted(read_records(lake), key=lambda r: r["finished"])
     assert second["replaces"] == [first["load_id"]]
     assert second["games_written"] == 300 and second["games_duplicate"] == 0
     check(lake)
@@ -85,7 +79,7 @@ def test_overlapping_inputs_are_deduplicated(tmp_path: Path) -> None:
     run = load([own], lake)
     assert run.returncode == 0, run.stderr
     assert "100 games seen = 50 written + 0 rejected + 50 duplicates" in run.stdout
-    rec = next(r for r in records(lake) if r["input"] == str(own))
+    rec = next(r for r in read_records(lake) if r["input"] == str(own))
     assert (rec["games_seen"], rec["games_written"], rec["games_duplicate"]) == (100, 50, 50)
     assert lake_counts(lake) == (350, 350)
     check(lake)
@@ -105,7 +99,7 @@ def test_games_without_lichess_id_dedup_by_content(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "41 games seen = 40 written + 0 rejected + 1 duplicates" in run.stdout
     assert "40 games seen = 0 written + 0 rejected + 40 duplicates" in run.stdout
-    ids = ds.dataset(lake / "games", partitioning="hive").to_table(columns=["game_id"])["game_id"].to_pylist()
+    ids = [game["game_id"] for game in read_games(lake, ["game_id"])]
     assert len(ids) == 40 and all(len(i) == 16 for i in ids)
     check(lake)
 

@@ -14,8 +14,8 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from load_runs import lake_counts, load, make_games, run_module, write_zst
-from s3_server import S3Server, s3_server  # noqa: F401  (registers the fixture)
+from s3_server import S3Server
+from support import lake_counts, load, make_games, run_module, without_source, write_zst
 
 from warehouse.lake.storage import filesystem
 
@@ -96,7 +96,7 @@ def test_check_of_a_missing_lake_is_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2 and "no such lake" in run.stderr and "Traceback" not in run.stderr
 
 
-def test_s3_lake_round_trip(s3_server: S3Server, tmp_path: Path) -> None:  # noqa: F811
+def test_s3_lake_round_trip(s3_server: S3Server, tmp_path: Path) -> None:
     """Load into s3://…, load again (nothing written), an overlapping input (deduplicated), compact,
     check, and read back every game equal to a local load of the same inputs."""
     url = s3_server.bucket("lake-test") + "/lakes/one"
@@ -113,11 +113,7 @@ def test_s3_lake_round_trip(s3_server: S3Server, tmp_path: Path) -> None:  # noq
     assert checked.returncode == 0, checked.stdout + checked.stderr
     local = tmp_path / "local"
     assert load([may, overlap], local).returncode == 0
-    strip = [{k: v for k, v in g.items() if k not in ("source_file", "source_offset")} for g in rows(url)]
-    expected = [
-        {k: v for k, v in g.items() if k not in ("source_file", "source_offset")} for g in rows(local)
-    ]
-    assert strip == expected
+    assert list(map(without_source, rows(url))) == list(map(without_source, rows(local)))
     assert lake_counts(local) == (250, 250)
     fs, root = filesystem(url)
     staging = fs.get_file_info(pafs.FileSelector(f"{root}/_staging", recursive=True, allow_not_found=True))

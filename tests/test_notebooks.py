@@ -8,17 +8,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from support import REPO
 
-REPO = Path(__file__).parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 SECONDS_PER_CELL = 60
 
 
 @pytest.fixture(autouse=True)
-def kernel_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def kernel_environment(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel imports this checkout's warehouse, whatever is installed, and draws without a display.
     path = os.environ.get("PYTHONPATH")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), path])))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), path])))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     # jupyter_core warns (DeprecationWarning) until it is told to use platformdirs' folders.
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")

@@ -17,93 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lake_io import read_games, read_rejects, run_loader
+import support
+from corpora import CASES, FOLDER_LOAD_SECONDS, KNOWN_DIVERGENCES, ROOTS
 from oracle import Expected, Row, expected_games
 
-REPO = Path(__file__).parents[1]
-ROOTS = {"data": REPO / "tests" / "data", "corpora": REPO.parent / "shared" / "corpora"}
 MAX_REPORTED = 20
 MISSING = object()
 
-# Files where the lake and python-chess read the PGN differently, each for a stated reason. Every other
-# file of the corpora must match ply for ply. Causes:
-UNREADABLE = (
-    "a token that starts with no move (`Sf3`, German for Nf3): python-chess plays the move it finds "
-    "inside (`f3`), the lake rejects the game as an unreadable move"
-)
-INLINE_TAGS = (
-    "tags not on lines of their own (`<br />` between them, a `[pgn]…[/pgn]` wrapper): python-chess "
-    "reads a header and no moves, pgn-reader reads the game's moves"
-)
-TAGS = (
-    "malformed tag lines (several tags on one line, a value without its closing quote, a line without "
-    "quotes): python-chess drops or merges them, the lake reads each tag and closes an unclosed value "
-    "at its `]`"
-)
-BOUNDARY = (
-    "no blank line between games: pgn-reader ends a game at a line starting with `[`, python-chess "
-    "only at a blank line"
-)
-RESULT = (
-    "result written `½-½`, with a dash variant, or only in the movetext: pgn-reader reads it, "
-    "python-chess does not"
-)
-NULL = "python-chess reads a null move (`--`/`Z0`) where pgn-reader sees none"
-_DIVERGENCES = {
-    UNREADABLE: ["edge/pgn-parser/doc/sampleGameThrow.pgn"],
-    INLINE_TAGS: [
-        "edge/chess.js/__tests__/pgn/0.pgn",
-        "edge/scalachess/fixtures/withDelimiters.pgn",
-    ],
-    TAGS: [
-        "edge/scid/gtest/res_gameLatin1.pgn",
-        "tournament/scoutfish/GM_games.pgn",
-        "tournament/scoutfish/hartwig.pgn",
-        "edge/duckdb-chess/test/pgn_files/malformed.pgn",
-        "edge/pgn-extract/test/infiles/test-nochecks.pgn",
-        "edge/pgn-extract/test/infiles/test-stalemate.pgn",
-        "edge/pychess/testing/gamefiles/badpgn.pgn",
-        "edge/scalachess/fixtures/inlineTags.pgn",
-        "edge/scalachess/fixtures/stackOverflow.pgn",
-        "edge/scalachess/fixtures/unclosedQuote.pgn",
-        "edge/scalachess/fixtures/whiteResignsInMoves.pgn",
-        "edge/scalachess/fixtures/whiteResignsInTags.pgn",
-        "edge/scalachess/fixtures/whiteResignsInTagsAndMoves.pgn",
-    ],
-    BOUNDARY: [
-        "edge/chess-library/tests/pgns/empty_body.pgn",
-        "edge/pgn-extract/test/infiles/test-nobadresults.pgn",
-        "edge/pychess/learn/puzzles/mate_in_3.pgn",
-        "edge/pychess/learn/puzzles/mate_in_4.pgn",
-        "edge/pychess/testing/gamefiles/3fold.pgn",
-        "edge/scalachess/fixtures/overflow.pgn",
-        "edge/scalachess/fixtures/withDelimitersOnNewLines.pgn",
-        "tournament/scoutfish/chessdoctor.pgn",
-    ],
-    RESULT: [
-        "edge/scalachess/fixtures/fromChessProgrammingWiki.pgn",
-        "edge/scalachess/fixtures/unicodeResultDraw.pgn",
-        "edge/scalachess/fixtures/unicodeResultWeirdDashDraw.pgn",
-        "edge/scalachess/fixtures/unicodeResultWeirdDashWin.pgn",
-    ],
-    NULL: [
-        "edge/pgn-extract/test/infiles/nested-comment.pgn",
-        "edge/scalachess/fixtures/blackAbsentResult.pgn",
-    ],
-}
-KNOWN_DIVERGENCES: dict[str, str] = {
-    f"corpora/{path}": why for why, paths in _DIVERGENCES.items() for path in paths
-} | {
-    "data/edge/unreadable.pgn": UNREADABLE,
-    "data/edge/unclosed_tag.pgn": TAGS,
-}
-
-
-def pgn_files(root: Path) -> list[Path]:
-    return sorted({*root.rglob("*.pgn"), *root.rglob("*.pgn.zst")}) if root.is_dir() else []
-
-
-CASES = {f"{name}/{path.relative_to(root)}": path for name, root in ROOTS.items() for path in pgn_files(root)}
 # The files loaded together: a folder's cases, known divergences left out. A file with the same bytes
 # as an earlier one of its folder goes to a later run: the loader skips an input already in the lake.
 BATCHES: dict[tuple[Path, int], list[Path]] = defaultdict(list)
@@ -140,9 +60,12 @@ def load(tmp_path_factory: pytest.TempPathFactory) -> Loader:
         lake = tmp_path_factory.mktemp("lake")
         # Each file is compared on its own: a game repeated in another file of the folder is that
         # file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py has it).
-        process = run_loader(list(inputs), lake, "--allow-duplicates")
+        process = support.load(list(inputs), lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
         return Load(
-            process.returncode, process.stderr, by_file(read_games(lake)), by_file(read_rejects(lake))
+            process.returncode,
+            process.stderr,
+            by_file(support.read_games(lake)),
+            by_file(support.read_rejects(lake)),
         )
 
     return run

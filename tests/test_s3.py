@@ -5,38 +5,26 @@ from __future__ import annotations
 
 import bz2
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-import s3_server as s3
 import zstandard
-from lake_io import REPO
 from s3_server import S3Server
-from test_export_json import SAMPLE, load
+from support import Run, run_module
 
 from warehouse.export_json import export_json
 from warehouse.export_pgn import pgn_games
 from warehouse.lake import Lake
 from warehouse.lake.storage import filesystem
 
-s3_server = s3.s3_server  # the module-scoped fixture: a moto server while this module runs
-
 
 @pytest.fixture(scope="module")
-def local_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return load([SAMPLE], tmp_path_factory.mktemp("s3") / "lake")
-
-
-@pytest.fixture(scope="module")
-def s3_lake(s3_server: S3Server, local_lake: Path) -> str:
+def s3_lake(s3_server: S3Server, sample_lake: Path) -> str:
     """The sample lake copied to s3://lake-bucket/lake."""
     url = s3_server.bucket("lake-bucket") + "/lake"
     fs, root = filesystem(url)
-    pafs.copy_files(str(local_lake), root, destination_filesystem=fs)
+    pafs.copy_files(str(sample_lake), root, destination_filesystem=fs)
     return url
 
 
@@ -46,23 +34,20 @@ def read_s3(url: str) -> bytes:
         return f.read()
 
 
-def run_cli(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", module, *args]
-    # os.environ holds the server's AWS_* settings while the fixture runs.
-    return subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, check=False, env=os.environ, timeout=300
-    )
+def run_cli(module: str, *args: str) -> Run:
+    # The command inherits os.environ, which holds the server's AWS_* settings while the fixture runs.
+    return run_module(module, list(args), timeout=300)
 
 
 def test_json_export_from_s3_to_s3(
     s3_server: S3Server,
     s3_lake: str,
-    local_lake: Path,
+    sample_lake: Path,
     tmp_path: Path,
 ) -> None:
     out = s3_server.bucket("json-bucket") + "/bgn"
     remote = export_json(Lake.open(s3_lake), out, games_per_file=150)
-    local = export_json(Lake.open(local_lake), tmp_path / "bgn", games_per_file=150)
+    local = export_json(Lake.open(sample_lake), tmp_path / "bgn", games_per_file=150)
     assert remote.games == local.games == 438
     names = [path.removeprefix("json-bucket/bgn/") for path in remote.files]
     assert names == [str(Path(path).relative_to(tmp_path / "bgn")) for path in local.files]
@@ -75,12 +60,12 @@ def test_json_export_from_s3_to_s3(
         )
 
 
-def test_pgn_cli_from_s3_to_s3(s3_server: S3Server, s3_lake: str, local_lake: Path) -> None:
+def test_pgn_cli_from_s3_to_s3(s3_server: S3Server, s3_lake: str, sample_lake: Path) -> None:
     out = s3_server.bucket("pgn-bucket") + "/exports/sample.pgn.zst"
     process = run_cli("loaders.parquet2pgn", "--lake", s3_lake, out)
     assert process.returncode == 0, process.stderr
     text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(read_s3(out))).read().decode()
-    assert text == "".join(pgn for _, _, pgn in pgn_games(Lake.open(local_lake)))
+    assert text == "".join(pgn for _, _, pgn in pgn_games(Lake.open(sample_lake)))
 
 
 def test_json_cli_to_s3(s3_server: S3Server, s3_lake: str) -> None:

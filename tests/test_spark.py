@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_export_json import SAMPLE, load
 
 from warehouse import export_out, query
 from warehouse.export_json import export_json
@@ -88,17 +87,12 @@ def spark() -> Iterator[SparkSession]:
 
 
 @pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return load([SAMPLE], tmp_path_factory.mktemp("spark") / "lake")
-
-
-@pytest.fixture(scope="module")
-def archive(lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def archive(sample_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The JSON export, with small bz2 streams so that every file holds several, as big exports do."""
     out = tmp_path_factory.mktemp("spark") / "archive"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(export_out, "BZ2_CHUNK_BYTES", 64 << 10)
-        export_json(Lake.open(lake), out, games_per_file=150)
+        export_json(Lake.open(sample_lake), out, games_per_file=150)
     blitz = (out / "blitz/2025/5/G.0.blitz.json.bz2").read_bytes()
     assert blitz.count(b"BZh91AY&SY") > 1, "expected several bz2 streams in one file"
     return out
@@ -129,12 +123,12 @@ def duckdb_blunders(lake: Path) -> set[tuple[str, str, str, int]]:
     return set(answer.select("type", "piece", "bucket", "nblunders").iter_rows())
 
 
-def test_blunders_from_the_json_export(spark: SparkSession, lake: Path, archive: Path) -> None:
+def test_blunders_from_the_json_export(spark: SparkSession, sample_lake: Path, archive: Path) -> None:
     games = spark.read.schema(BGN).json(str(archive / "*/*/*/G.*.json.bz2"))
     assert games.count() == 438
     plies = games.select("type", F.posexplode("moves").alias("ply", "m"))
     spark_answer = blunders(plies, F.element_at(F.col("m.a"), 1)["nag"])
-    expected = duckdb_blunders(lake)
+    expected = duckdb_blunders(sample_lake)
     assert expected, "the sample should hold blunders"
     assert spark_answer == expected
 
@@ -152,15 +146,17 @@ def test_json_fields_as_bgn(spark: SparkSession, archive: Path) -> None:
     assert first["moves"][0]["p"] == "P" and first["moves"][0]["a"][0]["clk"] == ["0:05:00"]
 
 
-def test_blunders_from_the_parquet_lake(spark: SparkSession, lake: Path) -> None:
-    games = spark.read.parquet(str(lake / "games"))
+def test_blunders_from_the_parquet_lake(spark: SparkSession, sample_lake: Path) -> None:
+    games = spark.read.parquet(str(sample_lake / "games"))
     assert {"type", "year", "month"} <= set(games.columns)
     plies = games.select("type", F.posexplode("moves").alias("ply", "m"))
-    assert blunders(plies, F.col("m.nag")) == duckdb_blunders(lake)
+    assert blunders(plies, F.col("m.nag")) == duckdb_blunders(sample_lake)
 
 
-def test_partition_pruning_on_the_lake(spark: SparkSession, lake: Path) -> None:
-    blitz = spark.read.parquet(str(lake / "games")).where("type = 'blitz' and year = 2025 and month = 5")
+def test_partition_pruning_on_the_lake(spark: SparkSession, sample_lake: Path) -> None:
+    blitz = spark.read.parquet(str(sample_lake / "games")).where(
+        "type = 'blitz' and year = 2025 and month = 5"
+    )
     plan = blitz._jdf.queryExecution().executedPlan().toString()
     assert "PartitionFilters" in plan and "blitz" in plan
     assert blitz.count() == 219

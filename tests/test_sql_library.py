@@ -11,18 +11,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from lake_io import run_loader
 from pychess_counts import COUNTS, Row, replay
+from support import CORPORA, SAMPLE, loaded, run_command
 
 from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
 
-REPO = Path(__file__).parents[1]
-SAMPLE = REPO / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
-CORPUS = REPO.parent / "shared" / "corpora" / "lichess"
+CORPUS = CORPORA / "lichess"
 SOURCES = [pytest.param(SAMPLE, id="data-sample")] + (
     [pytest.param(path, id=f"corpora-{path.name}") for path in sorted(CORPUS.glob("*.pgn*"))]
     if CORPUS.is_dir()
@@ -37,11 +34,10 @@ def source(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lake(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lake = tmp_path_factory.mktemp("lake")
-    loaded = run_loader([source], lake)
-    assert loaded.returncode == 0, loaded.stderr
-    return lake
+def lake(source: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if source == SAMPLE:  # the run's one lake of the sample
+        return request.getfixturevalue("sample_lake")
+    return loaded([source], tmp_path_factory.mktemp("lake"))
 
 
 def digits(column: str) -> int:
@@ -66,14 +62,11 @@ def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
 
 def run_cli(name: str, lake: Path) -> list[Row]:
     """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake."""
-    done = subprocess.run(
+    done = run_command(
         ["duckdb", "-json"],
-        input=(SQL_DIR / f"{name}.sql").read_text(encoding="utf-8"),
-        cwd=REPO,
+        stdin=(SQL_DIR / f"{name}.sql").read_bytes(),
         env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
-        capture_output=True,
-        text=True,
-        check=False,
+        timeout=300,
     )
     assert done.returncode == 0 and not done.stderr, done.stderr
     return json.loads(done.stdout or "[]")

@@ -1,0 +1,37 @@
+"""Fixtures of the whole test run: the repository, the bundled sample and a lake of it loaded once, and
+a moto S3 server per module that asks for one. Helpers that are not fixtures are in support.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from s3_server import S3Server, moto_server
+from support import REPO, SAMPLE, loaded
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository's root (commands run from there)."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def sample() -> Path:
+    """tests/data/lichess_2025-05_sample.pgn.zst: 438 lichess games of May 2025, in two zstd frames."""
+    return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample loaded by the real loader into a lake, once for the whole run. Read it only: a test
+    that changes a lake copies this one or loads its own."""
+    return loaded([SAMPLE], tmp_path_factory.mktemp("sample") / "lake")
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[S3Server]:
+    """A moto S3 server while the module runs (see s3_server.py)."""
+    with moto_server() as server:
+        yield server

@@ -1,0 +1,272 @@
+"""What the test modules share, besides the fixtures of conftest.py: the project's commands run for
+real, bounded in time and memory (`run_command`, `run_module`, `load`; `start` for a run stopped by a signal
+mid-way), PGN inputs generated with known contents (the generator is the oracle for the counts), and a
+lake read back as Python values."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.dataset as ds
+import pytest
+import zstandard
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+SAMPLE = DATA / "lichess_2025-05_sample.pgn.zst"
+SAMPLE_GAMES = 438
+# Larger PGN collections beside the checkout (absent in most clones: the tests using them skip).
+CORPORA = REPO.parent / "shared" / "corpora"
+LOAD_MEMORY_MB = 700  # a load's peak RSS stays under this whatever the input
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+Arg = str | bytes | os.PathLike[str]  # bytes: names that are not UTF-8
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_mb: float
+    max_fds: int
+
+
+class Peaks:
+    """The peak RSS of a running child, from its /proc/<pid>/status `VmHWM`, and the most file
+    descriptors it held (/proc/<pid>/fd), sampled until `stop`.
+
+    Not wait4's ru_maxrss: that one starts from the parent's RSS at fork (it survives the exec), so a
+    child of a big pytest process would look as big as pytest."""
+
+    def __init__(self, pid: int, every: float = 0.02):
+        self.rss_mb = 0.0
+        self.fds = 0
+        self._proc = Path(f"/proc/{pid}")
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _sample(self, every: float) -> None:
+        while not self._done.is_set():
+            try:
+                for line in (self._proc / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.rss_mb = max(self.rss_mb, int(line.split()[1]) / 1024)
+                self.fds = max(self.fds, len(os.listdir(self._proc / "fd")))
+            except (OSError, ValueError):
+                return  # the child is gone (or a zombie without memory)
+            self._done.wait(every)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+class Started:
+    """A command running in the background from the repository's root, its output collected; `finish`
+    waits for it, `stop` ends it with a signal first (the crash and Ctrl-C tests)."""
+
+    def __init__(
+        self,
+        command: list[Arg],
+        *,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        nofile: int | None = None,
+    ):
+        # `ulimit -n` in the child only: the test process keeps its own limit.
+        limit = (
+            None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        )
+        self.command = command
+        self._stdin = stdin
+        self._start = time.monotonic()
+        self.proc = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            preexec_fn=limit,
+        )
+        self._peaks = Peaks(self.proc.pid)
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def finish(self, timeout: float = 60) -> Run:
+        """Waits for the command's end; killed, and the test failed, past `timeout` seconds."""
+        try:
+            out, err = self.proc.communicate(self._stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            pytest.fail(f"{shown(self.command)}: killed after {timeout} s")
+        finally:
+            self._peaks.stop()
+        return Run(
+            self.proc.returncode,
+            out.decode(errors="replace"),
+            err.decode(errors="replace"),
+            time.monotonic() - self._start,
+            self._peaks.rss_mb,
+            self._peaks.fds,
+        )
+
+    def stop(self, signal: int, timeout: float = 60) -> Run:
+        """Sends `signal`, then waits for the end as `finish` does."""
+        self.proc.send_signal(signal)
+        return self.finish(timeout)
+
+
+def shown(command: list[Arg]) -> str:
+    return " ".join(map(str, command))
+
+
+def start(command: list[Arg], **options: Any) -> Started:
+    """`command` started from the repository's root (options: see `Started`)."""
+    return Started(command, **options)
+
+
+def run_command(command: list[Arg], *, timeout: float = 60, **options: Any) -> Run:
+    """`command` from the repository's root to its end, killed and failed past `timeout` seconds, with
+    its peak RSS and file descriptors (see `Peaks`); options: `stdin` bytes, `env`, `nofile` (see
+    `Started`)."""
+    return start(command, **options).finish(timeout)
+
+
+def python(*args: Arg) -> list[Arg]:
+    """A command of this interpreter: `python -m MODULE …`, `python -c CODE …`."""
+    return [sys.executable, *args]
+
+
+def module(name: str, *args: Arg) -> list[Arg]:
+    """`python -m NAME ARGS`: how the tests run the project's commands."""
+    return python("-m", name, *args)
+
+
+def run_module(name: str, args: list[Arg], **options: Any) -> Run:
+    """`python -m NAME ARGS` to its end (see `run_command`)."""
+    return run_command(module(name, *args), **options)
+
+
+def load(inputs: list[str | Path], lake: str | Path, *extra: str, **options: Any) -> Run:
+    """`python -m loaders.pgn2parquet INPUT... --lake LAKE [EXTRA]` to its end (see `run_command`)."""
+    return run_module("loaders.pgn2parquet", [*map(str, inputs), "--lake", str(lake), *extra], **options)
+
+
+def loaded(inputs: list[str | Path], lake: Path, *extra: str) -> Path:
+    """`lake`, after a load of `inputs` that must succeed."""
+    done = load(inputs, lake, *extra)
+    assert done.returncode == 0, done.stderr
+    return lake
+
+
+def one_line_error(run: Run, *needles: str) -> None:
+    """A user error: exit 2, one line on stderr naming what went wrong, no traceback."""
+    assert run.returncode == 2, (run.returncode, run.stderr)
+    assert "Traceback" not in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    for needle in needles:
+        assert needle in run.stderr, (needle, run.stderr)
+
+
+# --- inputs ---
+
+
+@functools.cache
+def sample_pgn() -> bytes:
+    """The bundled sample, decompressed (two zstd frames)."""
+    with SAMPLE.open("rb") as f:
+        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+
+
+def sample_games() -> list[str]:
+    """The bundled sample's 438 games, as text."""
+    return ["[Event" + g for g in sample_pgn().decode().split("[Event") if g.strip()]
+
+
+def lichess_id(n: int) -> str:
+    digits = []
+    for _ in range(8):
+        n, d = divmod(n, len(ALPHABET))
+        digits.append(ALPHABET[d])
+    return "".join(reversed(digits))
+
+
+def make_games(first: int, count: int, *, year: int = 2025, month: int = 5) -> str:
+    """`count` distinct games: the sample's games in turn, each with the lichess id of its number
+    (`first`, `first + 1`, …) and the given month; so games `first…first+count-1` are the same wherever
+    they are generated."""
+    games = sample_games()
+    out = io.StringIO()
+    for n in range(first, first + count):
+        g = games[n % len(games)]
+        g = re.sub(r'\[Site "[^"]*"\]', f'[Site "https://lichess.org/{lichess_id(n)}"]', g)
+        g = re.sub(r'\[(UTCDate|Date) "\d{4}\.\d\d', rf'[\1 "{year}.{month:02d}', g)
+        out.write(g)
+    return out.getvalue()
+
+
+def write_zst(path: Path, text: str) -> Path:
+    path.write_bytes(zstandard.ZstdCompressor().compress(text.encode()))
+    return path
+
+
+# --- a lake read back ---
+
+
+def lake_counts(lake: Path) -> tuple[int, int]:
+    """(games, distinct game_id) as a DuckDB reader sees the lake through the views' glob."""
+    if not any((lake / "games").glob("**/*.parquet")):
+        return 0, 0
+    glob = f"{lake}/games/**/*.parquet"
+    ((games, ids),) = duckdb.sql(f"select count(*), count(distinct game_id) from '{glob}'").fetchall()
+    return int(games), int(ids)
+
+
+def read_games(lake: Path, columns: list[str] | None = None) -> list[Row]:
+    """Every row of `lake/games/` (or its `columns`), hive partition columns (type, year, month)
+    included; none for a lake without games."""
+    games = lake / "games"
+    if not games.is_dir():
+        return []
+    return ds.dataset(games, format="parquet", partitioning="hive").to_table(columns=columns).to_pylist()
+
+
+def read_rejects(lake: Path) -> list[Row]:
+    """Every record of `lake/rejects/*.jsonl`, file by file. Lines are split at "\\n" only: a reject's
+    raw text may hold other line breaks (U+2028, \\x1c…), which JSON leaves unescaped."""
+    return [
+        json.loads(line)
+        for path in sorted((lake / "rejects").glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").split("\n")
+        if line.strip()
+    ]
+
+
+def read_records(lake: Path) -> list[Row]:
+    """Every commit record of `lake/_loads/`, in name order."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((lake / "_loads").glob("*.json"))]
+
+
+def without_source(game: Row) -> Row:
+    """A stored game but for where it was read from (which differs between inputs of the same games)."""
+    return {k: v for k, v in game.items() if k not in ("source_file", "source_offset")}
