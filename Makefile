@@ -28,6 +28,10 @@ setup-test: rust
 			echo "the tests need Java 17+ for PySpark: install it (e.g. sudo apt-get install openjdk-17-jre-headless)"; exit 1; \
 		fi; }
 	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
+	@# The CLI's httpfs, for S3 lakes (tests/test_sql_s3.py); --no-deps: the package declares a Python duckdb
+	@# of its own version, which the project does not use.
+	$(PYTHON) -m pip install --disable-pip-version-check -q --no-deps duckdb-extension-httpfs==1.5.5
+	$(PYTHON) -m warehouse.extensions
 
 demo: setup
 	@if grep -qs '"$(SAMPLE)"' $(LAKE)/_loads/*.json; then \

@@ -20,7 +20,8 @@ import pyarrow as pa
 Line = dict[str, Any]
 Nested = TypeVar("Nested")
 
-EXPORTS_DIR = Path(__file__).resolve().parents[1] / "sql" / "exports"
+# sql/exports, through the symlink the wheel carries (see warehouse/sql.py's SQL_DIR).
+EXPORTS_DIR = (Path(__file__).parent / "library" / "sql" / "exports").resolve()
 
 
 def connect(export: str) -> duckdb.DuckDBPyConnection:

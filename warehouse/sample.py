@@ -7,8 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
+# tests/data's sample, through a symlink that the wheel carries as a file (pyproject.toml: include).
+SAMPLE = (Path(__file__).parent / "library" / "lichess_2025-05_sample.pgn.zst").resolve()
 
 
 def sample_lake(lake: Path | None = None) -> Path:
@@ -16,5 +16,5 @@ def sample_lake(lake: Path | None = None) -> Path:
     None, with the loader's command line; returns the lake's path."""
     lake = lake or Path(tempfile.mkdtemp(prefix="bgn-sample-"))
     command = [sys.executable, "-m", "loaders.pgn2parquet", str(SAMPLE), "--lake", str(lake)]
-    subprocess.run([*command, "--progress", "never"], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run([*command, "--progress", "never"], check=True, capture_output=True)
     return lake
