@@ -478,10 +478,12 @@ impl GameColumns {
         }
     }
 
+    /// Games appended since the last batch.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// No game appended since the last batch.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -47,6 +47,7 @@ pub struct RawGame<'a> {
     pub cut_by: Option<String>,
 }
 
+/// Cuts a decompressed PGN stream into games (`RawGame`s), holding at most one game and a read chunk.
 pub struct Framer<R> {
     reader: R,
     buf: Vec<u8>,
@@ -96,6 +97,7 @@ impl<R: Read> Framer<R> {
         }
     }
 
+    /// The stream being cut.
     pub fn reader(&self) -> &R {
         &self.reader
     }

@@ -22,6 +22,7 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// `pgn`, `zstd`, `bzip2` or `gzip`, as the load record writes it.
     pub fn name(self) -> &'static str {
         match self {
             Compression::Plain => "pgn",
@@ -90,6 +91,7 @@ type Raw = io::Chain<io::Cursor<Vec<u8>>, Box<dyn Read + Send>>;
 
 /// An opened input: decompressed bytes to read, plus what the load record needs about the raw file.
 pub struct Input {
+    /// What the first bytes say the input is.
     pub compression: Compression,
     /// Size of the raw input in bytes, when known (not for stdin or pipes).
     pub size: Option<u64>,

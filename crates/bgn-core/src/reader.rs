@@ -103,6 +103,7 @@ pub struct BatchReader {
 }
 
 impl BatchReader {
+    /// A reader of `input`, whose games record `source_name` as their `source_file`.
     pub fn new(input: Input, source_name: &str, options: Options) -> BatchReader {
         let counters = Arc::new(Counters::default());
         BatchReader {
@@ -117,6 +118,7 @@ impl BatchReader {
         }
     }
 
+    /// The live counts, to read from another thread.
     pub fn counters(&self) -> Arc<Counters> {
         self.counters.clone()
     }
@@ -126,6 +128,7 @@ impl BatchReader {
         self.framer.error()
     }
 
+    /// The input being read (its checksum once read to the end).
     pub fn input(&self) -> &Input {
         self.framer.reader()
     }
@@ -425,6 +428,7 @@ pub struct BatchStream {
 }
 
 impl BatchStream {
+    /// Starts `reader` on a thread of its own, two batches ahead of the consumer at most.
     pub fn spawn(reader: BatchReader) -> BatchStream {
         let (tx, rx) = sync_channel(2);
         let counters = reader.counters();
@@ -460,6 +464,7 @@ impl BatchStream {
         }
     }
 
+    /// The live counts of the reader.
     pub fn counters(&self) -> &Counters {
         &self.counters
     }

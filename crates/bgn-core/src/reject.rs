@@ -37,6 +37,7 @@ pub enum RejectKind {
 }
 
 impl RejectKind {
+    /// Every kind, in a stable order (`_core.REJECT_KINDS`).
     pub const ALL: [RejectKind; 14] = [
         RejectKind::IllegalMove,
         RejectKind::AmbiguousMove,
@@ -54,6 +55,7 @@ impl RejectKind {
         RejectKind::InternalError,
     ];
 
+    /// The kind's snake_case name, as the rejects file and the load record write it.
     pub fn name(self) -> &'static str {
         match self {
             RejectKind::IllegalMove => "illegal_move",
@@ -77,12 +79,14 @@ impl RejectKind {
 /// Why one game was rejected.
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct RejectReason {
+    /// What went wrong, to count by.
     pub kind: RejectKind,
     /// One line, naming what was found (`illegal move 'Ke3' at ply 3`).
     pub message: String,
 }
 
 impl RejectReason {
+    /// A reason of `kind`, told by `message` (one line).
     pub fn new(kind: RejectKind, message: impl Into<String>) -> RejectReason {
         RejectReason {
             kind,

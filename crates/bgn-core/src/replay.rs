@@ -90,6 +90,7 @@ pub struct GameScratch {
 }
 
 impl GameScratch {
+    /// The text at `r` in the arena.
     pub fn str(&self, r: &Range<usize>) -> &str {
         &self.text[r.clone()]
     }
@@ -99,15 +100,18 @@ impl GameScratch {
         self.known[tag as usize].map(usize::from)
     }
 
+    /// The value of a known tag (its last occurrence, as python-chess's header dict keeps).
     pub fn tag(&self, tag: Known) -> Option<&str> {
         let i = self.known[tag as usize]?;
         Some(self.str(&self.tags[usize::from(i)].1))
     }
 
+    /// The game's lines of play: the mainline first, then its variations.
     pub fn lines(&self) -> &[Line] {
         &self.lines[..self.n_lines]
     }
 
+    /// The mainline's moves.
     pub fn mainline(&self) -> &[MoveRec] {
         &self.lines[0].moves
     }
@@ -282,6 +286,7 @@ fn trim_range(text: &str, r: Range<usize>) -> Range<usize> {
 /// The visitor: replays into `scratch`; its output is `Err(reason)` for a game to reject.
 #[derive(Default)]
 pub struct Replayer {
+    /// The game replayed last.
     pub scratch: GameScratch,
     /// The movetext has no `(`: no variation can branch off, so the position before each move need
     /// not be kept (a copy per ply saved).
