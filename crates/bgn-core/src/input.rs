@@ -251,6 +251,8 @@ pub fn looks_like_pgn(text: &[u8]) -> bool {
     })
 }
 
+/// A line opening with a tag pair, `[Name "value"]`, whatever follows it (some files put a game's tags
+/// and moves on one line).
 fn is_tag_pair(line: &[u8]) -> bool {
     let Some(rest) = line.strip_prefix(b"[") else {
         return false;
@@ -260,11 +262,12 @@ fn is_tag_pair(line: &[u8]) -> bool {
         .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
         .count();
     let rest = &rest[name..];
-    let value = rest.trim_ascii_start();
-    name > 0
-        && value.len() < rest.len()
-        && value.first() == Some(&b'"')
-        && value.trim_ascii_end().ends_with(b"]")
+    let Some(value) = rest.trim_ascii_start().strip_prefix(b"\"") else {
+        return false;
+    };
+    let closed = memchr::memchr(b'"', value)
+        .is_some_and(|end| value[end + 1..].trim_ascii_start().starts_with(b"]"));
+    name > 0 && rest.first().is_some_and(u8::is_ascii_whitespace) && closed
 }
 
 /// `line` without its comments; `in_comment` carries a `{` comment over line breaks.
