@@ -359,11 +359,11 @@ impl Pending {
     fn full_partition(&self) -> Option<Partition> {
         let o = &self.options;
         let (key, largest) = self.partitions.iter().max_by_key(|(_, p)| p.bytes)?;
-        let (most_games, _) = self
+        let (most_games, fullest) = self
             .partitions
             .iter()
             .max_by_key(|(_, p)| p.columns.len())?;
-        if self.partitions[most_games].columns.len() >= o.batch_games {
+        if fullest.columns.len() >= o.batch_games {
             return Some(*most_games);
         }
         if largest.bytes >= o.batch_bytes
