@@ -1,7 +1,7 @@
 """Types of `warehouse._core`, the Rust core (crates/bgn-py): PGN in, Arrow batches of games out."""
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 __version__: str
 
@@ -17,6 +17,25 @@ class ArrowBatch:
     """One batch of games, exported once through the Arrow PyCapsule interface."""
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+class ArrowArray:
+    """One Arrow array, exported once through the Arrow PyCapsule interface (`pyarrow.array(a)` takes it)."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+class ArrowArrayExportable(Protocol):
+    """Anything of the Arrow PyCapsule interface: a pyarrow Array or RecordBatch, an `ArrowBatch`…"""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+def game_keys(ids: ArrowArrayExportable) -> ArrowArray:
+    """The int64 `game_key` of each game id of `ids` (a utf8 array), as the loader computes it: a lichess
+    id's base-62 value (digits in ASCII order: keys sort like ids, 0 <= key < 62**8); a content id's 64 bits
+    with the top bit set (always negative).
+
+    :raises ValueError: for a null, or an id that is neither 8 characters of [0-9A-Za-z] nor 16 lowercase
+        hex digits.
+    :raises TypeError: when `ids` is not an Arrow array of strings."""
 
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]

@@ -104,6 +104,7 @@ fn headers_type() -> DataType {
 pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("game_id", DataType::Utf8, false),
+        Field::new("game_key", DataType::Int64, false),
         nullable_utf8("site"),
         nullable_utf8("event"),
         nullable_utf8("round"),
@@ -388,6 +389,7 @@ pub struct GameColumns {
     source_file: String,
     len: usize,
     game_id: StringBuilder,
+    game_key: Int64Builder,
     site: StringBuilder,
     event: StringBuilder,
     round: StringBuilder,
@@ -443,6 +445,7 @@ impl GameColumns {
             source_file: source_file.to_owned(),
             len: 0,
             game_id: text(16),
+            game_key: Int64Builder::with_capacity(games),
             site: text(28),
             event: text(24),
             round: text(2),
@@ -492,6 +495,7 @@ impl GameColumns {
     pub fn append(&mut self, g: &GameScratch, row: &GameRow, offset: u64) {
         let tag = |t: Known| g.tag(t);
         self.game_id.append_value(&row.game_id);
+        self.game_key.append_value(row.game_key);
         self.site.append_option(tag(Known::Site));
         self.event.append_option(tag(Known::Event));
         self.round.append_option(tag(Known::Round));
@@ -605,6 +609,7 @@ impl GameColumns {
         }
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.game_id.finish()),
+            Arc::new(self.game_key.finish()),
             Arc::new(self.site.finish()),
             Arc::new(self.event.finish()),
             Arc::new(self.round.finish()),

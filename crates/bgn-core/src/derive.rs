@@ -15,6 +15,8 @@ use crate::tags::{self, Known, TimeControl};
 pub struct GameRow<'g> {
     /// The lichess id when `Site` is a lichess game URL, else the content id (`content_id`).
     pub game_id: Cow<'g, str>,
+    /// `game_id` as an integer (`game_key`): what the `plies` table joins on.
+    pub game_key: i64,
     /// Seconds since the epoch (UTC) of `UTCDate`/`UTCTime`, else `Date`/`Time`.
     pub datetime: Option<i64>,
     /// `W`, `B`, `D` or `*`: the `Result` tag, else the movetext's result marker.
@@ -52,8 +54,10 @@ pub fn derive(g: &GameScratch) -> GameRow<'_> {
         year: year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0),
         month: month.map_or(0, |m| m as i16),
     };
+    let game_key = game_key(&game_id).expect("a game id is a lichess id or a content id");
     GameRow {
         game_id,
+        game_key,
         datetime: date.and_then(|d| tags::timestamp(d, time)),
         result: result(g),
         time_control,
@@ -142,6 +146,38 @@ fn column_holds(k: Known, value: &str, chess960: bool) -> bool {
     }
 }
 
+/// The integer key of a game id, `None` for text that is neither shape:
+/// - a lichess id (8 characters of `[0-9A-Za-z]`) is its base-62 value, digits in ASCII order
+///   (`0`-`9`, `A`-`Z`, `a`-`z`): `0 ≤ key < 62⁸ < 2⁴⁸`, and keys sort like ids;
+/// - a content id (16 lowercase hex digits, a 64-bit XXH3) is that value with its top bit set, as
+///   `i64`: always negative, so never a lichess key.
+pub fn game_key(id: &str) -> Option<i64> {
+    let bytes = id.as_bytes();
+    match bytes.len() {
+        8 => bytes.iter().try_fold(0i64, |key, &b| {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'A'..=b'Z' => b - b'A' + 10,
+                b'a'..=b'z' => b - b'a' + 36,
+                _ => return None,
+            };
+            Some(key * 62 + i64::from(digit))
+        }),
+        16 => bytes
+            .iter()
+            .try_fold(0u64, |hash, &b| {
+                let digit = match b {
+                    b'0'..=b'9' => b - b'0',
+                    b'a'..=b'f' => b - b'a' + 10,
+                    _ => return None,
+                };
+                Some(hash << 4 | u64::from(digit))
+            })
+            .map(|hash| (hash | 1 << 63) as i64),
+        _ => None,
+    }
+}
+
 /// A stable id for a game without a lichess URL: its tags in order and its mainline moves.
 fn content_id(g: &GameScratch) -> String {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -155,4 +191,78 @@ fn content_id(g: &GameScratch) -> String {
         h.update(&[m.from, m.to, m.promote]);
     }
     format!("{:016x}", h.digest())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Digits of a lichess id in ASCII order.
+    const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+    /// The id a key stands for, to check the mapping both ways.
+    fn lichess_id_of(mut key: i64) -> String {
+        let mut id = [b'0'; 8];
+        for digit in id.iter_mut().rev() {
+            *digit = BASE62[(key % 62) as usize];
+            key /= 62;
+        }
+        String::from_utf8(id.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn lichess_keys_are_base62_in_ascii_order() {
+        assert_eq!(game_key("00000000"), Some(0));
+        assert_eq!(game_key("00000009"), Some(9));
+        assert_eq!(game_key("0000000A"), Some(10));
+        assert_eq!(game_key("0000000Z"), Some(35));
+        assert_eq!(game_key("0000000a"), Some(36));
+        assert_eq!(game_key("0000000z"), Some(61));
+        assert_eq!(game_key("00000010"), Some(62));
+        assert_eq!(game_key("zzzzzzzz"), Some(62i64.pow(8) - 1));
+        assert!(62i64.pow(8) < 1 << 48);
+        for id in ["ENPo6ReH", "abcdefgh", "0aZ9zA00"] {
+            assert_eq!(lichess_id_of(game_key(id).unwrap()), id);
+        }
+        // Keys sort like ids (byte order).
+        let mut ids = [
+            "ENPo6ReH", "abcdefgh", "ABCDEFGH", "zz000000", "00000001", "Zzzzzzzz", "a0000000",
+        ];
+        let keys: Vec<_> = ids.iter().map(|id| game_key(id).unwrap()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        ids.sort();
+        assert_eq!(
+            sorted,
+            ids.iter()
+                .map(|id| game_key(id).unwrap())
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn content_keys_set_the_top_bit() {
+        assert_eq!(game_key("0000000000000000"), Some(i64::MIN));
+        assert_eq!(game_key("ffffffffffffffff"), Some(-1));
+        assert_eq!(
+            game_key("0123456789abcdef"),
+            Some((0x0123_4567_89ab_cdef_u64 | 1 << 63) as i64)
+        );
+        assert_eq!(game_key("8123456789abcdef"), game_key("0123456789abcdef"));
+    }
+
+    #[test]
+    fn other_text_has_no_key() {
+        for id in [
+            "",
+            "ENPo6Re",
+            "ENPo6ReH1",
+            "ENPo6Re-",
+            "0123456789ABCDEF",
+            "0123456789abcdeg",
+            "é1234567",
+        ] {
+            assert_eq!(game_key(id), None, "{id}");
+        }
+    }
 }

@@ -7,15 +7,19 @@
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
 
-use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_array::cast::AsArray;
+use arrow_array::ffi::FFI_ArrowArray;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::DataType;
+use bgn_core::derive;
 use bgn_core::input::Input;
 use bgn_core::reader::{BatchReader, BatchStream, Options};
 use bgn_core::reject::RejectKind;
 use bgn_core::tags::Known;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
@@ -52,14 +56,111 @@ impl ArrowBatch {
             .batch
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this batch was already exported"))?;
-        let data: ArrayData = StructArray::from(batch).into_data();
-        let (array, schema) =
-            arrow_array::ffi::to_ffi(&data).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let schema: FFI_ArrowSchema = schema;
-        let schema = PyCapsule::new(py, schema, Some(CString::new("arrow_schema").unwrap()))?;
-        let array = PyCapsule::new(py, array, Some(CString::new("arrow_array").unwrap()))?;
-        PyTuple::new(py, [schema.into_any(), array.into_any()])
+        export(py, &StructArray::from(batch).into_data())
     }
+}
+
+/// One array (not a batch), exported once through `__arrow_c_array__`: `pyarrow.array` takes it.
+#[pyclass(module = "warehouse._core")]
+struct ArrowArray {
+    array: Option<ArrayRef>,
+}
+
+#[pymethods]
+impl ArrowArray {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // we only offer our own type
+        let array = self
+            .array
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this array was already exported"))?;
+        export(py, &array.to_data())
+    }
+}
+
+/// `(schema capsule, array capsule)` of `data`, as `__arrow_c_array__` returns them.
+fn export<'py>(py: Python<'py>, data: &ArrayData) -> PyResult<Bound<'py, PyTuple>> {
+    let (array, schema) =
+        arrow_array::ffi::to_ffi(data).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let schema: FFI_ArrowSchema = schema;
+    let schema = PyCapsule::new(py, schema, Some(CString::new("arrow_schema").unwrap()))?;
+    let array = PyCapsule::new(py, array, Some(CString::new("arrow_array").unwrap()))?;
+    PyTuple::new(py, [schema.into_any(), array.into_any()])
+}
+
+/// Imports any object of the Arrow PyCapsule interface (`__arrow_c_array__`: a pyarrow array, a
+/// record batch as a struct array), without copying its buffers.
+fn import(obj: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
+    if !obj.hasattr("__arrow_c_array__")? {
+        let kind = obj.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "expected an Arrow array or record batch (with __arrow_c_array__), got {kind}"
+        )));
+    }
+    let capsules = obj.call_method0("__arrow_c_array__")?;
+    let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = capsules.extract()?;
+    let schema_name = CString::new("arrow_schema").unwrap();
+    let array_name = CString::new("arrow_array").unwrap();
+    let schema_ptr = schema.pointer_checked(Some(&schema_name))?;
+    let array_ptr = array.pointer_checked(Some(&array_name))?;
+    // SAFETY: the capsules are named as the PyCapsule interface says, so they hold these structs; the
+    // array is moved out (its capsule is left released) and the schema only read while borrowed.
+    unsafe {
+        let array = FFI_ArrowArray::from_raw(array_ptr.cast::<FFI_ArrowArray>().as_ptr());
+        let schema = schema_ptr.cast::<FFI_ArrowSchema>().as_ref();
+        arrow_array::ffi::from_ffi(array, schema)
+    }
+    .map_err(|e| PyValueError::new_err(format!("cannot import this Arrow data: {e}")))
+}
+
+/// The `game_key` of each game id (bgn_core::derive::game_key): an int64 array.
+///
+/// `ids` is a utf8 array (anything with `__arrow_c_array__`); a null, or an id that is neither a
+/// lichess id nor a content id, raises ValueError.
+#[pyfunction]
+fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
+    let ids = arrow_array::make_array(import(ids)?);
+    if ids.data_type() == &DataType::Null && !ids.is_empty() {
+        return Err(PyValueError::new_err("game id at row 0 is null"));
+    }
+    if !matches!(
+        ids.data_type(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    ) {
+        let kind = ids.data_type();
+        return Err(PyTypeError::new_err(format!(
+            "game ids must be strings, got {kind}"
+        )));
+    }
+    let keys = py.detach(|| -> Result<Int64Array, String> {
+        let keyed = |i: usize, id: Option<&str>| match id {
+            None => Err(format!("game id at row {i} is null")),
+            Some(id) => derive::game_key(id).ok_or_else(|| {
+                format!("game id {id:?} at row {i} is neither a lichess id nor a content id")
+            }),
+        };
+        let collect = |ids: &mut dyn Iterator<Item = Option<&str>>| {
+            ids.enumerate()
+                .map(|(i, id)| keyed(i, id))
+                .collect::<Result<Vec<i64>, String>>()
+        };
+        let keys = match ids.data_type() {
+            DataType::Utf8 => collect(&mut ids.as_string::<i32>().iter())?,
+            DataType::LargeUtf8 => collect(&mut ids.as_string::<i64>().iter())?,
+            DataType::Utf8View => collect(&mut ids.as_string_view().iter())?,
+            _ => Vec::new(), // an empty array of nulls
+        };
+        Ok(Int64Array::from(keys))
+    });
+    let keys = keys.map_err(PyValueError::new_err)?;
+    Ok(ArrowArray {
+        array: Some(std::sync::Arc::new(keys)),
+    })
 }
 
 /// Reads a PGN input (path or `-`) into batches of games.
@@ -199,6 +300,8 @@ fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
     m.add_class::<ArrowBatch>()?;
+    m.add_class::<ArrowArray>()?;
+    m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
