@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lake.location}: nothing to compact")
     else:
         print(
-            f"{lake.location}: merged {len(done.removes)} files into {len(done.files)} "
-            f"({sum(done.file_rows.values()):,} games, same rows and content hash), {done.seconds} s"
+            f"{lake.location}: merged {len(done.removes) // 2} files into {len(done.files)} "
+            f"({sum(done.file_rows.values()):,} games, same rows and content hash; their plies likewise), "
+            f"{done.seconds} s"
         )
     return 0
 

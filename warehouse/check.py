@@ -1,10 +1,12 @@
 """Verifying a lake (`bgn-check`, `python -m warehouse.check`; the command's options are in `loaders.check`).
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
-that all files share one schema, that the files on disk are exactly those the committed records list,
-with the rows they list, that every live load reconciles (seen = written + rejected + duplicates, its
-rejects file holding one line per reject), that every record of `_loads/` can be read, and that no
-`game_id` appears twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
+that the files of each table share one schema, that the files on disk of both tables are exactly those
+the committed records list, with the rows they list, that every `games/` file has its `plies/` twin
+holding as many plies as its games' `n_plies` add up to (with `--full`: exactly the plies its games'
+moves give), that every live load reconciles (seen = written + rejected + duplicates, its rejects file
+holding one line per reject), that every record of `_loads/` can be read, and that no `game_id` appears
+twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
 the lake cannot be opened (missing, a file, a folder holding no lake).
 """
 
@@ -19,43 +21,88 @@ import pyarrow.parquet as pq
 
 from warehouse.lake.commit import staging_ops
 from warehouse.lake.dedup import encode_ids
-from warehouse.lake.layout import GAMES, record_path
+from warehouse.lake.layout import GAMES, PLIES, plies_twin, record_path
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import plain_schema
+from warehouse.lake.plies import plies_of
 from warehouse.lake.records import Records
 
 
 def check(lake: Lake, *, full: bool = False) -> tuple[list[str], dict[str, int]]:
     """Problems found (one line each), and what was checked."""
     records, damaged = Records.scan(lake)
-    live = records.live_files()
-    on_disk = sorted(lake.relative(i.path) for i in lake.files(GAMES) if i.path.endswith(".parquet"))
     problems = [str(e) for e in damaged]
     problems += list(_interrupted(lake))
-    problems += [f"{f}: in games/ but in no committed record" for f in on_disk if f not in live]
-    problems += [f"{f}: listed by a committed record but missing" for f in live if f not in set(on_disk)]
-    schemas: dict[str, str] = {}
+    games = _files(lake, GAMES, records.live_files(), problems)
+    plies = _files(lake, PLIES, records.live_plies(), problems)
+    schemas: dict[str, dict[str, str]] = {GAMES: {}, PLIES: {}}
     ids: list[pa.Array] = []
     rows = 0
-    for rel in on_disk:
-        try:
-            meta = pq.read_metadata(lake.path(rel), filesystem=lake.fs)
-            columns = None if full else ["game_id"]
-            table = pq.read_table(lake.path(rel), columns=columns, filesystem=lake.fs)
-        except (OSError, pa.ArrowException) as e:
-            problems.append(f"{rel}: unreadable: {str(e).splitlines()[0]}")
+    for rel in games:
+        columns = None if full else ["game_id", "game_key", "n_plies"]
+        table = _read(lake, rel, games[rel], columns, schemas[GAMES], problems)
+        if table is None:
             continue
-        schemas.setdefault(meta.schema.to_arrow_schema().to_string(show_schema_metadata=False), rel)
-        if rel in live and meta.num_rows != live[rel]:
-            problems.append(f"{rel}: {meta.num_rows} rows, its record says {live[rel]}")
-        rows += meta.num_rows
+        rows += table.num_rows
         ids.append(table["game_id"].combine_chunks())
-    if len(schemas) > 1:
-        first, *others = schemas.values()
-        problems += [f"{rel}: schema differs from {first}'s" for rel in others]
+        twin = plies_twin(rel)
+        if twin not in plies:
+            problems.append(f"{rel}: its plies file {twin} is missing")
+            continue
+        ply_table = _read(lake, twin, plies[twin], None if full else ["game_key"], schemas[PLIES], problems)
+        if ply_table is not None:
+            problems += _disagreements(rel, table, twin, ply_table, full)
+    for found in schemas.values():
+        if len(found) > 1:
+            first, *others = found.values()
+            problems += [f"{rel}: schema differs from {first}'s" for rel in others]
     problems += list(_reconcile_loads(lake, records, rows))
     problems += list(_duplicate_ids(ids))
-    stats = {"files": len(on_disk), "games": rows, "loads": len(records.loads)}
+    stats = {"files": len(games), "plies_files": len(plies), "games": rows, "loads": len(records.loads)}
     return problems, stats
+
+
+def _files(lake: Lake, table: str, live: dict[str, int], problems: list[str]) -> dict[str, int]:
+    """The Parquet files of `table` on disk with the rows their records list; reports the files on disk
+    that no record lists, and the files listed but missing."""
+    on_disk = sorted(lake.relative(i.path) for i in lake.files(table) if i.path.endswith(".parquet"))
+    problems += [f"{f}: in {table}/ but in no committed record" for f in on_disk if f not in live]
+    problems += [f"{f}: listed by a committed record but missing" for f in live if f not in set(on_disk)]
+    return {rel: live.get(rel, -1) for rel in on_disk}
+
+
+def _read(
+    lake: Lake, rel: str, listed: int, columns: list[str] | None, schemas: dict[str, str], problems: list[str]
+) -> pa.Table | None:
+    """`columns` of the file `rel` (all: None), its schema noted in `schemas`, its rows checked against
+    the `listed` ones (-1: listed nowhere); None when unreadable."""
+    try:
+        meta = pq.read_metadata(lake.path(rel), filesystem=lake.fs)
+        table = pq.read_table(lake.path(rel), columns=columns, filesystem=lake.fs)
+    except (OSError, pa.ArrowException) as e:
+        problems.append(f"{rel}: unreadable: {str(e).splitlines()[0]}")
+        return None
+    schemas.setdefault(meta.schema.to_arrow_schema().to_string(show_schema_metadata=False), rel)
+    if listed >= 0 and meta.num_rows != listed:
+        problems.append(f"{rel}: {meta.num_rows} rows, its record says {listed}")
+    return table
+
+
+def _disagreements(rel: str, games: pa.Table, twin: str, plies: pa.Table, full: bool) -> list[str]:
+    """How the plies file `twin` disagrees with the games of `rel`: its plies must be, in order, each
+    game's key repeated `n_plies` times (with `full`, exactly `warehouse.lake.plies.plies_of` the games)."""
+    counts = games["n_plies"].to_numpy()
+    if plies.num_rows != counts.sum():
+        return [f"{twin}: {plies.num_rows} plies, the games of {rel} have {counts.sum()}"]
+    expected_keys = np.repeat(games["game_key"].to_numpy(), counts)
+    if not np.array_equal(plies["game_key"].to_numpy(), expected_keys):
+        return [f"{twin}: its plies are not those of the games of {rel}, in their order (game_key)"]
+    if full:
+        expected = pa.Table.from_batches([plies_of(b) for b in games.to_batches()])
+        plain = plain_schema(plies.schema)
+        if not expected.cast(plain).equals(plies.cast(plain)):
+            return [f"{twin}: its plies differ from the moves of the games of {rel}"]
+    return []
 
 
 def _interrupted(lake: Lake) -> Iterator[str]:

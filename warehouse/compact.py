@@ -3,9 +3,10 @@
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
-rewritten into files of up to `--target-games` games, rows in the same order. Before it commits, the
-rewrite is verified: the new files hold the same number of rows and the same content hash (an
-order-independent sum of per-row hashes) as the files they replace, read back from storage. The swap is
+rewritten into files of up to `--target-games` games, rows in the same order, and their `plies/` twins
+likewise. Before it commits, the rewrite is verified: the new files (of both tables) hold the same number
+of rows and the same content hash (an order-independent sum of per-row hashes) as the files they
+replace, read back from storage. The swap is
 one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones are recorded together.
 """
 
@@ -22,9 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
-from warehouse.lake.layout import GAMES, staged
+from warehouse.lake.layout import GAMES, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, open_parquet_writer, plain_schema
 from warehouse.lake.records import CompactRecord, Records, now
 
 HASH_MODULUS = 2**64
@@ -43,26 +44,12 @@ class Digest:
 
     def add(self, batch: pa.RecordBatch) -> None:
         # Dictionary columns are hashed by value: polars would hash their codes, which differ by file.
-        plain = pa.Table.from_batches([batch]).cast(_plain_schema(batch.schema))
+        plain = pa.Table.from_batches([batch]).cast(plain_schema(batch.schema))
         hashes = pl.DataFrame(plain).hash_rows().to_numpy()
         self.rows += len(hashes)
         # The sum is modulo 2**64: numpy wraps arrays silently, but a numpy scalar addition that wraps
         # warns of an overflow, so the running total is a Python int.
         self.hash = (self.hash + int(hashes.sum(dtype=np.uint64))) % HASH_MODULUS
-
-
-def _plain(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_dictionary(t):
-        return _plain(t.value_type)
-    if pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type), t.value_field.nullable))
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _plain(f.type), f.nullable) for f in t])
-    return t
-
-
-def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([pa.field(f.name, _plain(f.type), f.nullable) for f in schema])
 
 
 def small_files(lake: Lake, target: int) -> dict[str, list[tuple[str, int]]]:
@@ -95,18 +82,29 @@ def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
         yield from pq.ParquetFile(lake.path(rel), filesystem=lake.fs).iter_batches(batch_size=ROW_GROUP_GAMES)
 
 
-def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest]:
-    """Writes `files` into one staged file; returns its final path, rows and the sources' digest."""
+def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest, int]:
+    """Writes `files` into one staged file and their `plies/` twins into its twin; returns its final
+    path, rows, the sources' digest and the plies' rows."""
     final = f"{part}/compact-{op_id}-{n}.parquet"
+    digest = merge(lake, staged(op_id, final), files, ROW_GROUP_GAMES)
+    # The plies of ROW_GROUP_GAMES games of ~80 plies: row groups of the same games as the games file's.
+    twins = [plies_twin(f) for f in files]
+    plies = merge(lake, staged(op_id, plies_twin(final)), twins, 80 * ROW_GROUP_GAMES)
+    return final, digest.rows, digest, plies.rows
+
+
+def merge(lake: Lake, target: str, files: list[str], group_rows: int) -> Digest:
+    """Writes the rows of `files`, in order, into `target`, verified: read back, it must hold the same rows
+    and content hash as the sources. Returns that digest."""
     source = Digest()
     writer: pq.ParquetWriter | None = None
     pending: list[pa.RecordBatch] = []
     try:
         for batch in batches(lake, files):
             source.add(batch)
-            writer = writer or open_parquet_writer(lake, staged(op_id, final), batch.schema)
+            writer = writer or open_parquet_writer(lake, target, batch.schema)
             pending.append(batch)
-            if sum(b.num_rows for b in pending) >= ROW_GROUP_GAMES:
+            if sum(b.num_rows for b in pending) >= group_rows:
                 writer.write_table(pa.Table.from_batches(pending))
                 pending = []
         if writer is not None and pending:
@@ -115,11 +113,11 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
         if writer is not None:
             writer.close()
     written = Digest()
-    for batch in batches(lake, [staged(op_id, final)]):
+    for batch in batches(lake, [target]):
         written.add(batch)
     if (written.rows, written.hash) != (source.rows, source.hash):
-        raise CompactionMismatch(f"{final}: rewritten rows differ from the {len(files)} files they replace")
-    return final, written.rows, source
+        raise CompactionMismatch(f"{target}: rewritten rows differ from the {len(files)} files they replace")
+    return source
 
 
 @dataclass
@@ -153,9 +151,10 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> Plan
         try:
             for part, part_groups in todo.groups.items():
                 for n, files in enumerate(part_groups, 1):
-                    final, rows, digest = rewrite(lake, record.load_id, part, n, files)
+                    final, rows, digest, ply_rows = rewrite(lake, record.load_id, part, n, files)
                     record.file_rows[final] = rows
-                    record.removes += files
+                    record.ply_rows[plies_twin(final)] = ply_rows
+                    record.removes += [*files, *map(plies_twin, files)]
                     record.content[final] = f"{digest.rows}:{digest.hash:016x}"
         except BaseException:
             discard(lake, record.load_id)

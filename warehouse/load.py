@@ -167,7 +167,7 @@ def _load_locked(
             rejects.add(batch_rejects)
             if progress is not None:
                 progress(reader)
-        result.file_rows = writer.finish()
+        result.file_rows, result.ply_rows = writer.finish()
         result.rejects_file = rejects.finish()
         result.rejects_by_kind = dict(sorted(rejects.by_kind.items()))
         _read_outcome(result, reader, path)
@@ -183,6 +183,7 @@ def _load_locked(
         raise
     result.files = list(result.file_rows)
     result.finished = now()
+    lake.mark_layout()
     result.seconds = round((result.finished - started).total_seconds(), 3)
     result.dedup_seconds = round(result.dedup_seconds + (index.read_seconds if index else 0.0), 3)
     commit(lake, result, subject=path)
@@ -200,7 +201,7 @@ def _replace(result: LoadRecord, previous: list[LoadRecord], records: Records) -
                 "--force cannot take its games out of them"
             )
         result.replaces.append(old.load_id)
-        result.removes += list(old.file_rows)
+        result.removes += [*old.file_rows, *old.ply_rows]
         if old.rejects_file:
             result.removes.append(old.rejects_file)
 

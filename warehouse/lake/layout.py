@@ -1,6 +1,9 @@
 """Where things are in a lake, relative to its root (`/`-separated, no leading slash):
 
+    _layout.json                  which layout the lake follows (`LAYOUT`): {"layout": 2}
     games/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
+    plies/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
+                                  the plies of exactly the games of the `games/` file of the same name
     rejects/<input>-<load>.jsonl
     _loads/<op>.json              the commit record of an operation (a load or a compaction)
     _staging/<op>/...             files of an operation not yet published, at the same relative paths
@@ -16,7 +19,12 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-GAMES, REJECTS, LOADS, STAGING, LOCK = "games", "rejects", "_loads", "_staging", "_lock"
+GAMES, PLIES, REJECTS, LOADS, STAGING, LOCK = "games", "plies", "rejects", "_loads", "_staging", "_lock"
+LAYOUT_FILE = "_layout.json"
+
+# The lake's layout version. 1: `games/` only, no layout file (lakes written before November 2026).
+# 2: `games/` with `game_key`, `plies/` beside it, `_layout.json`.
+LAYOUT = 2
 
 # The values of the `type` partition (docs/schema.md).
 SPEEDS = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
@@ -26,7 +34,7 @@ PARTITION_COLUMNS = tuple(PARTITION_SCHEMA.names)
 
 
 class Partition(NamedTuple):
-    """One folder of `games/`: the games of one speed and month."""
+    """One partition: the games (and their plies) of one speed and month."""
 
     type: str
     year: int
@@ -34,8 +42,15 @@ class Partition(NamedTuple):
 
     @property
     def dir(self) -> str:
-        """The partition's folder relative to the lake's root."""
+        """The partition's folder of `games/` relative to the lake's root."""
         return f"{GAMES}/type={self.type}/year={self.year}/month={self.month}"
+
+
+def plies_twin(games_file: str) -> str:
+    """The `plies/` file holding the plies of the games of `games_file` (`games/...` → `plies/...`)."""
+    if not games_file.startswith(f"{GAMES}/"):
+        raise ValueError(f"{games_file!r} is not a file of {GAMES}/")
+    return PLIES + games_file[len(GAMES) :]
 
 
 def staged(op_id: str, rel: str) -> str:

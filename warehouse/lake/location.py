@@ -7,6 +7,7 @@ Without a location, the lake is ``$CHESS_LAKE``, else ``./lake``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import posixpath
 from dataclasses import dataclass
@@ -14,10 +15,12 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from warehouse.errors import LakeError
-from warehouse.lake.layout import GAMES, LOADS
+from warehouse.lake.layout import GAMES, LAYOUT, LAYOUT_FILE, LOADS
 from warehouse.lake.storage import filesystem
 
 DEFAULT_LOCATION = "lake"
+# What upgrades a lake of an earlier layout, in the one line that refuses it.
+UPGRADE_COMMAND = "python -m loaders.upgrade"
 
 
 def default_lake() -> str:
@@ -34,28 +37,64 @@ class Lake:
     location: str
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str] | None = None) -> Lake:
+    def open(cls, location: str | os.PathLike[str] | None = None, *, any_layout: bool = False) -> Lake:
         """The lake at `location` (None: `default_lake()`). It may not exist yet (a load creates it), but a
-        local one must not be a file. Nothing else is read.
+        local one must not be a file, and one that exists must be of this code's layout (`any_layout`:
+        of any, for the upgrade).
 
         :raises StorageError: for an unusable location (see `storage.filesystem`).
-        :raises LakeError: for a file.
+        :raises LakeError: for a file, or a lake of another layout (naming the command that upgrades it).
         """
         location = os.fsdecode(location) if location is not None else default_lake()
         fs, root = filesystem(location)
         lake = cls(fs, root, location)
         if lake.local and fs.get_file_info(root).type == pafs.FileType.File:
             raise LakeError(f"{lake.location}: is a file, not a lake directory")
+        if not any_layout and (layout := lake.layout()) not in (None, LAYOUT):
+            if layout > LAYOUT:
+                raise LakeError(
+                    f"{lake.location}: a lake of layout {layout}, written by a newer bgn-warehouse; "
+                    f"this one reads layout {LAYOUT}: upgrade bgn-warehouse"
+                )
+            raise LakeError(
+                f"{lake.location}: a lake of layout {layout} (before the plies/ table); upgrade it in "
+                f"place with `{UPGRADE_COMMAND} --lake {lake.location}`"
+            )
         return lake
 
-    @classmethod
-    def open_existing(cls, location: str | os.PathLike[str] | None = None) -> Lake:
-        """A lake to check or compact: it must hold a `_loads/` or `games/` folder (else it is a typo or
-        the wrong directory, and reporting it "ok" or "nothing to do" would mislead).
+    def layout(self) -> int | None:
+        """The layout the lake follows: its `_layout.json`'s; 1 for a lake with data and no such file
+        (lakes written before it existed); None for a new lake (nothing in it yet).
 
-        :raises LakeError: when `location` is no lake.
+        :raises LakeError: for a layout file that cannot be read.
         """
-        lake = cls.open(location)
+        try:
+            text = self.read_text(LAYOUT_FILE)
+        except FileNotFoundError:
+            return 1 if self.exists(LOADS) or self.exists(GAMES) else None
+        try:
+            layout = json.loads(text)["layout"]
+        except (ValueError, KeyError, TypeError):
+            layout = None
+        if type(layout) is not int or layout < 1:
+            raise LakeError(f'{self.location}/{LAYOUT_FILE}: damaged: expected {{"layout": {LAYOUT}}}')
+        return layout
+
+    def mark_layout(self) -> None:
+        """Writes `_layout.json` for a new lake: the first operation does, before its commit."""
+        if not self.exists(LAYOUT_FILE):
+            self.write_text(LAYOUT_FILE, layout_text())
+
+    @classmethod
+    def open_existing(
+        cls, location: str | os.PathLike[str] | None = None, *, any_layout: bool = False
+    ) -> Lake:
+        """A lake to check, compact or upgrade: it must hold a `_loads/` or `games/` folder (else it is a
+        typo or the wrong directory, and reporting it "ok" or "nothing to do" would mislead).
+
+        :raises LakeError: when `location` is no lake (or one of another layout, see `open`).
+        """
+        lake = cls.open(location, any_layout=any_layout)
         if not lake.exists(""):
             raise LakeError(f"{lake.location}: no such lake")
         if not (lake.exists(LOADS) or lake.exists(GAMES)):
@@ -114,3 +153,8 @@ class Lake:
     def delete_dir(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_dir(self.path(rel))
+
+
+def layout_text(layout: int = LAYOUT) -> str:
+    """The content of `_layout.json`."""
+    return json.dumps({"layout": layout}) + "\n"

@@ -1,5 +1,5 @@
-"""The lake's Parquet files: their settings, in one place for loads and compaction, and the writer that
-splits a load's games into its partitions' files."""
+"""The lake's Parquet files: their settings, in one place for loads, compaction and the upgrade, and the
+writer that splits a load's games into its partitions' files, each `games/` file with its `plies/` twin."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.lake.layout import Partition, staged
+from warehouse.lake.layout import Partition, plies_twin, staged
 from warehouse.lake.location import Lake
+from warehouse.lake.plies import plies_of
 
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
@@ -25,6 +26,7 @@ MAX_OPEN_FILES = 64
 
 STATISTICS_COLUMNS = [
     "game_id",
+    "game_key",
     "datetime",
     "result",
     "tc_base",
@@ -33,11 +35,13 @@ STATISTICS_COLUMNS = [
     "players.list.element.elo",
     "n_plies",
     "source_offset",
+    # plies: a game's plies by key, the opening's by ply number.
+    "ply",
 ]
 
 
 def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWriter:
-    """The lake's Parquet settings, in one place for loads and compaction."""
+    """The lake's Parquet settings, for both tables, in one place for every writer."""
     lake.make_parent(rel)
     return pq.ParquetWriter(
         lake.path(rel),
@@ -53,77 +57,117 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWr
     )
 
 
+def plain_type(t: pa.DataType) -> pa.DataType:
+    """`t` with every dictionary replaced by its values' type: files of the same content may hold
+    different dictionaries, so values are compared through this."""
+    if pa.types.is_dictionary(t):
+        return plain_type(t.value_type)
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, plain_type(t.value_type), t.value_field.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, plain_type(f.type), f.nullable) for f in t])
+    return t
+
+
+def plain_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with plain types (see `plain_type`)."""
+    return pa.schema([pa.field(f.name, plain_type(f.type), f.nullable) for f in schema])
+
+
 @dataclass
 class _PartitionFile:
-    """One open Parquet file of a partition, with its pending row group."""
+    """One open `games/` file of a partition and its `plies/` twin, with their pending row group."""
 
     final: str
-    writer: pq.ParquetWriter
+    games: pq.ParquetWriter
+    plies: pq.ParquetWriter
     pending: list[pa.RecordBatch] = field(default_factory=list)
+    pending_plies: list[pa.RecordBatch] = field(default_factory=list)
     pending_rows: int = 0
     pending_bytes: int = 0
     rows: int = 0
+    ply_rows: int = 0
+
+    def write_pending(self) -> None:
+        if self.pending:
+            self.games.write_table(pa.Table.from_batches(self.pending), row_group_size=self.pending_rows)
+            plies = pa.Table.from_batches(self.pending_plies)
+            # One row group for the same games in both files, whatever its number of plies.
+            self.plies.write_table(plies, row_group_size=max(plies.num_rows, 1))
+            self.rows += self.pending_rows
+            self.ply_rows += plies.num_rows
+            self.pending, self.pending_plies, self.pending_rows, self.pending_bytes = [], [], 0, 0
+
+    def close(self) -> None:
+        self.write_pending()
+        self.games.close()
+        self.plies.close()
+
+    def close_quietly(self) -> None:
+        for writer in (self.games, self.plies):
+            with contextlib.suppress(OSError):
+                writer.close()
 
 
 class PartitionWriter:
-    """Splits batches by partition and writes zstd Parquet files under the operation's staging folder,
-    with at most `max_open` files open at once. Memory: `max_open` writers' buffers plus the pending row
-    groups, at most `PENDING_BYTES` and one batch."""
+    """Splits batches by partition and writes zstd Parquet files under the operation's staging folder:
+    each `games/` file with its `plies/` twin (`warehouse.lake.plies`), at most `max_open` pairs open at
+    once. Memory: `max_open` pairs of writers' buffers plus the pending row groups, at most
+    `PENDING_BYTES` and one batch."""
 
     def __init__(self, lake: Lake, op_id: str, file_stem: str, max_open: int = MAX_OPEN_FILES):
         self.lake, self.op_id, self.file_stem, self.max_open = lake, op_id, file_stem, max_open
         self._open: dict[Partition, _PartitionFile] = {}  # least recently written first
         self._counts: dict[Partition, int] = {}
-        self.file_rows: dict[str, int] = {}  # final path → rows, for files already closed
+        self.file_rows: dict[str, int] = {}  # final path → rows, for `games/` files already closed
+        self.ply_rows: dict[str, int] = {}  # the same for their `plies/` twins
         self.rows = 0
 
     def write(self, key: Partition, part: pa.RecordBatch) -> None:
-        """Adds games of partition `key` (`part` without the partition columns)."""
+        """Adds games of partition `key` (`part` without the partition columns), and their plies."""
         if part.num_rows == 0:
             return
-        f = self._open.pop(key, None) or self._start(key, part.schema)
+        plies = plies_of(part)
+        f = self._open.pop(key, None) or self._start(key, part.schema, plies.schema)
         self._open[key] = f  # now the most recently written
         f.pending.append(part)
+        f.pending_plies.append(plies)
         f.pending_rows += part.num_rows
         f.pending_bytes += part.nbytes
         self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
-            self._flush(f)
+            f.write_pending()
             if f.rows >= FILE_GAMES:
                 self._close(key)
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
-            self._flush(max(self._open.values(), key=lambda o: o.pending_bytes))
+            max(self._open.values(), key=lambda o: o.pending_bytes).write_pending()
 
-    def _start(self, key: Partition, schema: pa.Schema) -> _PartitionFile:
+    def _start(self, key: Partition, schema: pa.Schema, plies_schema: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:
             self._close(next(iter(self._open)))
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
         final = f"{key.dir}/{self.file_stem}-{n}.parquet"
-        return _PartitionFile(final, open_parquet_writer(self.lake, staged(self.op_id, final), schema))
-
-    def _flush(self, f: _PartitionFile) -> None:
-        if f.pending:
-            f.writer.write_table(pa.Table.from_batches(f.pending), row_group_size=f.pending_rows)
-            f.rows += f.pending_rows
-            f.pending, f.pending_rows, f.pending_bytes = [], 0, 0
+        games = open_parquet_writer(self.lake, staged(self.op_id, final), schema)
+        plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
+        return _PartitionFile(final, games, plies)
 
     def _close(self, key: Partition) -> None:
         f = self._open.pop(key)
-        self._flush(f)
-        f.writer.close()
+        f.close()
         self.file_rows[f.final] = f.rows
+        self.ply_rows[plies_twin(f.final)] = f.ply_rows
 
-    def finish(self) -> dict[str, int]:
-        """Closes every file; returns each file's final path and row count."""
+    def finish(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Closes every file; returns the final path and row count of each `games/` file, and of each
+        `plies/` file."""
         for key in list(self._open):
             self._close(key)
-        return self.file_rows
+        return self.file_rows, self.ply_rows
 
     def close_quietly(self) -> None:
         """Closes open writers after a failure (their staged files are dropped with the staging folder)."""
         for f in self._open.values():
-            with contextlib.suppress(OSError):
-                f.writer.close()
+            f.close_quietly()
         self._open.clear()

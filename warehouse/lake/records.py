@@ -2,8 +2,10 @@
 committed records say about the lake.
 
 Every operation writes one record (`_loads/<op>.json`, see `warehouse.lake.commit`): a `LoadRecord` for a
-load, a `CompactRecord` for a compaction; both are a `Record` (the files the operation adds and retires).
-A record is JSON; `kind` says which class it is (`load` when absent, as in the first lakes), and the
+load, a `CompactRecord` for a compaction, an `UpgradeRecord` for a layout upgrade; each is a `Record` (the
+files the operation adds and retires). `file_rows` lists the `games/` files an operation adds, `ply_rows`
+their `plies/` twins (none in the records of layout 1). A record is JSON; `kind` says which class it is
+(`load` when absent, as in the first lakes), and the
 operation's id is keyed `load_id` for every kind, as it has been since the first lakes. Times are ISO 8601
 in UTC with microseconds (`2025-05-01T12:00:00.000000+00:00`); records of older versions, with whole
 seconds, read the same.
@@ -21,6 +23,7 @@ import json
 import posixpath
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar
@@ -44,20 +47,21 @@ class Record:
     KIND: ClassVar[str]
 
     load_id: str  # the operation's id, also the record's file name
-    files: list[str] = field(default_factory=list)
-    file_rows: dict[str, int] = field(default_factory=dict)
-    removes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # the `games/` files added
+    file_rows: dict[str, int] = field(default_factory=dict)  # `games/` file → games
+    ply_rows: dict[str, int] = field(default_factory=dict)  # its `plies/` twin → plies
+    removes: list[str] = field(default_factory=list)  # files of both tables (and rejects) retired
     started: datetime | None = None
     finished: datetime | None = None
     seconds: float = 0.0
 
     def added_files(self) -> list[str]:
         """The files the operation adds to the lake."""
-        return list(self.files)
+        return [*self.files, *self.ply_rows]
 
     def paths(self) -> list[str]:
         """Every path the record names, all of which must stay inside the lake."""
-        return [*self.file_rows, *self.files, *self.removes]
+        return [*self.file_rows, *self.ply_rows, *self.files, *self.removes]
 
     def to_json(self) -> str:
         fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -118,7 +122,7 @@ class LoadRecord(Record):
     loader_version: str = ""
 
     def added_files(self) -> list[str]:
-        return [*self.files, *([self.rejects_file] if self.rejects_file else [])]
+        return [*super().added_files(), *([self.rejects_file] if self.rejects_file else [])]
 
     def paths(self) -> list[str]:
         return [*super().paths(), *([self.rejects_file] if self.rejects_file else [])]
@@ -136,7 +140,25 @@ class CompactRecord(Record):
     content: dict[str, str] = field(default_factory=dict)  # new file → "<rows>:<content hash>"
 
 
-KINDS: dict[str, type[Record]] = {cls.KIND: cls for cls in (LoadRecord, CompactRecord)}
+@dataclass(kw_only=True)
+class UpgradeRecord(Record):
+    """A lake brought to layout `layout` (`loaders.upgrade`): `files` (with their `plies/` twins) replace
+    `removes`, the same games in the same order; `layout_file` is the lake's new `_layout.json`,
+    published with them."""
+
+    KIND: ClassVar[str] = "upgrade"
+
+    layout: int
+    layout_file: str
+
+    def added_files(self) -> list[str]:
+        return [*super().added_files(), self.layout_file]
+
+    def paths(self) -> list[str]:
+        return [*super().paths(), self.layout_file]
+
+
+KINDS: dict[str, type[Record]] = {cls.KIND: cls for cls in (LoadRecord, CompactRecord, UpgradeRecord)}
 
 
 def _encode(value: object) -> object:
@@ -242,8 +264,15 @@ class Records:
     def live_files(self) -> dict[str, int]:
         """Every data file the records say is in the lake, with its row count. A file name is never
         reused, so the order of the records does not matter."""
+        return self._live(lambda r: r.file_rows)
+
+    def live_plies(self) -> dict[str, int]:
+        """Every `plies/` file the records say is in the lake, with its row count."""
+        return self._live(lambda r: r.ply_rows)
+
+    def _live(self, rows_of: Callable[[Record], dict[str, int]]) -> dict[str, int]:
         removed = {f for r in self.all for f in r.removes}
-        return {f: rows for r in self.all for f, rows in r.file_rows.items() if f not in removed}
+        return {f: rows for r in self.all for f, rows in rows_of(r).items() if f not in removed}
 
     def same_input(self, sha256: str | None, fp: str | None) -> list[LoadRecord]:
         """Live loads of this input: by full checksum when known, else by fingerprint (to confirm)."""

@@ -1,0 +1,78 @@
+"""The `plies` table against python-chess: every mainline ply of real games, field by field, with the game
+key computed here from `game_id` by the documented rule; and `plies_of` on sliced and empty batches."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+import support
+from game_keys import expected_key
+from oracle import expected_games
+
+from warehouse.lake.plies import MOVE_FIELDS, plies_of
+
+CORPORA = support.CORPORA
+INPUTS = [
+    support.SAMPLE,
+    CORPORA / "tournament" / "twic1599_sample.pgn",
+    *sorted((CORPORA / "engine").glob("*.pgn"))[:4],  # TCEC: Chess960 starts, long comments
+    support.DATA / "edge" / "promotion.pgn",
+    support.DATA / "edge" / "en_passant.pgn",
+    support.DATA / "edge" / "fen_start.pgn",
+]
+
+
+def read_table(lake: Path, table: str) -> list[dict[str, Any]]:
+    return ds.dataset(lake / table, format="parquet", partitioning="hive").to_table().to_pylist()
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    inputs = [path for path in INPUTS if path.exists()]
+    return support.loaded(inputs, tmp_path_factory.mktemp("plies") / "lake", "--allow-duplicates")
+
+
+def test_plies_match_python_chess(lake: Path) -> None:
+    games = read_table(lake, "games")
+    plies: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in read_table(lake, "plies"):
+        plies[row["game_key"]].append(row)
+    by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for game in games:
+        by_source[game["source_file"]].append(game)
+    compared = 0
+    for source, stored in by_source.items():
+        stored.sort(key=lambda g: g["source_offset"])
+        expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
+        assert len(expected) == len(stored), source
+        for want, game in zip(expected, stored, strict=True):
+            assert game["game_key"] == expected_key(game["game_id"])
+            rows = plies[game["game_key"]]
+            assert [r["ply"] for r in rows] == list(range(len(want["moves"]))), game["game_id"]
+            for row, move in zip(rows, want["moves"], strict=True):
+                assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
+                    f"{game['game_id']} ply {row['ply']}"
+                )
+                assert (row["type"], row["year"], row["month"]) == (game["type"], game["year"], game["month"])
+            compared += len(rows)
+    assert len(plies) == len(games), "every game, and no other, has its plies"
+    assert compared == sum(len(rows) for rows in plies.values()) > 100_000
+
+
+def test_plies_of_sliced_and_empty_batches() -> None:
+    move = pa.struct([(f, pa.string()) for f in MOVE_FIELDS])
+    moves = pa.array(
+        [[{f: f"{f}{g}{i}" for f in MOVE_FIELDS} for i in range(g)] for g in range(6)], pa.list_(move)
+    )
+    games = pa.record_batch([pa.array(range(100, 106), pa.int64()), moves], names=["game_key", "moves"])
+    sliced = plies_of(games.slice(2, 3)).to_pylist()
+    assert [(r["game_key"], r["ply"], r["p"]) for r in sliced] == [
+        (g, i, f"p{g - 100}{i}") for g in (102, 103, 104) for i in range(g - 100)
+    ]
+    assert plies_of(games.slice(0, 1)).num_rows == 0
+    assert plies_of(games.slice(6, 0)).num_rows == 0

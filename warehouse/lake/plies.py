@@ -1,0 +1,41 @@
+"""The `plies` table: one row per mainline ply, derived from a batch of games by Arrow kernels alone.
+
+DuckDB reads one field of a top-level column without decoding the others, but not one field of a
+`list<struct>`: a per-move question over `games.moves` decodes all its fields. `plies` holds the same
+mainline moves flat, so such a question reads only the columns it names. It is derived, not parsed: the
+fields are `games.moves`' own arrays (no copy), beside the game's key repeated and the ply's number. Loads,
+compaction, the layout upgrade and Spark all derive it here, so the two tables cannot disagree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+# The fields of `games.moves` that `plies` carries (docs/schema.md); `san`, `nags` and `comment` stay in
+# `games` only.
+MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "nag", "eval_cp", "eval_mate", "clk")
+
+
+def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
+    """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
+    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), then the
+    move's fields."""
+    moves: pa.ListArray = games.column("moves")
+    if isinstance(moves, pa.ChunkedArray):
+        moves = moves.combine_chunks()
+    offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
+    lengths = np.diff(offsets)
+    starts = np.repeat(offsets[:-1] - offsets[0], lengths)
+    ply = np.arange(len(starts), dtype=np.int64) - starts
+    keys = np.repeat(games.column("game_key").to_numpy(), lengths)
+    flat: pa.StructArray = moves.flatten()
+    columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
+    columns += [flat.field(name) for name in MOVE_FIELDS]
+    return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
+
+
+def plies_schema(move: pa.StructType) -> pa.Schema:
+    """The schema of `plies` for games whose `moves` elements are `move`."""
+    fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
+    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS])

@@ -1,0 +1,91 @@
+"""Bringing a lake of layout 1 to layout 2 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
+
+Layout 1 has `games/` only; layout 2 adds `game_key` to every game and the `plies/` table. Every live
+`games/` file is rewritten with its key (`warehouse._core.game_keys`, the loader's own function) beside a
+new `plies/` twin, verified (read back, the same `game_id`s in the same order), and the swap is one
+commit (`warehouse.lake.commit`) that also publishes `_layout.json`: a crash or Ctrl-C before it leaves
+the lake as it was, one after it is finished by the next writer (this command, a load, a compaction).
+The games keep their stored SAN: loads of layout 2 store it only where it differs from the position's.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from warehouse import _core
+from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
+from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
+from warehouse.lake.location import Lake, layout_text
+from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.plies import plies_of
+from warehouse.lake.records import Records, UpgradeRecord, now
+
+
+class UpgradeMismatch(RuntimeError):
+    """A rewritten file does not hold the games it replaces: nothing is committed."""
+
+
+def with_key(games: pa.RecordBatch) -> pa.RecordBatch:
+    """`games` of layout 1 with the `game_key` column of layout 2, after `game_id`."""
+    keys = pa.array(_core.game_keys(games.column("game_id")))
+    at = games.schema.get_field_index("game_id") + 1
+    return games.add_column(at, pa.field("game_key", pa.int64(), nullable=False), keys)
+
+
+def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, int]:
+    """Stages the games of `source` with their keys as the `games/` file `final` of operation `op_id`, and
+    their plies as its twin; returns the games and the plies written."""
+    target = staged(op_id, final)
+    games_out: pq.ParquetWriter | None = None
+    plies_out: pq.ParquetWriter | None = None
+    ids: list[pa.Array] = []
+    rows = ply_rows = 0
+    try:
+        for batch in pq.ParquetFile(lake.path(source), filesystem=lake.fs).iter_batches(ROW_GROUP_GAMES):
+            games = with_key(batch)
+            plies = plies_of(games)
+            games_out = games_out or open_parquet_writer(lake, target, games.schema)
+            plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)
+            games_out.write_batch(games)
+            plies_out.write_batch(plies, row_group_size=max(plies.num_rows, 1))
+            ids.append(batch.column("game_id"))
+            rows += games.num_rows
+            ply_rows += plies.num_rows
+    finally:
+        for writer in (games_out, plies_out):
+            if writer is not None:
+                writer.close()
+    written = pq.read_table(lake.path(target), columns=["game_id"], filesystem=lake.fs)["game_id"]
+    if not written.equals(pa.chunked_array(ids, pa.string())):
+        raise UpgradeMismatch(f"{target}: the rewritten games differ from those of {source}")
+    return rows, ply_rows
+
+
+def upgrade(lake: Lake) -> UpgradeRecord | None:
+    """Upgrades `lake` to layout `LAYOUT` in one commit; returns the record, or None when the lake already
+    is of that layout."""
+    with writer_lock(lake):
+        recover(lake)  # may finish an interrupted upgrade
+        if lake.layout() == LAYOUT:
+            return None
+        records = Records.read(lake)
+        started = now()
+        record = UpgradeRecord(load_id=new_op_id(), started=started, layout=LAYOUT, layout_file=LAYOUT_FILE)
+        op_id = record.load_id
+        try:
+            for n, source in enumerate(sorted(records.live_files()), 1):
+                final = f"{source.rsplit('/', 1)[0]}/upgrade-{op_id}-{n}.parquet"
+                rows, ply_rows = upgrade_file(lake, op_id, source, final)
+                record.file_rows[final] = rows
+                record.ply_rows[plies_twin(final)] = ply_rows
+                record.removes.append(source)
+            lake.write_text(staged(op_id, LAYOUT_FILE), layout_text())
+        except BaseException:
+            discard(lake, op_id)
+            raise
+        record.files = list(record.file_rows)
+        record.finished = now()
+        record.seconds = round((record.finished - started).total_seconds(), 3)
+        commit(lake, record, subject="upgrade")
+        return record
