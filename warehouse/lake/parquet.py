@@ -18,11 +18,11 @@ ROW_GROUP_BYTES = 64 << 20
 ROW_GROUP_GAMES = 50_000
 PENDING_BYTES = 4 * ROW_GROUP_BYTES
 FILE_GAMES = 1_000_000
-# Parquet files a load keeps open at once: each costs ~430 KB of buffers and a file descriptor, so an
-# archive spanning thousands of months (partitions) would otherwise exhaust memory and `ulimit -n`. Past
-# it, the least recently written partition's file is closed; later games of that partition start another
-# file (`warehouse.compact` merges them).
-MAX_OPEN_FILES = 64
+# Partitions a load keeps open at once, each a games/ file and its plies/ twin: each file costs ~430 KB of
+# buffers and a file descriptor, so an archive spanning thousands of months (partitions) would otherwise
+# exhaust memory and `ulimit -n`. Past it, the least recently written partition's files are closed; later
+# games of that partition start other files (`warehouse.compact` merges them).
+MAX_OPEN_PARTITIONS = 32
 
 STATISTICS_COLUMNS = [
     "game_id",
@@ -115,7 +115,7 @@ class PartitionWriter:
     once. Memory: `max_open` pairs of writers' buffers plus the pending row groups, at most
     `PENDING_BYTES` and one batch."""
 
-    def __init__(self, lake: Lake, op_id: str, file_stem: str, max_open: int = MAX_OPEN_FILES):
+    def __init__(self, lake: Lake, op_id: str, file_stem: str, max_open: int = MAX_OPEN_PARTITIONS):
         self.lake, self.op_id, self.file_stem, self.max_open = lake, op_id, file_stem, max_open
         self._open: dict[Partition, _PartitionFile] = {}  # least recently written first
         self._counts: dict[Partition, int] = {}
