@@ -76,3 +76,35 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     ]
     assert plies_of(games.slice(0, 1)).num_rows == 0
     assert plies_of(games.slice(6, 0)).num_rows == 0
+
+
+def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
+    """Loads with duplicates, a `--force` reload and a compaction: after each, `check --full` finds every
+    games/ file with its plies/ twin holding exactly its games' plies, and no other plies file."""
+    lake = tmp_path / "lake"
+    first = tmp_path / "first.pgn"
+    first.write_text(support.make_games(0, 30))
+    second = tmp_path / "second.pgn"
+    second.write_text(support.make_games(20, 30))  # 10 games already in the lake
+    for args in ([first], [second], [first, "--force"]):
+        run = support.load(args, lake)
+        assert run.returncode == 0, run.stderr
+        check_full(lake)
+    assert "20 written" in support.load([second, "--force"], lake).stdout
+    compacted = support.run_module("warehouse.compact", ["--lake", lake, "--target-games", "1000"])
+    assert compacted.returncode == 0 and "merged" in compacted.stdout, compacted.stderr
+    check_full(lake)
+    games = read_table(lake, "games")
+    assert len(games) == 50
+    assert len(read_table(lake, "plies")) == sum(g["n_plies"] for g in games)
+    files = {
+        t: sorted(str(p.relative_to(lake / t)) for p in (lake / t).rglob("*.parquet"))
+        for t in ("games", "plies")
+    }
+    assert files["games"] == files["plies"]
+    assert len({f.rsplit("/", 1)[0] for f in files["games"]}) == len(files["games"]), "one file a partition"
+
+
+def check_full(lake: Path) -> None:
+    run = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    assert run.returncode == 0, run.stdout + run.stderr
