@@ -3,12 +3,15 @@ key computed here from `game_id` by the documented rule; and `plies_of` on slice
 
 from __future__ import annotations
 
+import io
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 import support
 from game_keys import expected_key
@@ -108,3 +111,30 @@ def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
 def check_full(lake: Path) -> None:
     run = support.run_module("warehouse.check", ["--lake", lake, "--full"])
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_check_reports_plies_missing_or_disagreeing(sample_lake: Path, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake, lake)
+    blitz, bullet = (next((lake / "plies" / f"type={t}").rglob("*.parquet")) for t in ("blitz", "bullet"))
+    swapped = blitz.read_bytes()
+    blitz.write_bytes(bullet.read_bytes())  # the bullet games' plies, where the blitz games' belong
+    run = support.run_module("warehouse.check", ["--lake", lake])
+    assert run.returncode == 1
+    assert f"{blitz.relative_to(lake)}: " in run.stdout and "plies, the games of" in run.stdout
+
+    # Same games, a field changed: only --full reads it.
+    table = pq.read_table(io.BytesIO(swapped))
+    changed = table.set_column(
+        table.schema.get_field_index("clk"), "clk", pa.nulls(len(table), table["clk"].type)
+    )
+    pq.write_table(changed, blitz)
+    assert support.run_module("warehouse.check", ["--lake", lake]).returncode == 0
+    full = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    assert full.returncode == 1 and "its plies differ from the moves of the games of" in full.stdout
+
+    blitz.unlink()
+    missing = support.run_module("warehouse.check", ["--lake", lake])
+    assert missing.returncode == 1
+    assert f"its plies file {blitz.relative_to(lake)} is missing" in missing.stdout
+    assert f"{blitz.relative_to(lake)}: listed by a committed record but missing" in missing.stdout
