@@ -16,7 +16,7 @@ use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, Decimal128Array, DictionaryArray, Int16Array, Int8Array,
     ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
 };
-use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, NullBuffer, OffsetBuffer};
+use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 
 const CLK_PRECISION: u8 = 9;
@@ -24,8 +24,6 @@ const CLK_SCALE: i8 = 1;
 /// Typical number of tags not held by a column (lichess games have 4: Date, UTCDate, UTCTime,
 /// Variant…), for sizing builders.
 const HEADERS: usize = 4;
-/// Typical bytes of a SAN (`Nxe5+`), for sizing builders.
-const SAN_BYTES: usize = 4;
 
 fn nullable_utf8(name: &str) -> Field {
     Field::new(name, DataType::Utf8, true)
@@ -222,23 +220,35 @@ impl SparseText {
         }
     }
 
+    /// The array of `len` rows, nulls where no text was pushed; the column starts empty again.
     fn finish(&mut self, len: usize) -> StringArray {
-        let mut texts = StringBuilder::with_capacity(len, self.bytes.len());
-        let mut start = 0;
-        let mut present = self.rows.iter().zip(&self.ends).peekable();
-        for row in 0..len as u32 {
-            match present.next_if(|(&r, _)| r == row) {
-                Some((_, &end)) => {
-                    texts.append_value(&self.bytes[start as usize..end as usize]);
-                    start = end;
-                }
-                None => texts.append_null(),
-            }
+        if self.rows.is_empty() {
+            return StringArray::new_null(len); // most batches' SAN: no builder walk at all
         }
+        let mut offsets = Vec::with_capacity(len + 1);
+        offsets.push(0i32);
+        let mut valid = BooleanBufferBuilder::new(len);
+        valid.append_n(len, false);
+        let (mut end, mut next) = (0, 0);
+        for row in 0..len {
+            if self.rows.get(next) == Some(&(row as u32)) {
+                end = self.ends[next];
+                valid.set_bit(row, true);
+                next += 1;
+            }
+            offsets.push(end);
+        }
+        let bytes = Buffer::from(std::mem::take(&mut self.bytes).into_bytes());
         self.rows.clear();
         self.ends.clear();
-        self.bytes.clear();
-        texts.finish()
+        // SAFETY: offsets rise from 0 to the end of `bytes`, each on the boundary of a `&str` pushed.
+        unsafe {
+            StringArray::new_unchecked(
+                OffsetBuffer::new_unchecked(offsets.into()),
+                bytes,
+                Some(NullBuffer::new(valid.finish())),
+            )
+        }
     }
 }
 
@@ -251,7 +261,8 @@ struct MoveColumns {
     p: Vec<i8>,
     f: Vec<i8>,
     t: Vec<i8>,
-    san: StringBuilder,
+    /// Null where the SAN is the position's (most moves).
+    san: SparseText,
     x: Sparse<i8>,
     c: Sparse<i16>,
     castle: Sparse<i8>,
@@ -278,7 +289,7 @@ impl MoveColumns {
             p: Vec::with_capacity(plies),
             f: Vec::with_capacity(plies),
             t: Vec::with_capacity(plies),
-            san: StringBuilder::with_capacity(plies, plies * SAN_BYTES),
+            san: SparseText::new(),
             x: Sparse::new(),
             c: Sparse::new(),
             castle: Sparse::new(),
@@ -298,7 +309,7 @@ impl MoveColumns {
             self.p.push(piece_key(m.piece).expect("a move has a piece"));
             self.f.push(m.from as i8);
             self.t.push(m.to as i8);
-            self.san.append_value(g.str(&m.san));
+            self.san.push(row, m.san.as_ref().map(|r| g.str(r)));
             self.x.push(row, piece_key(m.capture));
             self.c.push(row, (m.checks > 0).then_some(m.checks as i16));
             self.castle.push(row, piece_key(m.castle));
@@ -358,7 +369,7 @@ impl MoveColumns {
             Arc::new(self.c.finish::<Int16Type>(len)),
             dictionary(self.castle.finish(len), &self.pieces),
             dictionary(self.promote.finish(len), &self.pieces),
-            Arc::new(self.san.finish()),
+            Arc::new(self.san.finish(len)),
             Arc::new(nag),
             Arc::new(nags),
             Arc::new(self.eval_cp.finish::<Int32Type>(len)),

@@ -9,7 +9,7 @@ use std::ops::{ControlFlow, Range};
 
 use pgn_reader::{Nag, Outcome, RawComment, RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
-use shakmaty::san::{San, SanError};
+use shakmaty::san::{San, SanError, Suffix};
 use shakmaty::{
     CastlingMode, CastlingSide, Chess, Color, FromSetup, Move, Position, PositionError, Role, Setup,
 };
@@ -29,7 +29,10 @@ pub struct MoveRec {
     pub checks: u16,
     pub castle: u8,
     pub promote: u8,
-    pub san: Range<usize>,
+    /// The move's SAN as the source wrote it (normalized by the parse: `0-0` is `O-O`), in the text
+    /// arena; `None` when it is the SAN the position gives (disambiguation and `+`/`#` suffix
+    /// included), which the lake leaves null (`crate::san` fills it back).
+    pub san: Option<Range<usize>>,
     pub nags: Range<usize>,
     /// The raw comments after the move, joined as python-chess joins them.
     pub raw_comment: Option<Range<usize>>,
@@ -482,19 +485,9 @@ impl Replayer {
             return Ok(Chess::default());
         };
         let fen_text = s.str(&fen_range).trim();
-        let fen = Fen::from_ascii(fen_text.as_bytes()).map_err(|e| bad_fen(fen_text, &e))?;
-        let setup: Setup = fen.into_setup();
-        let mode = if chess960_tag {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::detect(&setup)
-        };
-        let pos = Chess::from_setup(setup, mode)
-            .or_else(PositionError::ignore_invalid_castling_rights)
-            .or_else(PositionError::ignore_invalid_ep_square)
-            .or_else(PositionError::ignore_too_much_material)
-            .or_else(PositionError::ignore_impossible_check)
-            .map_err(|e| bad_fen(fen_text, &e))?;
+        let (pos, mode) = fen_position(fen_text, chess960_tag).map_err(|e| {
+            RejectReason::new(RejectKind::BadFen, format!("invalid FEN '{fen_text}': {e}"))
+        })?;
         s.chess960 = mode == CastlingMode::Chess960;
         s.start_fen = Some(fen_range);
         Ok(pos)
@@ -502,9 +495,6 @@ impl Replayer {
 
     fn play(&mut self, san_plus: SanPlus) -> Verdict {
         let s = &mut self.scratch;
-        let san_start = s.text.len();
-        san_plus.append_to_string(&mut s.text);
-        let san = san_start..s.text.len();
         let nags_at = s.nags.len();
         let cursor = top(&mut s.stack);
         let line = cursor.line;
@@ -514,20 +504,48 @@ impl Replayer {
                 format!("null move '--' at ply {}", ply_label(line, &s.lines)),
             ));
         }
-        let strict = san_plus.san.to_move(&cursor.pos);
-        let m = strict
-            .or_else(|e| lenient_move(&cursor.pos, san_plus.san).ok_or(e))
-            .map_err(|e| {
-                let (kind, what) = match e {
-                    SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
-                    SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
-                };
-                let at = ply_label(line, &s.lines);
-                RejectReason::new(
-                    kind,
-                    format!("{what} '{}' at ply {at}", &s.text[san.clone()]),
-                )
-            })?;
+        let (m, strict) = match san_plus.san.to_move(&cursor.pos) {
+            Ok(m) => (m, true),
+            Err(e) => match lenient_move(&cursor.pos, san_plus.san) {
+                Some(m) => (m, false),
+                None => {
+                    let (kind, what) = match e {
+                        SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
+                        SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
+                    };
+                    let at = ply_label(line, &s.lines);
+                    return Err(RejectReason::new(
+                        kind,
+                        format!("{what} '{san_plus}' at ply {at}"),
+                    ));
+                }
+            },
+        };
+        // Whether the source's SAN (its suffix aside) is the one the position gives, so that the
+        // lake need not store it. Read strictly, the common shapes are canonical by construction,
+        // which spares a move generation and a comparison on most moves: a piece move without
+        // disambiguation had a single candidate; a pawn move names its file exactly when it
+        // captures (the capture mark and file were checked against the move); castling is `O-O`.
+        let canonical_san = match san_plus.san {
+            San::Normal {
+                role: Role::Pawn,
+                file,
+                rank: None,
+                capture,
+                ..
+            } if strict => file.is_some() == capture,
+            San::Normal {
+                file: None,
+                rank: None,
+                ..
+            }
+            | San::Castle(_)
+                if strict =>
+            {
+                true
+            }
+            _ => San::from_move(&cursor.pos, m) == san_plus.san,
+        };
         let mover = cursor.pos.turn();
         let MoveLetters {
             piece,
@@ -541,13 +559,23 @@ impl Replayer {
             cursor.before_last = Some((cursor.pos.clone(), cursor.checks));
         }
         cursor.pos.play_unchecked(m);
-        let checks = if cursor.pos.is_check() && !cursor.pos.is_checkmate() {
+        let suffix = match cursor.pos.is_check() {
+            false => None,
+            true if cursor.pos.is_checkmate() => Some(Suffix::Checkmate),
+            true => Some(Suffix::Check),
+        };
+        let checks = if suffix == Some(Suffix::Check) {
             let n = &mut cursor.checks[mover as usize];
             *n += 1;
             *n
         } else {
             0
         };
+        let san = (!canonical_san || san_plus.suffix != suffix).then(|| {
+            let start = s.text.len();
+            san_plus.append_to_string(&mut s.text);
+            start..s.text.len()
+        });
         s.lines[line].moves.push(MoveRec {
             piece,
             from,
@@ -567,8 +595,25 @@ impl Replayer {
     }
 }
 
-fn bad_fen(fen: &str, error: &dyn std::fmt::Display) -> RejectReason {
-    RejectReason::new(RejectKind::BadFen, format!("invalid FEN '{fen}': {error}"))
+/// The position of a FEN as a game starts from it, and its castling rules: Chess960's when
+/// `chess960`, else those the FEN implies. Castling rights, an en passant square, material or checks
+/// that could not have come about are forgiven (python-chess reads such FENs too); `Err` is why the
+/// FEN cannot be read.
+pub(crate) fn fen_position(fen: &str, chess960: bool) -> Result<(Chess, CastlingMode), String> {
+    let fen = Fen::from_ascii(fen.as_bytes()).map_err(|e| e.to_string())?;
+    let setup: Setup = fen.into_setup();
+    let mode = if chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::detect(&setup)
+    };
+    let pos = Chess::from_setup(setup, mode)
+        .or_else(PositionError::ignore_invalid_castling_rights)
+        .or_else(PositionError::ignore_invalid_ep_square)
+        .or_else(PositionError::ignore_too_much_material)
+        .or_else(PositionError::ignore_impossible_check)
+        .map_err(|e| e.to_string())?;
+    Ok((pos, mode))
 }
 
 /// Reads SAN as python-chess does when strict SAN fails: the capture mark is ignored (`Raf8` for
@@ -625,17 +670,17 @@ fn ply_label(line: usize, lines: &[Line]) -> String {
 
 /// A legal move's BGN fields, in `MoveRec`'s order: letters are ASCII (uppercase for White), `0`
 /// meaning none; squares are indices (a1 = 0 … h8 = 63).
-struct MoveLetters {
-    piece: u8,
-    from: u8,
-    to: u8,
-    capture: u8,
-    castle: u8,
-    promote: u8,
+pub(crate) struct MoveLetters {
+    pub piece: u8,
+    pub from: u8,
+    pub to: u8,
+    pub capture: u8,
+    pub castle: u8,
+    pub promote: u8,
 }
 
 /// The BGN fields of legal move `m` played by `mover`.
-fn describe(m: Move, mover: Color) -> MoveLetters {
+pub(crate) fn describe(m: Move, mover: Color) -> MoveLetters {
     let letter = |role: Role, color: Color| {
         let c = role.char() as u8;
         if color == Color::White {
@@ -697,5 +742,68 @@ fn describe(m: Move, mover: Color) -> MoveLetters {
             to: to as u8,
             ..none
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::GameParser;
+
+    use super::*;
+
+    /// The stored `san` of each move of each line of `pgn`'s game.
+    fn stored(pgn: &str) -> Vec<Vec<Option<String>>> {
+        let mut replayer = Replayer::default();
+        GameParser::default()
+            .parse(&mut replayer, pgn.as_bytes())
+            .expect("a valid game");
+        let g = &replayer.scratch;
+        let text = |m: &MoveRec| m.san.as_ref().map(|r| g.str(r).to_owned());
+        g.lines()
+            .iter()
+            .map(|line| line.moves.iter().map(text).collect())
+            .collect()
+    }
+
+    #[test]
+    fn san_is_stored_only_where_the_source_differs() {
+        let pgn = "1. e2e4 e5 2. Ngf3 d6 3. Bb5 c6 4. Bc4 Be7 5. Bf7 Kxf7 6. Ng5+ Bxg5 \
+                   7. Qh5 (7. Qf3 Ke8) 7... g6 8. Qxg5+ Qxg5 9. 0-0 Qxd2 *";
+        let some = |s: &str| Some(s.to_owned());
+        let mainline = vec![
+            some("e2e4"),  // e4: a from-square in full
+            None,          // e5
+            some("Ngf3"),  // Nf3: a disambiguation not needed
+            None,          // d6
+            some("Bb5"),   // Bb5+: the check not marked
+            None,          // c6
+            None,          // Bc4
+            None,          // Be7
+            some("Bf7"),   // Bxf7+: no capture mark, no check
+            None,          // Kxf7
+            None,          // Ng5+
+            None,          // Bxg5
+            some("Qh5"),   // Qh5+
+            None,          // g6
+            some("Qxg5+"), // Qxg5: a check that is none
+            None,          // Qxg5
+            None,          // O-O: `0-0` reads as `O-O`
+            None,          // Qxd2
+        ];
+        let variation = vec![some("Qf3"), None]; // Qf3+ Ke8
+        assert_eq!(stored(pgn), vec![mainline, variation]);
+    }
+
+    #[test]
+    fn mate_and_promotion_suffixes_are_compared_too() {
+        let mate = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0";
+        assert_eq!(stored(mate), vec![vec![None; 7]]);
+        let mate_as_check = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7+ 1-0";
+        assert_eq!(stored(mate_as_check)[0][6].as_deref(), Some("Qxf7+"));
+        let promotion = "[FEN \"4k3/P6P/8/8/8/8/1p4p1/R3K3 w Q - 0 1\"]\n\n\
+                         1. a8=Q+ Kd7 2. h8=N bxa1=R 3. Kd2 g1=Q 4. Qb7+ Ke8 *";
+        let mut expected = vec![None; 8];
+        expected[3] = Some("bxa1=R".to_owned()); // bxa1=R+
+        assert_eq!(stored(promotion), vec![expected]);
     }
 }
