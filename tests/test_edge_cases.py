@@ -19,11 +19,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.dataset as ds
 import pytest
 import zstandard
 from support import DATA, SAMPLE, SAMPLE_GAMES, Row, read_games, read_records, read_rejects, run_module
 from support import sample_pgn as decompressed_sample
 from support import without_source as game_without_source
+
+from warehouse import _core
 
 EDGE = DATA / "edge"
 MOVE_FACTS = ("p", "f", "t", "x", "c", "castle", "promote")
@@ -46,9 +50,28 @@ def load(paths: list[str | Path], tmp_path: Path, stdin: bytes | None = None) ->
 
 
 def read_lake(lake: Path) -> Lake:
-    """Games and rejects of `lake` in source order, and its load records."""
+    """Games and rejects of `lake` in source order, and its load records. Each move also holds `filled`: its
+    SAN as the exports give it (`_core.fill_san`: the stored `san`, else the SAN the position gives)."""
     games, rejects = (sorted(rows, key=in_source_order) for rows in (read_games(lake), read_rejects(lake)))
+    filled = {in_source_order(g): g for g in filled_games(lake)}
+    for game in games:
+        twin = filled[in_source_order(game)]
+        pairs = [(game["moves"], twin["moves"])]
+        for line, twin_line in zip(game["variations"], twin["variations"], strict=True):
+            pairs.append((line["moves"], twin_line["moves"]))
+        for moves, twin_moves in pairs:
+            for move, twin_move in zip(moves, twin_moves, strict=True):
+                move["filled"] = twin_move["san"]
     return Lake(lake, games, rejects, read_records(lake))
+
+
+def filled_games(lake: Path) -> list[Row]:
+    """Where each game of `lake` comes from, and its moves and variations with every `san` filled in."""
+    if not (lake / "games").is_dir():
+        return []
+    columns = ["game_id", "source_file", "source_offset", "start_fen", "variant", "moves", "variations"]
+    table = ds.dataset(lake / "games", format="parquet", partitioning="hive").to_table(columns=columns)
+    return [row for batch in table.to_batches() for row in pa.record_batch(_core.fill_san(batch)).to_pylist()]
 
 
 def in_source_order(row: Row) -> tuple[str, int]:
@@ -79,12 +102,28 @@ def facts(move: Row) -> dict[str, str | int | None]:
 
 
 def sans(moves: list[Row]) -> list[str]:
-    return [m["san"] for m in moves]
+    """The moves' SAN as the exports give it: the stored `san`, else the position's (`filled`)."""
+    return [m["filled"] for m in moves]
+
+
+def stored(moves: list[Row]) -> dict[int, str]:
+    """The `san` the lake stores, by ply: only where the source's differs from the position's SAN."""
+    return {i: m["san"] for i, m in enumerate(moves) if m["san"] is not None}
+
+
+def san(move: Row) -> tuple[str | None, str]:
+    """(stored `san`, the SAN the exports give) of a move."""
+    return move["san"], move["filled"]
 
 
 def lines(game: Row) -> list[tuple[int, int, int, list[str]]]:
     """The variation tree as (id, parent, ply, sans), by id."""
     return sorted((v["id"], v["parent"], v["ply"], sans(v["moves"])) for v in game["variations"])
+
+
+def stored_in_lines(game: Row) -> dict[int, dict[int, str]]:
+    """The `san` stored in the variations, by line id (lines storing none left out)."""
+    return {v["id"]: stored(v["moves"]) for v in game["variations"] if stored(v["moves"])}
 
 
 def line(game: Row, line_id: int) -> Row:
@@ -143,12 +182,12 @@ def test_promotions(tmp_path: Path) -> None:
     assert (both["year"], both["month"]) == (2024, 2)
     moves = both["moves"]
     assert facts(moves[8]) == mv("P", "b7", "a8", x="r", promote="Q")
-    assert moves[8]["san"] == "bxa8=Q"
+    assert san(moves[8]) == (None, "bxa8=Q")
     assert facts(moves[11]) == mv("p", "e3", "f2", x="P", c=1)
-    assert moves[11]["san"] == "exf2+"
+    assert san(moves[11]) == (None, "exf2+")
     # Black's second check: a capture that underpromotes to a knight.
     assert facts(moves[13]) == mv("p", "f2", "g1", x="N", c=2, promote="n")
-    assert moves[13]["san"] == "fxg1=N+"
+    assert san(moves[13]) == (None, "fxg1=N+")
     # The promoted piece is a knight from then on.
     assert facts(moves[14]) == mv("R", "h1", "g1", x="n")
     assert facts(moves[16]) == mv("Q", "a8", "b8", x="n")
@@ -159,6 +198,7 @@ def test_promotions(tmp_path: Path) -> None:
     assert dict(knight["headers"])["SetUp"] == "1"
     assert knight["result"] == "D"
     assert sans(knight["moves"]) == ["dxe8=N+", "Kf7", "Nd6+", "Ke6"]
+    assert stored(knight["moves"]) == {}
     assert facts(knight["moves"][0]) == mv("P", "d7", "e8", x="r", c=1, promote="N")
     assert facts(knight["moves"][1]) == mv("k", "g7", "f7")
     assert facts(knight["moves"][2]) == mv("N", "e8", "d6", c=2)
@@ -167,7 +207,7 @@ def test_promotions(tmp_path: Path) -> None:
     assert rook["n_plies"] == 1
     assert rook["mate"] is True
     assert rook["result"] == "B"
-    assert rook["moves"][0]["san"] == "a1=R#"
+    assert san(rook["moves"][0]) == (None, "a1=R#")
     assert facts(rook["moves"][0]) == mv("p", "a2", "a1", promote="r")
 
 
@@ -177,11 +217,11 @@ def test_en_passant(tmp_path: Path) -> None:
     assert game["n_plies"] == 14
     assert game["type"] == "blitz"
     assert facts(moves[4]) == mv("P", "e5", "d6", x="p")
-    assert moves[4]["san"] == "exd6"
+    assert san(moves[4]) == (None, "exd6")
     # The white pawn stands on d6 after capturing en passant.
     assert facts(moves[5]) == mv("p", "c7", "d6", x="P")
     assert facts(moves[11]) == mv("p", "b4", "c3", x="P")
-    assert moves[11]["san"] == "bxc3"
+    assert san(moves[11]) == (None, "bxc3")
     assert facts(moves[12]) == mv("N", "b1", "c3", x="p")
 
 
@@ -195,6 +235,7 @@ def test_chess960_castling(tmp_path: Path) -> None:
 
     moves = king_b1["moves"]
     assert sans(moves) == ["O-O-O", "O-O", "Rd2", "Rfe8", "Rhd1", "a6"]
+    assert stored(moves) == {}
     assert facts(moves[0]) == mv("K", "b1", "c1", castle="Q")
     assert facts(moves[1]) == mv("k", "b8", "g8", castle="k")
     # The rooks landed on d1 and f8.
@@ -231,7 +272,7 @@ def test_fen_starts(tmp_path: Path) -> None:
     assert facts(moves[1]) == mv("N", "g1", "f3")
     assert facts(moves[4]) == mv("p", "c5", "d4", x="P")
     assert facts(moves[5]) == mv("N", "f3", "d4", x="p")
-    assert moves[8]["san"] == "a6"
+    assert san(moves[8]) == (None, "a6")
 
     # The FEN's en passant square makes Black's first move legal.
     assert en_passant["start_fen"] == "rnbqkbnr/ppp1pppp/8/8/3pP3/N4N2/PPPP1PPP/R1BQKB1R b KQkq e3 0 3"
@@ -265,7 +306,7 @@ def test_evals_and_clocks(tmp_path: Path) -> None:
     assert game["mate"] is True
     assert game["result"] == "W"
     assert facts(moves[6]) == mv("Q", "h5", "f7", x="p")
-    assert moves[6]["san"] == "Qxf7#"
+    assert san(moves[6]) == (None, "Qxf7#")
     assert game["datetime"] == datetime(2024, 3, 10, 18, 30, 5, tzinfo=UTC)
     assert (game["type"], game["tc_base"], game["tc_inc"]) == ("classical", 3900, 0)
     headers = dict(game["headers"])
@@ -293,8 +334,8 @@ def test_nags_and_comments(tmp_path: Path) -> None:
         None,
         None,
     ]
-    assert moves[6]["san"] == "Ba4"
-    assert moves[8]["san"] == "O-O"
+    assert san(moves[6]) == (None, "Ba4")
+    assert san(moves[8]) == (None, "O-O")
     assert facts(moves[8]) == mv("K", "e1", "g1", castle="K")
     # [%clk] is taken out of the comment, [%csl] stays.
     assert moves[8]["comment"] == "Castles [%csl Ga4]"
@@ -354,10 +395,10 @@ def test_results_checks_and_mates(tmp_path: Path) -> None:
     assert facts(moves[16]) == mv("Q", "d3", "d8", c=1)
     assert facts(moves[17]) == mv("k", "e8", "d8", x="Q")
     assert facts(moves[18]) == mv("B", "d2", "g5", c=2)
-    assert moves[18]["san"] == "Bg5+"
+    assert san(moves[18]) == (None, "Bg5+")
     assert facts(moves[19]) == mv("k", "d8", "c7")
     assert facts(moves[20]) == mv("B", "g5", "d8")
-    assert moves[20]["san"] == "Bd8#"
+    assert san(moves[20]) == (None, "Bd8#")
     assert [p["name"] for p in vienna["players"]] == ["Reti, Richard", "Tartakower, Savielly"]
 
     # No Result tag: the movetext's termination marker decides.
@@ -369,8 +410,10 @@ def test_variations(tmp_path: Path) -> None:
     nested, edges = load([EDGE / "variations.pgn"], tmp_path).games
 
     assert sans(nested["moves"]) == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+    assert stored(nested["moves"]) == {}
     assert nested["comment"] == "Annotated by hand."
     assert all(v["comment"] is None for v in nested["variations"] if v["id"] != 4)
+    assert stored_in_lines(nested) == {}
     assert lines(nested) == [
         (1, 0, 2, ["f4", "exf4", "Nf3"]),
         (2, 1, 1, ["d5", "exd5"]),
@@ -391,6 +434,8 @@ def test_variations(tmp_path: Path) -> None:
     assert facts(line(nested, 5)["moves"][1]) == mv("N", "f3", "g5")
 
     assert sans(edges["moves"]) == ["d4", "d5", "c4", "e6"]
+    assert stored(edges["moves"]) == {}
+    assert stored_in_lines(edges) == {}
     assert lines(edges) == [
         (1, 0, 0, ["e4", "e5"]),
         (2, 0, 0, ["c4"]),
@@ -419,6 +464,7 @@ def test_crlf_matches_its_lf_twin(tmp_path: Path) -> None:
     assert facts(first["moves"][9]) == mv("b", "b4", "c3", x="N", c=1)
     assert first["moves"][11]["comment"] == "A solid line"
     assert [m["clk"] for m in first["moves"][:3]] == [Decimal(180), Decimal(180), None]
+    assert stored_in_lines(second) == {}
     assert lines(second) == [(1, 0, 2, ["e4", "Nc6"])]
     assert (second["mate"], second["result"]) == (True, "B")
 
@@ -462,6 +508,7 @@ def test_bad_games_are_rejected_and_good_ones_kept(tmp_path: Path) -> None:
     assert [g["event"] for g in lake.games] == ["Good 1", "Good 2", "Good 3", "Good 4"]
     assert [g["source_offset"] for g in lake.games] == [offsets[i] for i in (0, 2, 5, 7)]
     assert sans(lake.games[1]["moves"]) == ["d4", "d5", "c4", "dxc4"]
+    assert stored(lake.games[1]["moves"]) == {}
     assert facts(lake.games[1]["moves"][3]) == mv("p", "d5", "c4", x="P")
     assert lake.games[3]["game_id"] == "abcdEFGH"
 
@@ -490,6 +537,8 @@ def test_sloppy_move_tokens(tmp_path: Path) -> None:
     long_algebraic, promotion, en_passant, noise, uci_castling = lake.games
 
     assert sans(long_algebraic["moves"]) == ["e2e4", "e7e5", "Bf1c4", "Nb8c6", "Qd1h5", "Ng8f6", "Qh5xf7+"]
+    # None of them is the SAN the position gives: all stored, as read (`-` dropped, `++` read as `+`).
+    assert stored(long_algebraic["moves"]) == dict(enumerate(sans(long_algebraic["moves"])))
     assert facts(long_algebraic["moves"][6]) == mv("Q", "h5", "f7", x="p")
     assert long_algebraic["mate"] is True
 
@@ -502,15 +551,22 @@ def test_sloppy_move_tokens(tmp_path: Path) -> None:
         mv("p", "b2", "b1", promote="n"),
     ]
 
+    # Read as `a8=Q+` and `b1=N`: the SAN the position gives, so not stored.
+    assert sans(promotion["moves"]) == ["a8=Q+", "Kb1", "Kg2", "Kc2", "Kf3", "b1=N"]
+    assert stored(promotion["moves"]) == {}
+
     # The en passant capture is the last move: before, it was dropped and the game stored a ply short.
     assert en_passant["n_plies"] == 5
     assert facts(en_passant["moves"][4]) == mv("P", "e5", "d6", x="p")
+    assert san(en_passant["moves"][4]) == (None, "exd6")
 
     # `,`, `+-` and `e.p.` name no square: noise, skipped.
     assert sans(noise["moves"]) == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+    assert stored(noise["moves"]) == {}
 
     # UCI castling (`e1g1`) names the king's squares, as python-chess reads it.
     assert facts(uci_castling["moves"][6]) == mv("K", "e1", "g1", castle="K")
+    assert stored(uci_castling["moves"]) == {6: "e1g1"}
 
     # `Sf6` (German for Nf6) is no move python-chess can read at its start: the game is rejected.
     (german,) = lake.rejects
@@ -527,10 +583,12 @@ def test_tag_values_as_meant(tmp_path: Path) -> None:
     assert quotes["round"] == "Tournament \\"
     assert [p["name"] for p in quotes["players"]] == ['Smith, John "The King"', "Back\\slash"]
     assert sans(quotes["moves"]) == ["d4", "Nf6", "c4", "g6"]
+    assert stored(quotes["moves"]) == {}
 
     assert unclosed["event"] == "Unclosed quote"
     assert dict(unclosed["headers"])["Annotator"] == "Krush, I"
     assert sans(unclosed["moves"]) == ["e4", "e5"]
+    assert stored(unclosed["moves"]) == {}
 
 
 def test_escape_line_after_the_tags(tmp_path: Path) -> None:
@@ -539,6 +597,7 @@ def test_escape_line_after_the_tags(tmp_path: Path) -> None:
     (game,) = load([EDGE / "boundaries.pgn"], tmp_path).games
     assert game["event"] == "Escape line after the tags"
     assert sans(game["moves"]) == ["d4", "d5"]
+    assert stored(game["moves"]) == {}
 
 
 def test_headers_keep_what_columns_cannot(tmp_path: Path) -> None:
@@ -653,7 +712,7 @@ def test_sample_games(sample_plain: Lake, sample_pgn: bytes) -> None:
     assert (first["has_clock"], first["has_eval"]) == (True, False)
     assert first["moves"][0]["clk"] == Decimal(300)
     assert facts(first["moves"][8]) == mv("K", "e1", "g1", castle="K")
-    assert first["moves"][41]["san"] == "Qg2#"
+    assert san(first["moves"][41]) == (None, "Qg2#")
     assert first["moves"][41]["c"] is None
     headers = dict(first["headers"])
     assert (headers["Date"], headers["UTCDate"], headers["UTCTime"]) == (

@@ -37,6 +37,17 @@ def game_keys(ids: ArrowArrayExportable) -> ArrowArray:
         hex digits.
     :raises TypeError: when `ids` is not an Arrow array of strings."""
 
+def fill_san(games: ArrowArrayExportable) -> ArrowBatch:
+    """`games` (a record batch of lake games holding `moves`, `start_fen`, `variant`, and `variations` and
+    `game_id` when it has them) with every null `san`, in `moves` and in `variations[].moves`, set to the SAN
+    the position gives (`+`/`#` included), replaying each game from its squares; `variant` `Chess960` means
+    Chess960 castling. Same schema; the other columns are passed on without a copy
+    (`pyarrow.record_batch(fill_san(batch))`).
+
+    :raises ValueError: for a move no legal move matches (a damaged lake: the message names the game and the
+        ply), an unreadable `start_fen`, or a batch without the columns needed.
+    :raises TypeError: when `games` is not a record batch."""
+
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]
 # `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.

@@ -37,8 +37,8 @@ COLUMN_TAGS = frozenset(_core.COLUMN_TAGS)
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 LINE_WIDTH = 79
 COLUMNS = [
-    "event", "site", "round", "result", "players", "termination", "time_control", "opening", "variant",
-    "start_fen", "comment", "headers", "moves", "variations", "source_file", "source_offset",
+    "game_id", "event", "site", "round", "result", "players", "termination", "time_control", "opening",
+    "variant", "start_fen", "comment", "headers", "moves", "variations", "source_file", "source_offset",
 ]  # fmt: skip
 
 
@@ -57,7 +57,8 @@ def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int
 
 def texts(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[str, int, str]]:
     con = connect()
-    for group in grouped(batches):
+    # The lake leaves out the SAN the position gives: filled back before pgn.sql writes the moves.
+    for group in grouped(export_sql.with_san(batches)):
         moves = export_sql.run(con, group.table.select(["moves", "variations"]), "pgn_moves")
         others = group.table.drop_columns(["moves", "variations"]).to_pylist()
         for game, parts in zip(others, moves.to_pylist(), strict=True):

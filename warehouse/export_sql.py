@@ -6,16 +6,22 @@ definition of how an eval and a clock are written, shared by the JSON and PGN ex
 hold each export's table macros over a batch.
 
 Both exports then nest a game's variations in Python: `branches` and `unfold` are that walk, shared.
+
+The lake stores a move's `san` only where the source wrote something else than the SAN the position gives;
+`with_san` fills the others back (the Rust core replays the batch) before an export's SQL reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
+
+from warehouse import _core
+from warehouse.lake.layout import Partition
 
 Line = dict[str, Any]
 Nested = TypeVar("Nested")
@@ -32,6 +38,20 @@ def connect(export: str) -> duckdb.DuckDBPyConnection:
     for name in ("text", export):
         con.execute((EXPORTS_DIR / f"{name}.sql").read_text(encoding="utf-8"))
     return con
+
+
+Batches = Iterator[tuple[Partition, pa.RecordBatch]]
+
+
+def with_san(batches: Batches) -> Batches:
+    """`batches` of games with every null `san` (mainline and variations) set to the SAN the position gives
+    (`_core.fill_san`); the batches hold `moves`, `variations`, `start_fen`, `variant` and, for its errors,
+    `game_id`.
+
+    :raises ValueError: when a move is not legal where it stands (a damaged lake), naming the game and ply.
+    """
+    for partition, batch in batches:
+        yield partition, pa.record_batch(_core.fill_san(batch))
 
 
 def run(con: duckdb.DuckDBPyConnection, games: pa.Table, macro: str) -> pa.Table:

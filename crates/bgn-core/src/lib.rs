@@ -5,7 +5,8 @@
 //! quotes in tag values, sloppy move tokens) or rejects it, [`parse`] runs one game through it and pgn-reader,
 //! [`replay`] replays it with shakmaty, [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
-//! if asked. No Python here: the PyO3 glue lives in the `bgn-py` crate.
+//! if asked. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
+//! lake leaves out. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
 pub mod columns;
@@ -17,4 +18,5 @@ pub mod reader;
 pub mod reject;
 pub mod repair;
 pub mod replay;
+pub mod san;
 pub mod tags;

@@ -17,6 +17,7 @@ use bgn_core::derive;
 use bgn_core::input::Input;
 use bgn_core::reader::{BatchReader, BatchStream, Options};
 use bgn_core::reject::RejectKind;
+use bgn_core::san;
 use bgn_core::tags::Known;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -296,12 +297,42 @@ fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {
     counter.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// `games` (a record batch of lake games holding at least `moves`, `start_fen` and `variant`, and
+/// `variations` and `game_id` when it has them) with every null `san`, in `moves` and in
+/// `variations[].moves`, set to the SAN the position gives (`+`/`#` included). Other columns are passed
+/// on without a copy. Raises ValueError for a move that is not legal where it stands (naming the game
+/// and the ply) or a batch without the columns needed.
+#[pyfunction]
+fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
+    let data = import(games)?;
+    if !matches!(data.data_type(), DataType::Struct(_)) {
+        let kind = data.data_type();
+        return Err(PyTypeError::new_err(format!(
+            "fill_san takes a record batch of games, got an array of {kind}"
+        )));
+    }
+    let games = StructArray::from(data);
+    if games.null_count() > 0 {
+        return Err(PyValueError::new_err(
+            "fill_san takes a record batch of games, got a struct array with nulls",
+        ));
+    }
+    let games = RecordBatch::from(games);
+    let filled = py
+        .detach(|| san::fill_san(&games))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(ArrowBatch {
+        batch: Some(filled),
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
     m.add_class::<ArrowBatch>()?;
     m.add_class::<ArrowArray>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
