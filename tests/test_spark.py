@@ -1,6 +1,7 @@
 """Spark reads the exports for real: PySpark in local mode reads the BGN JSON-lines export (bz2, several
 streams a file) with an explicit BGN schema and the Parquet lake itself (hive partitions), and the
-blunders-by-piece-and-bucket analytic in PySpark equals sql/blunders.sql (DuckDB) on the same games."""
+blunders-by-piece-and-bucket analytic in PySpark, over the nested moves and over the plies table, equals
+sql/blunders.sql (DuckDB) on the same games."""
 
 from __future__ import annotations
 
@@ -160,3 +161,16 @@ def test_partition_pruning_on_the_lake(spark: SparkSession, sample_lake: Path) -
     plan = blitz._jdf.queryExecution().executedPlan().toString()
     assert "PartitionFilters" in plan and "blitz" in plan
     assert blitz.count() == 219
+
+
+def test_blunders_from_the_plies_table(spark: SparkSession, sample_lake: Path) -> None:
+    """The flat `plies` table in Spark: the same answer as sql/blunders.sql, and every game's plies join
+    its row of `games` by `game_key`, as many as its `n_plies`."""
+    plies = spark.read.parquet(str(sample_lake / "plies"))
+    assert {"type", "year", "month", "game_key", "ply", "p", "nag", "clk"} <= set(plies.columns)
+    assert blunders(plies.withColumn("m", F.struct("p")), F.col("nag")) == duckdb_blunders(sample_lake)
+    games = spark.read.parquet(str(sample_lake / "games"))
+    counts = plies.groupBy("game_key").agg(F.count("*").alias("plies"), F.max("ply").alias("last"))
+    joined = games.join(counts, "game_key", "left")
+    assert joined.count() == games.count() == 438
+    assert joined.where("coalesce(plies, 0) != n_plies or coalesce(last, -1) != n_plies - 1").count() == 0
