@@ -34,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
     for line in problems:
         print(f"problem: {line}")
     verdict = f"{len(problems)} problems" if problems else "ok"
-    counts = f"{stats['files']} files, {stats['games']:,} games, {stats['loads']} loads"
+    counts = (
+        f"{stats['files']} games files, {stats['plies_files']} plies files, {stats['games']:,} games, "
+        f"{stats['loads']} loads"
+    )
     print(f"{lake.location}: {counts}: {verdict}")
     return EXIT_PROBLEMS if problems else 0
 
