@@ -1,5 +1,6 @@
-"""Fixtures of the whole test run: the repository, the bundled sample and a lake of it loaded once, and
-a moto S3 server per module that asks for one. Helpers that are not fixtures are in support.py."""
+"""Fixtures of the whole test run: the repository, the bundled sample and a lake of it loaded once, the
+corpora's loads (shared by test_oracle_corpora and test_export_pgn), and a moto S3 server per module that
+asks for one. Helpers that are not fixtures are in support.py."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from corpora import CorpusLoader, corpus_loader
 from s3_server import S3Server, moto_server
 from support import REPO, SAMPLE, loaded
 
@@ -28,6 +30,13 @@ def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample loaded by the real loader into a lake, once for the whole run. Read it only: a test
     that changes a lake copies this one or loads its own."""
     return loaded([SAMPLE], tmp_path_factory.mktemp("sample") / "lake")
+
+
+@pytest.fixture(scope="session")
+def corpus_loads(tmp_path_factory: pytest.TempPathFactory) -> CorpusLoader:
+    """`corpus_loads(inputs)`: the loader's run on those corpus files into a lake of its own, once per run
+    for the same inputs (see corpora.py). Read its lake only."""
+    return corpus_loader(lambda: tmp_path_factory.mktemp("corpus"))
 
 
 @pytest.fixture(scope="module")

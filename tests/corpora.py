@@ -1,15 +1,27 @@
 """The PGN files the lake is compared with python-chess on (test_oracle_corpora, test_export_pgn): every
 `*.pgn` / `*.pgn.zst` under tests/data/ and, when present, under ../shared/corpora/, by case id
-(`data/…`, `corpora/…`), and the files where the two read the PGN differently, each with its reason."""
+(`data/…`, `corpora/…`), and the files where the two read the PGN differently, each with its reason;
+then how those files are loaded (`BATCHES`, `CorpusLoad`), once per run for both test modules (the
+`corpus_loads` fixture of conftest.py)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from support import CORPORA, DATA
+import support
+from support import CORPORA, DATA, Row
 
 ROOTS = {"data": DATA, "corpora": CORPORA}
-FOLDER_LOAD_SECONDS = 600  # the bound of a load of one folder of the corpora, all its files at once
+FOLDER_LOAD_SECONDS = 600  # the bound of one load of the corpora (a batch of a folder's files)
+# The most files one load takes. A load costs a little per input already in the lake (each input reads
+# the lake's load records), so a folder of hundreds of one-game files (scalachess's fixtures: 560) is
+# loaded as several lakes of this many files each, not one: the same games, compared the same way.
+BATCH_INPUTS = 40
 
 # Files where the lake and python-chess read the PGN differently, each for a stated reason. Every other
 # file of the corpora must match ply for ply. Causes:
@@ -90,3 +102,90 @@ def pgn_files(root: Path) -> list[Path]:
 
 
 CASES = {f"{name}/{path.relative_to(root)}": path for name, root in ROOTS.items() for path in pgn_files(root)}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Files of one folder loaded together into one lake: the folder (as in a case id, `corpora/edge/…`),
+    which copy of a file repeated in the folder it holds (0: the first), and its rank among the batches
+    of that folder and copy."""
+
+    folder: str
+    copy: int
+    part: int
+
+
+def _batches() -> tuple[dict[Batch, list[Path]], dict[Path, Batch]]:
+    """The case files each load takes: a folder's cases, known divergences left out, at most
+    `BATCH_INPUTS` a load. A file with the same bytes as an earlier one of its folder goes to a later
+    batch: the loader skips an input already in the lake, and each file is compared on its own."""
+    by_copy: dict[tuple[str, int], list[Path]] = defaultdict(list)
+    copies: Counter[tuple[str, str]] = Counter()
+    for case_id, path in CASES.items():
+        if case_id not in KNOWN_DIVERGENCES:
+            folder = case_id.rpartition("/")[0]
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            by_copy[folder, copies[folder, digest]].append(path)
+            copies[folder, digest] += 1
+    batches = {
+        Batch(folder, copy, start // BATCH_INPUTS): paths[start : start + BATCH_INPUTS]
+        for (folder, copy), paths in by_copy.items()
+        for start in range(0, len(paths), BATCH_INPUTS)
+    }
+    return batches, {path: batch for batch, paths in batches.items() for path in paths}
+
+
+BATCHES, BATCH_OF = _batches()
+
+
+def folder_batches(folder: str) -> list[list[Path]]:
+    """The batches of one folder, in order."""
+    return [paths for batch, paths in BATCHES.items() if batch.folder == folder]
+
+
+@dataclass
+class CorpusLoad:
+    """What one loader run wrote into its own lake, and the games and rejects of each input file (its
+    path as given to the loader), read on first use."""
+
+    returncode: int
+    stderr: str
+    lake: Path
+    _by_file: dict[str, dict[str, list[Row]]] = field(default_factory=dict, repr=False)
+
+    @property
+    def games(self) -> dict[str, list[Row]]:
+        if "games" not in self._by_file:
+            self._by_file["games"] = by_file(support.read_games(self.lake))
+        return self._by_file["games"]
+
+    @property
+    def rejects(self) -> dict[str, list[Row]]:
+        if "rejects" not in self._by_file:
+            self._by_file["rejects"] = by_file(support.read_rejects(self.lake))
+        return self._by_file["rejects"]
+
+
+CorpusLoader = Callable[[tuple[Path, ...]], CorpusLoad]
+
+
+def corpus_loader(new_lake: Callable[[], Path]) -> CorpusLoader:
+    """`load(inputs)`: the loader's run on those files into a fresh lake (from `new_lake()`), run once for
+    the same inputs."""
+
+    @functools.cache
+    def load(inputs: tuple[Path, ...]) -> CorpusLoad:
+        lake = new_lake() / "lake"
+        # Each file is compared on its own: a game repeated in another file of the folder is that
+        # file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py has it).
+        process = support.load(list(inputs), lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
+        return CorpusLoad(process.returncode, process.stderr, lake)
+
+    return load
+
+
+def by_file(records: list[Row]) -> dict[str, list[Row]]:
+    grouped: dict[str, list[Row]] = defaultdict(list)
+    for record in records:
+        grouped[record["source_file"]].append(record)
+    return grouped

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import re
 import subprocess
 import sys
 import tempfile
@@ -56,27 +56,26 @@ class S3Server:
         return f"s3://{name}"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# moto (werkzeug) prints the address it listens on once bound.
+LISTENING = re.compile(rb"Running on (http://127\.0\.0\.1:[0-9]+)")
 
 
 @contextlib.contextmanager
 def moto_server() -> Iterator[S3Server]:
-    """A moto server, the AWS_* variables pointing at it, until the block ends."""
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
+    """A moto server, the AWS_* variables pointing at it, until the block ends.
+
+    The server binds a port the system picks (`-p 0`) and prints it: no window in which another process
+    (a parallel test worker's server) could take a port chosen for it beforehand."""
     saved = {name: os.environ.get(name) for name in [*ENV, *CLEARED, "AWS_ENDPOINT_URL"]}
     # The server logs every request: to a file, as a pipe nobody reads would fill and block it.
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
         try:
-            wait_until_up(endpoint, process, log)
+            endpoint = wait_until_up(process, log)
             os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
             for name in CLEARED:
                 os.environ.pop(name, None)
@@ -95,16 +94,23 @@ def moto_server() -> Iterator[S3Server]:
                 process.wait()
 
 
-def wait_until_up(endpoint: str, process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+def wait_until_up(process: subprocess.Popen[bytes], log: IO[bytes]) -> str:
+    """The server's endpoint, once it answers there."""
     deadline = time.monotonic() + START_SECONDS
+    endpoint = None
     while time.monotonic() < deadline:
+        # pread: the server writes through the same open file, whose offset must stay at its end.
+        output = os.pread(log.fileno(), os.fstat(log.fileno()).st_size, 0)
         if process.poll() is not None:
-            log.seek(0)
-            output = log.read().decode(errors="replace")
-            raise RuntimeError(f"moto server exited with {process.returncode}: {output[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"moto server did not answer on {endpoint} within {START_SECONDS} s")
+            text = output.decode(errors="replace")
+            raise RuntimeError(f"moto server exited with {process.returncode}: {text[-2000:]}")
+        if endpoint is None and (match := LISTENING.search(output)):
+            endpoint = match.group(1).decode()
+        if endpoint is not None:
+            try:
+                with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
+                    return endpoint
+            except OSError:
+                pass
+        time.sleep(0.1)
+    raise RuntimeError(f"moto server did not answer on {endpoint or 'its port'} within {START_SECONDS} s")

@@ -1,10 +1,10 @@
 """PGN → lake → PGN, checked with python-chess: every stored game, exported again, must read as the
 original game at its source offset: moves, variations, NAGs, comments, clocks, evals and tags.
 
-Cases: tests/data/ and every folder of ../shared/corpora/ (skipped when absent), each folder loaded once
-(the files python-chess and the lake read alike, as in test_oracle_corpora). Games the lake rejected are
-not compared; the rest must all round-trip. Known losses of the lake (see LOSSY_TAGS) are the only
-differences allowed.
+Cases: tests/data/ and every folder of ../shared/corpora/ (skipped when absent): the files python-chess
+and the lake read alike, loaded in the batches of test_oracle_corpora, whose lakes this module shares
+(corpora.py). Games the lake rejected are not compared; the rest must all round-trip. Known losses of the
+lake (see LOSSY_TAGS) are the only differences allowed.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import chess
 import chess.pgn
 import pytest
 import zstandard
-from corpora import CASES, FOLDER_LOAD_SECONDS, KNOWN_DIVERGENCES
+from corpora import BATCHES, CorpusLoader, folder_batches
 from oracle import INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
-from support import Run, load, run_module
+from support import Run, run_module
 
 from warehouse.export_pgn import pgn_games
 from warehouse.lake import Lake
@@ -34,21 +34,21 @@ MAX_REPORTED = 10
 # through the board's chess960 flag.
 LOSSY_TAGS = ("Variant",)
 NON_NUMERIC_LOSSY = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
-# The files of each folder that python-chess and the lake read alike, loaded together.
-FOLDERS: dict[str, list[Path]] = {}
-for _case, _path in sorted(CASES.items()):
-    if _case not in KNOWN_DIVERGENCES:
-        FOLDERS.setdefault(_case.rpartition("/")[0], []).append(_path)
+# The folders whose files python-chess and the lake read alike, each loaded in one or more batches.
+FOLDERS = sorted({batch.folder for batch in BATCHES})
 
 
-@pytest.mark.parametrize("folder", list(FOLDERS))
-def test_round_trip(folder: str, tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
-    process = load(FOLDERS[folder], lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
-    assert process.returncode == 0, process.stderr
-    if not (lake / "games").is_dir():
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_round_trip(folder: str, corpus_loads: CorpusLoader) -> None:
+    lakes = []
+    for inputs in folder_batches(folder):
+        loaded = corpus_loads(tuple(inputs))
+        assert loaded.returncode == 0, loaded.stderr
+        if (loaded.lake / "games").is_dir():
+            lakes.append(loaded.lake)
+    if not lakes:
         pytest.skip(f"the lake stored no game of {folder}")
-    exported = list(pgn_games(Lake.open(lake)))
+    exported = [game for lake in lakes for game in pgn_games(Lake.open(lake))]
     ends = next_offsets((source, offset) for source, offset, _ in exported)
     mismatches = [
         f"{Path(source).name} @{offset}: {problem}"
@@ -84,8 +84,12 @@ def original_game(path: Path, offset: int, end: int | None) -> chess.pgn.Game:
     does: UTF-8 when the game's bytes are, else Latin-1."""
     rest = source_bytes(path)[offset:end]
     handle = io.StringIO(rest.decode("latin-1"), newline="")  # one character a byte: tell() is a byte count
-    chess.pgn.read_game(handle)
+    game = chess.pgn.read_game(handle)
     raw = rest[: handle.tell()]
+    if game is not None and raw.isascii():
+        # The game's text read as UTF-8 is the very text just read (ASCII reads the same either way),
+        # and python-chess read nothing of the game beyond it: that reading is the game.
+        return game
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

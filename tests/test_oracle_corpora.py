@@ -1,81 +1,23 @@
 """The lake against python-chess, game by game and ply by ply, over every PGN file we have.
 
 Cases: each `*.pgn` / `*.pgn.zst` under tests/data/ and, when present, under ../shared/corpora/. The
-loader runs once per folder (all the folder's case files in one call, which keeps the suite fast); each
-file is then compared with `oracle.expected_games` on its own: same number of games, same rejects, and
-every field of every stored game and move equal.
+loader runs once per batch of a folder's case files (up to `corpora.BATCH_INPUTS` files in one call,
+which keeps the suite fast; the loads are shared with test_export_pgn); each file is then compared with
+`oracle.expected_games` on its own: same number of games, same rejects, and every field of every stored
+game and move equal.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import support
-from corpora import CASES, FOLDER_LOAD_SECONDS, KNOWN_DIVERGENCES, ROOTS
+from corpora import BATCH_OF, BATCHES, CASES, KNOWN_DIVERGENCES, ROOTS, CorpusLoad, CorpusLoader
 from oracle import Expected, Row, expected_games
 
 MAX_REPORTED = 20
 MISSING = object()
-
-# The files loaded together: a folder's cases, known divergences left out. A file with the same bytes
-# as an earlier one of its folder goes to a later run: the loader skips an input already in the lake.
-BATCHES: dict[tuple[Path, int], list[Path]] = defaultdict(list)
-BATCH_OF: dict[Path, tuple[Path, int]] = {}
-_copies: Counter[tuple[Path, str]] = Counter()
-for case_id, case_path in CASES.items():
-    if case_id not in KNOWN_DIVERGENCES:
-        digest = hashlib.sha256(case_path.read_bytes()).hexdigest()
-        key = (case_path.parent, _copies[case_path.parent, digest])
-        _copies[case_path.parent, digest] += 1
-        BATCHES[key].append(case_path)
-        BATCH_OF[case_path] = key
-
-
-@dataclass
-class Load:
-    """What one loader run wrote, per input file (its path as given to the loader)."""
-
-    returncode: int
-    stderr: str
-    games: dict[str, list[Row]]
-    rejects: dict[str, list[Row]]
-
-
-Loader = Callable[[tuple[Path, ...]], Load]
-
-
-@pytest.fixture(scope="session")
-def load(tmp_path_factory: pytest.TempPathFactory) -> Loader:
-    """`load(inputs)`: the loader's run on those files into a fresh lake, run once per session."""
-
-    @functools.cache
-    def run(inputs: tuple[Path, ...]) -> Load:
-        lake = tmp_path_factory.mktemp("lake")
-        # Each file is compared on its own: a game repeated in another file of the folder is that
-        # file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py has it).
-        process = support.load(list(inputs), lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
-        return Load(
-            process.returncode,
-            process.stderr,
-            by_file(support.read_games(lake)),
-            by_file(support.read_rejects(lake)),
-        )
-
-    return run
-
-
-def by_file(records: list[Row]) -> dict[str, list[Row]]:
-    grouped: dict[str, list[Row]] = defaultdict(list)
-    for record in records:
-        grouped[record["source_file"]].append(record)
-    return grouped
 
 
 def test_shared_corpora_found() -> None:
@@ -85,13 +27,13 @@ def test_shared_corpora_found() -> None:
 
 
 @pytest.mark.parametrize("case_id", list(CASES))
-def test_lake_matches_python_chess(case_id: str, load: Loader) -> None:
+def test_lake_matches_python_chess(case_id: str, corpus_loads: CorpusLoader) -> None:
     if case_id in KNOWN_DIVERGENCES:
         pytest.skip(KNOWN_DIVERGENCES[case_id])
     path = CASES[case_id]
-    loaded = load(tuple(BATCHES[BATCH_OF[path]]))
+    loaded = corpus_loads(tuple(BATCHES[BATCH_OF[path]]))
     if loaded.returncode != 0:  # find out whether this file is the one the loader fails on
-        loaded = load((path,))
+        loaded = corpus_loads((path,))
     assert loaded.returncode == 0, f"loader failed on {case_id}:\n{loaded.stderr}"
     mismatches = list(compare_file(expected_games(path), loaded, str(path)))
     if mismatches:
@@ -100,7 +42,7 @@ def test_lake_matches_python_chess(case_id: str, load: Loader) -> None:
         pytest.fail(f"{len(mismatches)} mismatches{first}:\n{shown}", pytrace=False)
 
 
-def compare_file(expected: list[Expected], loaded: Load, source: str) -> Iterator[str]:
+def compare_file(expected: list[Expected], loaded: CorpusLoad, source: str) -> Iterator[str]:
     """The lake's games and rejects of one file, in file order, against python-chess's games."""
     seen = [(row, False) for row in loaded.games.get(source, [])]
     seen += [(reject, True) for reject in loaded.rejects.get(source, [])]
