@@ -11,7 +11,7 @@ import database 'sql/views';
 with blunders as (
     select type, piece, ply
     from plies
-    where m.nag = 4
+    where nag = 4
 ),
 
 final as (

@@ -9,36 +9,66 @@
 --   queenside_castled; by type, within_moves.
 import database 'sql/views';
 
-with castles as (
-    -- each castling move of the game with its 0-based ply: a game has at most two
-    select
-        type,
-        list_filter(
-            list_transform(moves, lambda m, i: {ply: i - 1, side: m.castle}), lambda c: c.side is not null
-        ) as castles
-    from games
+with windows as (
+    select within_moves from (values (5), (10), (15)) as w(within_moves)
 ),
 
-windows as (
+typed as (
+    select type, count(*) as games
+    from games
+    group by type
+),
+
+castles as (
+    -- the castling moves in the first 30 plies (2 x the largest window); a side castles once at most
+    select type, game_key, ply, castle
+    from plies
+    where castle is not null and ply < 30
+),
+
+moves as (
+    -- castles in each window: one per side and game, so these count games
     select
         type,
         within_moves,
-        list_transform(list_filter(castles, lambda c: c.ply < 2 * within_moves), lambda c: c.side) as early
-    from castles, (values (5), (10), (15)) as w(within_moves)
+        count(*) filter (castle in ('K', 'Q')) as white,
+        count(*) filter (castle in ('k', 'q')) as black,
+        count(*) filter (castle in ('K', 'k')) as kingside,
+        count(*) filter (castle in ('Q', 'q')) as queenside
+    from castles, windows
+    where ply < 2 * within_moves
+    group by all
+),
+
+pairs as (
+    -- games where both sides castle in the window, counted twice above: in all, both kingside, both
+    -- queenside
+    select
+        white.type,
+        within_moves,
+        count(*) as both_sides,
+        count(*) filter (white.castle = 'K' and black.castle = 'k') as both_kingside,
+        count(*) filter (white.castle = 'Q' and black.castle = 'q') as both_queenside
+    from castles as white
+    join castles as black on black.game_key = white.game_key and black.castle in ('k', 'q'), windows
+    where white.castle in ('K', 'Q') and greatest(white.ply, black.ply) < 2 * within_moves
+    group by all
 ),
 
 final as (
     select
         type,
         within_moves,
-        count(*) as games,
-        count(*) filter (len(early) > 0) as games_castled,
-        count(*) filter (list_has_any(early, ['K', 'Q'])) as white_castled,
-        count(*) filter (list_has_any(early, ['k', 'q'])) as black_castled,
-        count(*) filter (list_has_any(early, ['K', 'k'])) as kingside_castled,
-        count(*) filter (list_has_any(early, ['Q', 'q'])) as queenside_castled
-    from windows
-    group by all
+        games,
+        coalesce(white + black - coalesce(both_sides, 0), 0) as games_castled,
+        coalesce(white, 0) as white_castled,
+        coalesce(black, 0) as black_castled,
+        coalesce(kingside - coalesce(both_kingside, 0), 0) as kingside_castled,
+        coalesce(queenside - coalesce(both_queenside, 0), 0) as queenside_castled
+    from typed
+    cross join windows
+    left join moves using (type, within_moves)
+    left join pairs using (type, within_moves)
 )
 
 select * from final order by type, within_moves;

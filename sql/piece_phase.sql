@@ -6,9 +6,17 @@
 -- Output: phase, piece, moves, pct; by phase (opening first), piece (P N B R Q K).
 import database 'sql/views';
 
-with counted as (
-    select phase(ply) as phase, piece, count(*) as moves
+with letters as (
+    -- by ply and letter first: grouping 65 plies a game by two plain columns is twice as fast as by the
+    -- phase and piece computed on each
+    select ply, p, count(*) as moves
     from plies
+    group by ply, p
+),
+
+counted as (
+    select phase(ply) as phase, upper(p) as piece, sum(moves)::bigint as moves
+    from letters
     group by all
 ),
 

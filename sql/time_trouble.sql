@@ -18,7 +18,7 @@ with timed as (
             when clock_before < 180 then 4
             else 5
         end as bucket_order,
-        m.nag in (2, 4, 6) as mistake
+        nag in (2, 4, 6) as mistake
     from timed_plies
     where has_eval and tc_base is not null and clock_before is not null
 ),

@@ -40,8 +40,12 @@ def resolve_lake(lake: Lake) -> str:
 def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over the lake (a directory or s3://bucket/prefix, see `resolve_lake`),
     with the views and macros of sql/views/schema.sql: `games` (one row per game), `rated_games` (both Elos
-    and a result known), `plies` (one row per move), `timed_plies` (plies with think times), `mover`,
-    `white_points`, `rating_band`, `phase`, `piece_value` and their sort keys."""
+    and a result known), `plies` (one row per move, the lake's plies/ table), `game_plies` (plies with their
+    game's columns), `timed_plies` (those with clocks before the move and think times), `mover`,
+    `white_points`, `rating_band`, `phase`, `piece_value`, `material_swing` and their sort keys.
+
+    :raises LakeError: for a lake of another layout (see `Lake.open`); the duckdb CLI refuses it through the
+        views, in one line too."""
     con = duckdb.connect()
     if not con.sql("select 1 from duckdb_functions() where function_name = 'getenv'").fetchall():
         # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro

@@ -4,7 +4,11 @@
 -- the same folder by its absolute path.
 --
 -- Lake: the variable chess_lake when set (warehouse.connect sets it), else $CHESS_LAKE, else ./lake; a
--- directory or s3://bucket/prefix.
+-- directory or s3://bucket/prefix. It holds two tables, both in hive partitions type/year/month
+-- (docs/schema.md): games/ (one row per game) and plies/ (one row per mainline move: the fields of
+-- games.moves but san, nags and comment, beside the game's game_key and the move's ply). A question about
+-- moves reads plies, which DuckDB scans column by column, and joins games only for the game's own columns:
+-- in games.moves it would decode every field of every move (DuckDB does not prune fields in a list).
 set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHESS_LAKE'), ''), 'lake');
 
 -- An s3:// lake is read by DuckDB's httpfs extension (loaded on first use; a local lake never loads it). It
@@ -29,12 +33,80 @@ set variable chess_lake_query = coalesce(getvariable('chess_lake_query'), (
     from config
 ));
 
--- games: one row per game (docs/schema.md), with the hive partition columns type, year, month, and the
--- players' fields under their own names: white_name, white_elo, white_title, white_rating_diff (black_*
--- alike); mean_elo = the mean of the two Elos, elo_diff = White's Elo - Black's (null unless both known).
--- `filename` and `file_row_number` identify a row: queries that number plies per game partition by them.
--- The lake's own name is not a pattern: its `[`, `]`, `?` and `*` are escaped as `[[]`, `[]]`, `[?]`,
--- `[*]`, so that a lake named `lake?` is read alone, not with its sibling `lakeX`.
+-- A path of the lake as read: the lake's own name is not a pattern, its `[`, `]`, `?` and `*` are escaped
+-- as `[[]`, `[]]`, `[?]`, `[*]` (a lake named `lake?` is read alone, not with its sibling `lakeX`); `rel`
+-- (a pattern) follows, then the S3 endpoint's query.
+create or replace temp macro lake_path(rel) as
+    regexp_replace(getvariable('chess_lake'), '([][?*])', '[\1]', 'g') || '/' || rel
+    || getvariable('chess_lake_query');
+
+-- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json), of a
+-- newer layout than these views read, or no lake at all makes every view fail, when a query uses it, with
+-- one line naming the fix: `python -m loaders.upgrade --lake <lake>` upgrades a layout-1 lake in place.
+-- The error is raised by the query, not here: a failed import would add a second error line, the
+-- question's own. Cost: one small read, _layout.json's number; games/ is listed only when that file is
+-- missing (glob('') lists nothing). The file is named by a pattern ([_]layout.json) so that DuckDB lists
+-- rather than opens it: a missing file is then no row, where S3 would answer an HTTP error.
+set variable chess_lake_failure = null::varchar;
+set variable chess_lake_layout = (
+    select max(try_cast(regexp_extract(content, '"layout"\s*:\s*(\d+)', 1) as integer))
+    from read_text(lake_path('[_]layout.json'))
+);
+set variable chess_lake_error = (
+    with games as (
+        select count(*) as files
+        from (
+            select 1
+            from glob(if(getvariable('chess_lake_layout') is null, lake_path('games/**/*.parquet'), ''))
+            limit 1
+        )
+    )
+    select
+        case
+            when getvariable('chess_lake_layout') > 2 then
+                getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout')
+                || ', written by a newer bgn-warehouse; these views read layout 2: upgrade bgn-warehouse'
+            when getvariable('chess_lake_layout') is null and files > 0 then
+                getvariable('chess_lake') || ': a lake of layout 1 (before the plies/ table); upgrade it in '
+                || 'place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake') || '`'
+            when getvariable('chess_lake_layout') is null then
+                getvariable('chess_lake') || ': no lake here (no _layout.json, no games/)'
+        end
+    from games
+);
+
+-- The SQL text reading each table, run by query() in lake_table. For a lake the guard refuses, a typed
+-- empty stand-in with the columns the views name, so that the views can still be created.
+create or replace temp macro sql_literal(text) as '''' || replace(text, '''', '''''') || '''';
+set variable chess_games_source = if(
+    getvariable('chess_lake_error') is null,
+    'from read_parquet(' || sql_literal(lake_path('games/**/*.parquet'))
+    || ', hive_partitioning = true, filename = true, file_row_number = true)',
+    'select null::bigint as game_key, null::varchar as type, null::bigint as year, null::bigint as month, '
+    || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
+    || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, '
+    || 'null::integer as moves, null::integer as variations, null::integer as headers where false'
+);
+set variable chess_plies_source = if(
+    getvariable('chess_lake_error') is null,
+    'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
+    'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk '
+    || 'where false'
+);
+
+-- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
+create or replace temp macro lake_table(name) as
+    if(
+        getvariable('chess_lake_failure') is null,
+        getvariable('chess_' || name || '_source'),
+        error(getvariable('chess_lake_failure'))
+    );
+
+-- games: one row per game (docs/schema.md; `game_key` is the int64 key the plies join on, unique per game),
+-- with the hive partition columns type, year, month, and the players' fields under their own names:
+-- white_name, white_elo, white_title, white_rating_diff (black_* alike); mean_elo = the mean of the two
+-- Elos, elo_diff = White's Elo - Black's (null unless both known). `filename` and `file_row_number`
+-- identify a row of a file.
 create or replace temp view games as
 select
     *,
@@ -48,13 +120,7 @@ select
     players[2].rating_diff as black_rating_diff,
     (players[1].elo + players[2].elo) / 2 as mean_elo,
     players[1].elo - players[2].elo as elo_diff
-from read_parquet(
-    regexp_replace(getvariable('chess_lake'), '([][?*])', '[\1]', 'g') || '/games/**/*.parquet'
-    || getvariable('chess_lake_query'),
-    hive_partitioning = true,
-    filename = true,
-    file_row_number = true
-);
+from query(lake_table('games'));
 
 -- rated_games: the games the rating questions count: both Elos known and a result (W, B or D).
 create or replace temp view rated_games as
@@ -66,40 +132,60 @@ where white_elo is not null and black_elo is not null and result in ('W', 'B', '
 -- games set up with Black to move too.
 create or replace temp macro mover(letter) as if(letter = upper(letter), 'white', 'black');
 
--- plies: one row per mainline move, with its game's columns (but the nested moves, variations, headers):
--- `ply` is the move's 0-based index in the game, `m` the move struct, `mover` 'white' or 'black',
--- `mover_elo` the mover's Elo, `piece` the moving piece's letter upper-cased (P N B R Q K).
--- Unnesting range(len(moves)) beside moves numbers the plies ~10x faster than `with ordinality`.
+-- plies: one row per mainline move, the plies/ table: `game_key` (its game's, see games), `ply` (the
+-- move's 0-based index in the game), the move's fields as in games.moves (docs/schema.md): p f t x c
+-- castle promote nag eval_cp eval_mate clk; the hive partitions type, year, month (its game's); and
+-- `mover` 'white' or 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
+-- Rows come in the order of the games' files, each game's plies in a row, by ply: what timed_plies uses.
+-- No join: a question that needs a game's columns reads game_plies, which pays for one.
 create or replace temp view plies as
-select *, mover(m.p) as mover, if(mover = 'white', white_elo, black_elo) as mover_elo, upper(m.p) as piece
-from (
-    select
-        * exclude (moves, variations, headers),
-        unnest(range(len(moves))) as ply,
-        unnest(moves) as m
-    from games
-);
+select *, mover(p) as mover, upper(p) as piece
+from query(lake_table('plies'));
 
--- timed_plies: plies (the same columns) with the mover's clock before the move and the time it spent, in
--- seconds (decimal):
+-- game_plies: plies (the same columns) beside the columns of their game, but its nested moves, variations
+-- and headers (games' derived white_elo, mean_elo … included), and `mover_elo`, the mover's Elo. A hash
+-- join on game_key, the games the build side: a filter on a game's column reaches the games scan, and
+-- DuckDB passes the keys it keeps to the plies scan (a Bloom filter), so that a selective filter
+-- (has_eval, mate) reads the plies of those games only.
+create or replace temp view game_plies as
+select
+    plies.*,
+    games.* exclude (game_key, type, year, month, moves, variations, headers),
+    if(plies.mover = 'white', games.white_elo, games.black_elo) as mover_elo
+from plies
+join games on games.game_key = plies.game_key;
+
+-- timed_plies: game_plies (the same columns) with the mover's clock before the move and the time it spent,
+-- in seconds (decimal):
 --   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move;
 --   think = clock_before - clk + tc_inc.
--- Both are null where a clock is missing or the game has no base+inc time control. A view of its own, as
--- the extra list it unnests costs ~50% more than plies.
+-- Both are null where a clock is missing or the game has no base+inc time control. The previous move is
+-- the row two plies before in plies' own order (a streaming lag: DuckDB runs that scan on one thread to
+-- keep its order), checked to be the same game's ply - 2, else the query fails rather than count a wrong
+-- time. Filters on this view's columns apply after the lag: every ply of the lake is read.
 create or replace temp view timed_plies as
-select
-    *,
-    clock_before - m.clk + tc_inc as think,
-    mover(m.p) as mover,
-    if(mover = 'white', white_elo, black_elo) as mover_elo,
-    upper(m.p) as piece
+select *, clock_before - clk + tc_inc as think
 from (
     select
-        * exclude (moves, variations, headers),
-        unnest(range(len(moves))) as ply,
-        unnest(moves) as m,
-        unnest(list_transform(moves, lambda m, i: if(i > 2, moves[i - 2].clk, tc_base))) as clock_before
-    from games
+        lagged.* exclude (previous_clk, previous_key, previous_ply),
+        games.* exclude (game_key, type, year, month, moves, variations, headers),
+        if(lagged.mover = 'white', games.white_elo, games.black_elo) as mover_elo,
+        case
+            when lagged.ply < 2 then games.tc_base
+            when lagged.previous_key = lagged.game_key and lagged.previous_ply = lagged.ply - 2
+                then lagged.previous_clk
+            else error('timed_plies: the plies were not read in their stored order (game '
+                || lagged.game_key || ', ply ' || lagged.ply || ')')
+        end as clock_before
+    from (
+        select
+            *,
+            lag(clk, 2) over () as previous_clk,
+            lag(game_key, 2) over () as previous_key,
+            lag(ply, 2) over () as previous_ply
+        from plies
+    ) as lagged
+    join games on games.game_key = lagged.game_key
 );
 
 -- Points White scored: 1 for a win (W), 0.5 for a draw (D), 0 for a loss (B); null when unknown (*).
@@ -118,9 +204,19 @@ create or replace temp macro phase(ply) as
 create or replace temp macro phase_order(phase) as
     case phase when 'opening' then 1 when 'middlegame' then 2 when 'endgame' then 3 end;
 
--- Material value of a piece letter, either case: pawn 1, knight 3, bishop 3, rook 5, queen 9, king 0.
+-- Material value of a piece letter, either case: pawn 1, knight 3, bishop 3, rook 5, queen 9, king 0 (0 for
+-- null). A list lookup by the letter's place in 'PNBRQKpnbrqk': ~5x faster than a CASE on upper(letter).
 create or replace temp macro piece_value(letter) as
-    case upper(letter) when 'P' then 1 when 'N' then 3 when 'B' then 3 when 'R' then 5 when 'Q' then 9 else 0 end;
+    coalesce([1, 3, 3, 5, 9, 0, 1, 3, 3, 5, 9, 0][instr('PNBRQKpnbrqk', letter)], 0);
+
+-- White's material lead gained by a move (its x and promote): + the value taken from Black, - the value
+-- taken from White, +/- (the new piece's value - 1) for a White/Black promotion; 0 for most moves.
+create or replace temp macro material_swing(x, promote) as
+    coalesce([-1, -3, -3, -5, -9, 0, 1, 3, 3, 5, 9, 0][instr('PNBRQKpnbrqk', x)], 0)
+    + coalesce([0, 2, 2, 4, 8, 0, 0, -2, -2, -4, -8, 0][instr('PNBRQKpnbrqk', promote)], 0);
 
 -- Sort key of a piece letter, either case: P N B R Q K.
 create or replace temp macro piece_order(letter) as instr('PNBRQK', upper(letter));
+
+-- Last: from here on, a lake the guard refuses makes every view fail with its one line.
+set variable chess_lake_failure = getvariable('chess_lake_error');
