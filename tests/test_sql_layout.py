@@ -1,0 +1,82 @@
+"""The SQL library's layout guard: over a lake of layout 1 (games/ only, no _layout.json: tests/data/lake_v1,
+copied, never written to), `duckdb < sql/<file>.sql` fails in one line naming the command that upgrades the
+lake, locally and on S3 (httpfs); so does `warehouse.query`. A directory that holds no lake fails in one line
+too. Over a lake of layout 2 the guard costs one small read (the other SQL tests run through it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+from s3_server import S3Server
+from support import DATA, run_command
+from test_sql_s3 import needs_httpfs
+
+from warehouse.errors import LakeError
+from warehouse.lake import Lake
+from warehouse.sql import SQL_DIR, query, questions
+
+LAKE_V1 = DATA / "lake_v1"
+UPGRADE = "python -m loaders.upgrade --lake"
+
+
+@pytest.fixture(scope="module")
+def lake_v1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the layout-1 fixture."""
+    lake = tmp_path_factory.mktemp("v1") / "lake"
+    shutil.copytree(LAKE_V1, lake)
+    assert (lake / "games").is_dir()
+    assert not (lake / "_layout.json").exists() and not (lake / "plies").exists()
+    return lake
+
+
+def run_cli(name: str, lake: str | Path) -> tuple[int, str, str]:
+    """`duckdb < sql/<name>.sql` from the project's root with CHESS_LAKE=lake: exit code, stdout, stderr."""
+    done = run_command(
+        ["duckdb"],
+        stdin=(SQL_DIR / f"{name}.sql").read_bytes(),
+        env={**os.environ, "CHESS_LAKE": str(lake)},
+        timeout=120,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def assert_one_line(code: int, stdout: str, stderr: str, *parts: str) -> None:
+    assert code != 0 and stdout == "", (code, stdout, stderr)
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    for part in parts:
+        assert part in stderr, stderr
+
+
+@pytest.mark.parametrize("name", questions())
+def test_duckdb_cli_refuses_a_layout_1_lake_in_one_line(name: str, lake_v1: Path) -> None:
+    assert_one_line(*run_cli(name, lake_v1), "layout 1", f"`{UPGRADE} {lake_v1}`")
+
+
+def test_duckdb_cli_refuses_a_layout_1_lake_on_s3(s3_server: S3Server, lake_v1: Path) -> None:
+    needs_httpfs(["duckdb"])
+    url = s3_server.bucket("layout-v1") + "/lake"
+    lake = Lake.open(url)
+    pafs.copy_files(str(lake_v1), lake.root, destination_filesystem=lake.fs)
+    assert_one_line(*run_cli("blunders", url), "layout 1", f"`{UPGRADE} {url}`")
+
+
+def test_python_api_refuses_a_layout_1_lake(lake_v1: Path) -> None:
+    with pytest.raises(LakeError, match=re.escape(f"`{UPGRADE} {lake_v1}`")) as raised:
+        query("summary", lake_v1)
+    assert "\n" not in str(raised.value)
+
+
+def test_duckdb_cli_says_when_there_is_no_lake(tmp_path: Path) -> None:
+    assert_one_line(*run_cli("summary", tmp_path / "nowhere"), "no lake here")
+
+
+def test_the_guard_reads_a_layout_2_lake(sample_lake: Path) -> None:
+    code, stdout, stderr = run_cli("summary", sample_lake)
+    assert code == 0 and stderr == "" and "blitz" in stdout, stderr
+    assert Lake.open(sample_lake).layout() == 2
