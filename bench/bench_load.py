@@ -1,10 +1,12 @@
 """Loader benchmark: games/s per core, end to end, beside baselines measured in the same run.
 
-    python bench/bench_load.py [--games 200000] [--oracle-games 2000]
+    python bench/bench_load.py [--games 200000] [--oracle-games 2000] [--jobs 1 2 ...]
 
 Builds a realistic multi-frame `.pgn.zst` with ../shared/tools/make-bench-dump (cached in bench/out/),
 then measures on that file:
   - the loader, pinned to one core (`taskset -c 0`): zstd → replay → Parquet, per CPU-second and wall;
+  - the loader with `--jobs N` for each N of --jobs (default: 1 and every core this process may use),
+    unpinned: games/s wall, games per CPU-second, and the wall speed-up over --jobs 1;
   - python-chess replaying the first --oracle-games games with a visitor extracting the same fields;
   - `zstd -d` alone;
   - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input).
@@ -56,24 +58,24 @@ def pinned(cmd: list[str]) -> list[str]:
     return (["taskset", "-c", "0"] if shutil.which("taskset") else []) + cmd
 
 
-def loader(dump: Path) -> tuple[float, float, int]:
+def loader(dump: Path, jobs: int | None = None) -> tuple[float, float, int]:
+    """The loader on `dump`: pinned to one core with its default jobs, or unpinned with `jobs`."""
     with tempfile.TemporaryDirectory() as lake:
-        return run_measured(
-            pinned(
-                [
-                    sys.executable,
-                    "-m",
-                    "loaders.pgn2parquet",
-                    str(dump),
-                    "--lake",
-                    lake,
-                    "--progress",
-                    "never",
-                    # make-bench-dump repeats real games: dedup would skip most of them.
-                    "--allow-duplicates",
-                ]
-            )
-        )
+        command = [
+            sys.executable,
+            "-m",
+            "loaders.pgn2parquet",
+            str(dump),
+            "--lake",
+            lake,
+            "--progress",
+            "never",
+            # make-bench-dump repeats real games: dedup would skip most of them.
+            "--allow-duplicates",
+        ]
+        if jobs is None:
+            return run_measured(pinned([*command, "--jobs", "1"]))
+        return run_measured([*command, "--jobs", str(jobs)])
 
 
 def python_chess(dump: Path, n: int) -> float:
@@ -116,6 +118,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=200_000)
     ap.add_argument("--oracle-games", type=int, default=2_000)
+    cores = len(os.sched_getaffinity(0))
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        nargs="+",
+        default=sorted({1, cores}),
+        help=f"loader --jobs values to measure, unpinned (default: 1 and {cores}, the cores available)",
+    )
     args = ap.parse_args()
 
     dump = build_dump(args.games)
@@ -125,6 +135,7 @@ def main() -> None:
     ours = args.games / cpu
     baseline = python_chess(dump, args.oracle_games)
     zstd = zstd_rate(dump, args.games)
+    scaling = [(jobs, *loader(dump, jobs)) for jobs in args.jobs]
 
     print(f"dump: {dump.name}, {args.games:,} games, {dump.stat().st_size / 1e6:.1f} MB")
     print(f"{'what':44s} {'games/s':>12s}")
@@ -134,6 +145,14 @@ def main() -> None:
     if zstd:
         print(f"{'zstd -d alone, 1 core':44s} {zstd:12,.0f}")
     print(f"speed-up over python-chess: {ours / baseline:.0f}x")
+    header = f"{'games/s wall':>13s} {'per CPU-s':>10s} {'CPU %':>6s} {'speed-up':>9s}"
+    print(f"\n{'loader --jobs N, unpinned':28s} {header}")
+    first_wall = scaling[0][1]
+    for jobs, jwall, jcpu, jrss in scaling:
+        print(
+            f"{'--jobs ' + str(jobs):28s} {args.games / jwall:13,.0f} {args.games / jcpu:10,.0f} "
+            f"{100 * jcpu / jwall:6.0f} {first_wall / jwall:8.2f}x   peak RSS {jrss} MB"
+        )
     print(f"peak RSS: {rss} MB for {args.games:,} games, {rss_small} MB for {args.games // 4:,}")
 
 

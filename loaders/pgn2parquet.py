@@ -18,7 +18,7 @@ from warehouse import _core
 from warehouse.errors import DamagedRecord, NotPublished, WarehouseError, describe
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES
-from warehouse.load import BATCH_GAMES, LoadResult, load_input
+from warehouse.load import BATCH_GAMES, LoadResult, default_jobs, load_input
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -52,6 +52,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=BATCH_GAMES,
         help="games per Arrow batch handed from the Rust reader to the writer, 1 to "
         f"{ROW_GROUP_GAMES:,}, the most games in a row group (default: {BATCH_GAMES})",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=cli.whole_number(1, 1024),
+        default=None,
+        help="threads that parse and replay games (the lake's content is the same for any number); "
+        f"default: the cores this process may use ({default_jobs()} here)",
     )
     p.add_argument(
         "--progress",
@@ -166,6 +174,7 @@ def load_one(path: str, lake: Lake, args: argparse.Namespace, bar: ProgressBar |
             batch_games=args.batch_games,
             force=args.force,
             dedup=not args.allow_duplicates,
+            jobs=args.jobs,
         )
     finally:
         if bar:

@@ -56,7 +56,9 @@ Reject = tuple[int, int, str, str, str]
 class PgnReader:
     """Reads a PGN input (a path, or `-` for standard input; plain, zstd, bzip2 or gzip) on a Rust thread.
 
-    Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone."""
+    Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone.
+    `jobs` worker threads parse and replay (1: the single-threaded reader); the batches, rows and
+    rejects are the same for any `jobs`."""
 
     def __init__(
         self,
@@ -65,6 +67,7 @@ class PgnReader:
         batch_games: int | None = None,
         batch_bytes: int | None = None,
         max_game_bytes: int | None = None,
+        jobs: int = 1,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, ArrowBatch, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, ArrowBatch, list[Reject]]: ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -95,6 +96,15 @@ class _Rejects:
 Progress = Callable[["_core.PgnReader"], None]
 
 
+def default_jobs() -> int:
+    """Reader threads by default: the cores this process may run on (its CPU affinity, not the
+    machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform (macOS)
+        return max(1, os.cpu_count() or 1)
+
+
 def load_input(
     path: str,
     lake: Lake,
@@ -103,11 +113,15 @@ def load_input(
     batch_games: int = BATCH_GAMES,
     force: bool = False,
     dedup: bool = True,
+    jobs: int | None = None,
 ) -> LoadResult:
     """Loads one input (a path or `-`) into `lake`, unless it is already there (`force` reloads it,
     replacing its earlier load). Raises `InputError` for unreadable inputs, `LoadError` for loads that
     cannot be done, `OSError` when the lake cannot be written, `NotPublished` when that happens after the
-    commit, `DamagedRecord` for a lake whose records cannot all be read."""
+    commit, `DamagedRecord` for a lake whose records cannot all be read.
+
+    `jobs` threads parse and replay the games (default: `default_jobs()`); the lake's content (rows,
+    values, partitions, counts, rejects and their order) is the same for any number."""
     if not is_utf8(path):
         # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
         raise InputError(
@@ -117,7 +131,8 @@ def load_input(
     with writer_lock(lake):
         recovered = recover(lake)
         try:
-            result = _load_locked(path, lake, progress, batch_games, force, dedup)
+            jobs = default_jobs() if jobs is None else max(1, jobs)
+            result = _load_locked(path, lake, progress, batch_games, force, dedup, jobs)
         except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
             raise InputError(str(e)) from e
         result.recovered = recovered
@@ -125,7 +140,13 @@ def load_input(
 
 
 def _load_locked(
-    path: str, lake: Lake, progress: Progress | None, batch_games: int, force: bool, dedup: bool
+    path: str,
+    lake: Lake,
+    progress: Progress | None,
+    batch_games: int,
+    force: bool,
+    dedup: bool,
+    jobs: int,
 ) -> LoadResult:
     started = now()
     records = Records.read(lake)
@@ -151,7 +172,7 @@ def _load_locked(
             return LoadResult(result, already_loaded=previous[0])
         if previous:
             _replace(result, previous, records)
-    reader = _core.PgnReader(path, source_name=path, batch_games=batch_games)
+    reader = _core.PgnReader(path, source_name=path, batch_games=batch_games, jobs=jobs)
     stem = f"{input_stem(path)}-{result.load_id}"
     writer = PartitionWriter(lake, result.load_id, stem)
     rejects = _Rejects(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)

@@ -155,6 +155,18 @@ fn piece_key(b: u8) -> Option<i8> {
     PIECES.bytes().position(|p| p == b).map(|i| i as i8)
 }
 
+/// The piece and square dictionaries, one pair for the whole process: batches that share them are
+/// concatenated without merging dictionaries (the parallel reader's re-sequencing relies on it).
+fn dictionaries() -> &'static (ArrayRef, ArrayRef) {
+    static DICTIONARIES: std::sync::OnceLock<(ArrayRef, ArrayRef)> = std::sync::OnceLock::new();
+    DICTIONARIES.get_or_init(|| {
+        let pieces = PIECES.chars().map(|c| c.to_string());
+        let pieces: ArrayRef = Arc::new(StringArray::from_iter_values(pieces));
+        let squares: ArrayRef = Arc::new(StringArray::from_iter_values(SQUARES));
+        (pieces, squares)
+    })
+}
+
 fn dictionary(keys: Int8Array, values: &ArrayRef) -> ArrayRef {
     Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values.clone()).expect("keys in range"))
 }
@@ -279,12 +291,12 @@ impl MoveColumns {
     /// Columns sized for `lists` lists of `plies` moves in all: growing them move by move would copy
     /// every buffer a dozen times.
     fn with_capacity(lists: usize, plies: usize) -> Self {
-        let pieces = PIECES.chars().map(|c| c.to_string());
+        let (pieces, squares) = dictionaries();
         let mut offsets = Vec::with_capacity(lists + 1);
         offsets.push(0);
         MoveColumns {
-            pieces: Arc::new(StringArray::from_iter_values(pieces)),
-            squares: Arc::new(StringArray::from_iter_values(SQUARES)),
+            pieces: pieces.clone(),
+            squares: squares.clone(),
             offsets,
             p: Vec::with_capacity(plies),
             f: Vec::with_capacity(plies),

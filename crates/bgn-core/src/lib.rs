@@ -5,7 +5,7 @@
 //! quotes in tag values, sloppy move tokens) or rejects it, [`parse`] runs one game through it and pgn-reader,
 //! [`replay`] replays it with shakmaty, [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
-//! if asked. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
+//! if asked; [`parallel`] drives it on several threads and yields the same batches. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
 //! lake leaves out. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
@@ -13,6 +13,7 @@ pub mod columns;
 pub mod derive;
 pub mod framer;
 pub mod input;
+pub mod parallel;
 pub mod parse;
 pub mod reader;
 pub mod reject;

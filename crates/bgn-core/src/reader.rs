@@ -80,18 +80,54 @@ pub const PENDING_BATCHES: usize = 4;
 /// many months) and start small.
 const PRESIZED_PARTITIONS: usize = 8;
 
-fn truncated() -> RejectReason {
+pub(crate) fn truncated() -> RejectReason {
     RejectReason::new(
         RejectKind::Truncated,
         "game cut short: the input ends before its result (no 1-0, 0-1, 1/2-1/2 or * after the moves)",
     )
 }
 
+/// What is left of a read once its batches are all out: the input (its checksum) and the damage
+/// that cut it short, if any.
+pub struct Finished {
+    framer: Framer<Input>,
+}
+
+impl Finished {
+    pub(crate) fn new(framer: Framer<Input>) -> Finished {
+        Finished { framer }
+    }
+
+    /// The input that was read (its checksum once read to the end).
+    pub fn input(&self) -> &Input {
+        self.framer.reader()
+    }
+
+    /// The read error that cut the input short (damaged compressed data).
+    pub fn damage(&self) -> Option<&str> {
+        self.framer.error()
+    }
+}
+
+/// A reader of batches: the single-threaded [`BatchReader`] or the parallel
+/// [`crate::parallel::ParallelReader`], which yield the same batches from the same input.
+pub trait BatchSource: Send + 'static {
+    /// The next batch (games of one partition), or `None` when the input is exhausted.
+    fn next_batch(&mut self) -> Option<Batch>;
+    /// The live counts, to read from another thread.
+    fn counters(&self) -> Arc<Counters>;
+    /// Raw (compressed) bytes read so far, shared with whoever shows progress.
+    fn raw_read(&self) -> Arc<AtomicU64>;
+    /// The input and its damage, once `next_batch` returned `None`.
+    fn into_finished(self) -> Finished;
+}
+
 /// Reads games from an input and yields batches; single-threaded.
 pub struct BatchReader {
     framer: Framer<Input>,
     games: GameReader,
-    batches: Pending,
+    batches: Pending<GameColumns>,
+    source_name: String,
     /// A game read without a result marker: complete if another game follows it, else cut short by
     /// the end of the input. Kept as text until the next frame tells.
     held: Option<(u64, String)>,
@@ -109,7 +145,8 @@ impl BatchReader {
         BatchReader {
             framer: Framer::new(input, options.max_game_bytes),
             games: GameReader::default(),
-            batches: Pending::new(source_name, options, counters.clone()),
+            batches: Pending::new(options, counters.clone()),
+            source_name: source_name.to_owned(),
             held: None,
             latin1: String::new(),
             options,
@@ -154,9 +191,13 @@ impl BatchReader {
             // A game follows the one held back: that one was whole.
             if let Some((offset, text)) = self.held.take() {
                 match self.games.read(text.as_bytes()) {
-                    Ok(()) => self
-                        .batches
-                        .append(&self.games.replayer.scratch, offset, text.len()),
+                    Ok(()) => append_game(
+                        &mut self.batches,
+                        &self.source_name,
+                        &self.games.replayer.scratch,
+                        offset,
+                        text.len(),
+                    ),
                     Err(reason) => {
                         let length = text.len() as u64;
                         rejects.add(offset, length, reason, &text, &self.counters);
@@ -166,27 +207,20 @@ impl BatchReader {
             self.counters.seen.fetch_add(1, Ordering::Relaxed);
             let (offset, length) = (frame.offset, frame.length);
             let text = decode(frame.bytes, &mut self.latin1);
-            let outcome = if frame.oversized {
-                Err(RejectReason::new(
-                    RejectKind::TooLarge,
-                    format!(
-                        "game longer than {} bytes: skipped (raw text truncated)",
-                        self.options.max_game_bytes
-                    ),
-                ))
-            } else if let Some(cut) = &frame.cut_by {
-                Err(RejectReason::new(
-                    RejectKind::DamagedInput,
-                    format!("game cut short: {cut}"),
-                ))
-            } else {
-                self.games.read(text.as_bytes())
+            let outcome = match unreadable(frame.oversized, &frame.cut_by, &self.options) {
+                Some(reason) => Err(reason),
+                None => self.games.read(text.as_bytes()),
             };
             if outcome.is_ok() && self.games.replayer.scratch.outcome.is_none() {
                 self.held = Some((offset, text.into_owned()));
             } else if outcome.is_ok() {
-                self.batches
-                    .append(&self.games.replayer.scratch, offset, text.len());
+                append_game(
+                    &mut self.batches,
+                    &self.source_name,
+                    &self.games.replayer.scratch,
+                    offset,
+                    text.len(),
+                );
             } else if let Err(reason) = outcome {
                 rejects.add(offset, length, reason, &text, &self.counters);
             }
@@ -205,18 +239,81 @@ impl BatchReader {
             rejects: rejects.list,
         })
     }
+
+    /// The input and its damage, once `next_batch` returned `None`.
+    pub fn into_finished(self) -> Finished {
+        Finished::new(self.framer)
+    }
+}
+
+impl BatchSource for BatchReader {
+    fn next_batch(&mut self) -> Option<Batch> {
+        BatchReader::next_batch(self)
+    }
+
+    fn counters(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
+    fn raw_read(&self) -> Arc<AtomicU64> {
+        self.input().raw_read.clone()
+    }
+
+    fn into_finished(self) -> Finished {
+        BatchReader::into_finished(self)
+    }
+}
+
+/// Why a frame cannot be read at all: longer than the limit, or cut by damaged input.
+pub(crate) fn unreadable(
+    oversized: bool,
+    cut_by: &Option<String>,
+    options: &Options,
+) -> Option<RejectReason> {
+    if oversized {
+        Some(RejectReason::new(
+            RejectKind::TooLarge,
+            format!(
+                "game longer than {} bytes: skipped (raw text truncated)",
+                options.max_game_bytes
+            ),
+        ))
+    } else {
+        cut_by.as_ref().map(|cut| {
+            RejectReason::new(RejectKind::DamagedInput, format!("game cut short: {cut}"))
+        })
+    }
+}
+
+/// Adds the game in `scratch` to its partition's columns.
+fn append_game(
+    batches: &mut Pending<GameColumns>,
+    source_name: &str,
+    scratch: &GameScratch,
+    offset: u64,
+    text_len: usize,
+) {
+    let row = derive(scratch);
+    let plies = scratch.mainline().len();
+    batches.append(
+        row.partition,
+        text_len,
+        plies,
+        |games, plies| GameColumns::with_capacity(source_name, games, plies),
+        |columns| columns.append(scratch, &row, offset),
+    );
 }
 
 /// Reads one game's text: the parser and the replayer.
 #[derive(Default)]
-struct GameReader {
+pub(crate) struct GameReader {
     parser: GameParser,
-    replayer: Replayer,
+    pub(crate) replayer: Replayer,
 }
 
 impl GameReader {
     /// Parses and replays `text` into `self.replayer.scratch`; `Err` is the reason to reject it.
-    fn read(&mut self, text: &[u8]) -> Result<(), RejectReason> {
+    pub(crate) fn read(&mut self, text: &[u8]) -> Result<(), RejectReason> {
         // A bug on some odd input must cost that game (rejected, with the reason), not the load.
         let parse = || self.parser.parse(&mut self.replayer, text);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
@@ -233,14 +330,36 @@ impl GameReader {
 }
 
 /// The rejects of one batch, their text copied up to a cap.
-struct Rejects {
-    list: Vec<Reject>,
+pub(crate) struct Rejects {
+    pub(crate) list: Vec<Reject>,
     bytes: usize,
     max_raw: usize,
 }
 
+impl Reject {
+    /// The reject of the game at `offset`, its text copied up to `max_raw` bytes.
+    pub(crate) fn new(
+        offset: u64,
+        length: u64,
+        reason: RejectReason,
+        text: &str,
+        max_raw: usize,
+    ) -> Reject {
+        let mut end = text.len().min(max_raw);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Reject {
+            offset,
+            length,
+            reason,
+            raw: text[..end].to_owned(),
+        }
+    }
+}
+
 impl Rejects {
-    fn new(max_raw: usize) -> Rejects {
+    pub(crate) fn new(max_raw: usize) -> Rejects {
         Rejects {
             list: Vec::new(),
             bytes: 0,
@@ -256,48 +375,72 @@ impl Rejects {
         text: &str,
         counters: &Counters,
     ) {
-        let mut end = text.len().min(self.max_raw);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.bytes += end;
-        self.list.push(Reject {
-            offset,
-            length,
-            reason,
-            raw: text[..end].to_owned(),
-        });
+        self.push(
+            Reject::new(offset, length, reason, text, self.max_raw),
+            counters,
+        );
+    }
+
+    /// Adds a reject made elsewhere (by a worker of the parallel reader).
+    pub(crate) fn push(&mut self, reject: Reject, counters: &Counters) {
+        self.bytes += reject.raw.len();
+        self.list.push(reject);
         counters.rejected.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn full(&self, options: &Options) -> bool {
+    pub(crate) fn full(&self, options: &Options) -> bool {
         self.list.len() >= options.batch_games || self.bytes >= options.batch_bytes
     }
 }
 
-/// Games waiting to be emitted, one builder per partition, so that every batch belongs to one
-/// partition and the writer never has to split nested data.
-struct Pending {
-    partitions: HashMap<Partition, PartitionColumns>,
+/// The rows of one partition waiting to be emitted: the builders of the single-threaded reader, or
+/// pieces of batches built by the workers of the parallel one.
+pub(crate) trait Rows {
+    /// Games held.
+    fn len(&self) -> usize;
+    /// The games held, as one batch.
+    fn finish(&mut self) -> RecordBatch;
+}
+
+impl Rows for GameColumns {
+    fn len(&self) -> usize {
+        GameColumns::len(self)
+    }
+
+    fn finish(&mut self) -> RecordBatch {
+        GameColumns::finish(self).expect("columns follow the schema")
+    }
+}
+
+/// Games waiting to be emitted, one set of rows per partition, so that every batch belongs to one
+/// partition and the writer never has to split nested data. Which partition goes out when depends
+/// only on the sequence of games (ties are broken by partition), so that the single-threaded and the
+/// parallel reader cut the same batches.
+pub(crate) struct Pending<R> {
+    partitions: HashMap<Partition, PartitionRows<R>>,
     games: usize,
     bytes: usize,
     /// Mainline moves and games appended so far, to size the builders of the next batches.
     plies_written: u64,
     games_written: u64,
-    source_name: String,
     options: Options,
     counters: Arc<Counters>,
 }
 
-struct PartitionColumns {
-    columns: GameColumns,
+struct PartitionRows<R> {
+    rows: R,
     bytes: usize,
     /// `games_written` when a game last went in: the least recently used partition goes first.
     last_used: u64,
 }
 
-impl Pending {
-    fn new(source_name: &str, options: Options, counters: Arc<Counters>) -> Pending {
+/// A total order of partitions, for ties.
+fn order(p: &Partition) -> (&'static str, i16, i16) {
+    (p.kind, p.year, p.month)
+}
+
+impl<R: Rows> Pending<R> {
+    pub(crate) fn new(options: Options, counters: Arc<Counters>) -> Pending<R> {
         Pending {
             counters,
             partitions: HashMap::new(),
@@ -305,15 +448,21 @@ impl Pending {
             bytes: 0,
             plies_written: 0,
             games_written: 0,
-            source_name: source_name.to_owned(),
             options,
         }
     }
 
-    /// Adds the game in `scratch` (a game written), whose text is `text_len` bytes long.
-    fn append(&mut self, scratch: &GameScratch, offset: u64, text_len: usize) {
-        let row = derive(scratch);
-        let key = row.partition;
+    /// Adds a game of partition `key` (a game written), whose text is `text_len` bytes long and
+    /// which has `plies` mainline moves: `make(games, plies)` creates the partition's rows when it
+    /// holds none, sized for that many games and moves; `add` appends the game to them.
+    pub(crate) fn append(
+        &mut self,
+        key: Partition,
+        text_len: usize,
+        plies: usize,
+        make: impl FnOnce(usize, usize) -> R,
+        add: impl FnOnce(&mut R),
+    ) {
         let presized = self.partitions.len() < PRESIZED_PARTITIONS;
         // Size for a full batch, within what all partitions together may hold.
         let batch = self.options.batch_games;
@@ -324,20 +473,16 @@ impl Pending {
         } else {
             64
         };
-        let plies = games * self.plies_per_game();
-        let source_name = &self.source_name;
-        let entry = self
-            .partitions
-            .entry(key)
-            .or_insert_with(|| PartitionColumns {
-                columns: GameColumns::with_capacity(source_name, games, plies),
-                bytes: 0,
-                last_used: 0,
-            });
-        entry.columns.append(scratch, &row, offset);
+        let capacity_plies = games * self.plies_per_game();
+        let entry = self.partitions.entry(key).or_insert_with(|| PartitionRows {
+            rows: make(games, capacity_plies),
+            bytes: 0,
+            last_used: 0,
+        });
+        add(&mut entry.rows);
         entry.bytes += text_len;
         entry.last_used = self.games_written;
-        self.plies_written += scratch.mainline().len() as u64;
+        self.plies_written += plies as u64;
         self.games_written += 1;
         self.games += 1;
         self.bytes += text_len;
@@ -356,14 +501,17 @@ impl Pending {
 
     /// A partition to emit now: one with a full batch (by games or bytes); the largest when all
     /// partitions together hold too much; the least recently used when too many hold games.
-    fn full_partition(&self) -> Option<Partition> {
+    pub(crate) fn full_partition(&self) -> Option<Partition> {
         let o = &self.options;
-        let (key, largest) = self.partitions.iter().max_by_key(|(_, p)| p.bytes)?;
+        let (key, largest) = self
+            .partitions
+            .iter()
+            .max_by_key(|(k, p)| (p.bytes, order(k)))?;
         let (most_games, fullest) = self
             .partitions
             .iter()
-            .max_by_key(|(_, p)| p.columns.len())?;
-        if fullest.columns.len() >= o.batch_games {
+            .max_by_key(|(k, p)| (p.rows.len(), order(k)))?;
+        if fullest.rows.len() >= o.batch_games {
             return Some(*most_games);
         }
         if largest.bytes >= o.batch_bytes
@@ -376,28 +524,28 @@ impl Pending {
             return self
                 .partitions
                 .iter()
-                .min_by_key(|(_, p)| p.last_used)
+                .min_by_key(|(k, p)| (p.last_used, order(k)))
                 .map(|(k, _)| *k);
         }
         None
     }
 
-    /// Any partition holding games (at the end of the input).
-    fn any(&self) -> Option<Partition> {
-        self.partitions.keys().next().copied()
+    /// Any partition holding games (at the end of the input): the first in partition order.
+    pub(crate) fn any(&self) -> Option<Partition> {
+        self.partitions.keys().min_by_key(|k| order(k)).copied()
     }
 
-    /// The games of partition `key` as a batch; its builders are dropped.
-    fn take(&mut self, key: Partition) -> Option<RecordBatch> {
+    /// The games of partition `key` as a batch; its rows are dropped.
+    pub(crate) fn take(&mut self, key: Partition) -> Option<RecordBatch> {
         let mut p = self.partitions.remove(&key)?;
-        self.games -= p.columns.len();
+        self.games -= p.rows.len();
         self.bytes -= p.bytes;
-        Some(p.columns.finish().expect("columns follow the schema"))
+        Some(p.rows.finish())
     }
 }
 
 /// The text of a panic's payload.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
         (Some(s), _) => s,
         (_, Some(s)) => s,
@@ -406,7 +554,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// UTF-8 as is; anything else read as Latin-1 (each byte one character), never dropped.
-fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
+pub(crate) fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
     // SIMD validation: every game's text is checked, and std's validator showed in profiles.
     match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
@@ -418,21 +566,21 @@ fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, str> {
     }
 }
 
-/// A `BatchReader` on its own thread, so that reading overlaps whatever the consumer does.
+/// A reader of batches on its own thread, so that reading overlaps whatever the consumer does.
 pub struct BatchStream {
     rx: Receiver<Batch>,
-    worker: Option<JoinHandle<BatchReader>>,
-    reader: Option<BatchReader>,
+    worker: Option<JoinHandle<Finished>>,
+    finished: Option<Finished>,
     counters: Arc<Counters>,
     raw_read: Arc<AtomicU64>,
 }
 
 impl BatchStream {
     /// Starts `reader` on a thread of its own, two batches ahead of the consumer at most.
-    pub fn spawn(reader: BatchReader) -> BatchStream {
+    pub fn spawn(reader: impl BatchSource) -> BatchStream {
         let (tx, rx) = sync_channel(2);
         let counters = reader.counters();
-        let raw_read = reader.input().raw_read.clone();
+        let raw_read = reader.raw_read();
         let worker = std::thread::spawn(move || {
             let mut reader = reader;
             while let Some(batch) = reader.next_batch() {
@@ -440,12 +588,12 @@ impl BatchStream {
                     break; // the consumer is gone
                 }
             }
-            reader
+            reader.into_finished()
         });
         BatchStream {
             rx,
             worker: Some(worker),
-            reader: None,
+            finished: None,
             counters,
             raw_read,
         }
@@ -457,7 +605,7 @@ impl BatchStream {
             Ok(batch) => Some(batch),
             Err(_) => {
                 if let Some(worker) = self.worker.take() {
-                    self.reader = Some(worker.join().expect("reader thread panicked"));
+                    self.finished = Some(worker.join().expect("reader thread panicked"));
                 }
                 None
             }
@@ -474,8 +622,8 @@ impl BatchStream {
         self.raw_read.load(Ordering::Relaxed)
     }
 
-    /// The finished reader (after `next_batch` returned `None`): checksum and damage report.
-    pub fn finished(&self) -> Option<&BatchReader> {
-        self.reader.as_ref()
+    /// What is left of the read (after `next_batch` returned `None`): checksum and damage report.
+    pub fn finished(&self) -> Option<&Finished> {
+        self.finished.as_ref()
     }
 }

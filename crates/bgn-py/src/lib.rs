@@ -15,6 +15,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::DataType;
 use bgn_core::derive;
 use bgn_core::input::Input;
+use bgn_core::parallel::ParallelReader;
 use bgn_core::reader::{BatchReader, BatchStream, Options};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
@@ -170,6 +171,9 @@ fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
 /// batch's games (`None` for a batch of rejects alone), `batch` implements `__arrow_c_array__` (pass it
 /// to `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, kind, reason,
 /// raw_text)`.
+///
+/// `jobs` worker threads parse and replay (1, the default: the single-threaded reader); the batches,
+/// their rows and the rejects are the same for any `jobs`.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
     // A mutex only to make the class `Sync`, as PyO3 requires; one thread iterates.
@@ -181,13 +185,14 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1))]
     fn new(
         path: &str,
         source_name: Option<&str>,
         batch_games: Option<usize>,
         batch_bytes: Option<usize>,
         max_game_bytes: Option<usize>,
+        jobs: usize,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -199,8 +204,20 @@ impl PgnReader {
         let input = Input::open(path).map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
         let input_size = input.size;
-        let reader = BatchReader::new(input, source_name.unwrap_or(path), options);
-        let stream = Mutex::new(BatchStream::spawn(reader));
+        let source_name = source_name.unwrap_or(path);
+        let stream = if jobs > 1 {
+            // Tests cut tiny chunks, so that small files cross chunk boundaries everywhere.
+            let chunk_bytes = std::env::var("BGN_CHUNK_BYTES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(bgn_core::parallel::CHUNK_BYTES);
+            let reader =
+                ParallelReader::with_chunk_bytes(input, source_name, options, jobs, chunk_bytes);
+            BatchStream::spawn(reader)
+        } else {
+            BatchStream::spawn(BatchReader::new(input, source_name, options))
+        };
+        let stream = Mutex::new(stream);
         Ok(PgnReader {
             stream,
             compression,

@@ -1,0 +1,152 @@
+"""`--jobs`: the lake's content is the same for any number of reader threads.
+
+Each input is loaded once with jobs=1 (the single-threaded reader) and once with jobs=4 cutting tiny chunks
+(`BGN_CHUNK_BYTES`), so that even small files cross chunk boundaries at every place; the two lakes are
+compared as values: games sorted by (source_file, source_offset), plies sorted by their keys, the rejects
+files line by line in order, and each load record's counts. File names differ (load ids), contents do not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+import zstandard
+from support import CORPORA, DATA, load, make_games, read_records
+
+from warehouse import _core
+from warehouse.lake.location import Lake
+from warehouse.load import default_jobs, load_input
+
+EDGE_WITH_REJECTS = [
+    "edge/pgn-extract/eco.pgn",  # not_a_game among 2,000 games
+    "edge/pychess/testing/gamefiles/schess.pgn",  # unreadable_move, unsupported_variant
+    "edge/pgn-extract/test/infiles/odds.pgn",  # null_move
+    "edge/python-chess/data/games_history/immortal-games.pgn",  # ambiguous_move
+    "edge/pychess/learn/puzzles/lichess_study_lichess-practice-the-fork_by_arex_2017.01.29.pgn",
+    "edge/duckdb-chess/test/pgn_files/parse_errors.pgn",  # truncated
+    "edge/duckdb-chess/test/pgn_files/parser_stage_error.pgn",  # unterminated_comment
+    "edge/pgn-extract/test/infiles/test-nobadresults.pgn",  # unparsable
+    "edge/duckdb-chess/test/pgn_files/malformed.pgn",
+    "edge/scid/gtest/res_gameLatin1.pgn",
+    "edge/scalachess/fixtures/unclosedQuote.pgn",
+]
+
+RECORD_FIELDS = [
+    "games_seen",
+    "games_written",
+    "games_rejected",
+    "games_duplicate",
+    "rejects_by_kind",
+    "damage",
+    "sha256",
+    "compression",
+    "size",
+]
+
+
+def _load_all(inputs: list[Path], lake: Path, jobs: int) -> list[dict[str, Any]]:
+    """Loads `inputs` one after the other into `lake`; each load's record fields and rejects lines."""
+    opened = Lake.open(str(lake))
+    loads = []
+    for path in inputs:
+        record = load_input(str(path), opened, jobs=jobs).record
+        lines = []
+        if record.rejects_file:
+            lines = (lake / record.rejects_file).read_text(encoding="utf-8").split("\n")
+        fields = {k: getattr(record, k) for k in RECORD_FIELDS}
+        loads.append({"input": str(path), **fields, "rejects": lines})
+    return loads
+
+
+def _table(lake: Path, folder: str, keys: list[str]) -> pa.Table:
+    if not (lake / folder).is_dir():
+        return pa.table({})
+    table = ds.dataset(lake / folder, format="parquet", partitioning="hive").to_table()
+    return table.sort_by([(k, "ascending") for k in keys])
+
+
+def assert_same_lakes(
+    inputs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> list[dict[str, Any]]:
+    """Loads `inputs` with jobs=1 and jobs=4 (chunks of `chunk` bytes); asserts the lakes hold the same
+    values; returns the loads' records and rejects lines."""
+    one, four = tmp_path / "jobs1", tmp_path / "jobs4"
+    serial = _load_all(inputs, one, jobs=1)
+    monkeypatch.setenv("BGN_CHUNK_BYTES", str(chunk))
+    parallel = _load_all(inputs, four, jobs=4)
+    assert serial == parallel
+    game_keys = ["type", "year", "month", "source_file", "source_offset"]
+    games1, games4 = _table(one, "games", game_keys), _table(four, "games", game_keys)
+    assert games1.num_rows == sum(r["games_written"] for r in serial)
+    assert games1.equals(games4)
+    ply_keys = ["type", "year", "month", "game_key", "ply"]
+    assert _table(one, "plies", ply_keys).equals(_table(four, "plies", ply_keys))
+    return serial
+
+
+def test_lichess_sample_and_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = [DATA / "lichess_2025-05_sample.pgn.zst", CORPORA / "tournament" / "twic1599_sample.pgn"]
+    assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=20_000)
+
+
+def test_engine_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = sorted((CORPORA / "engine").glob("*.pgn"))
+    assert inputs
+    assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=200_000)
+
+
+@pytest.mark.parametrize("chunk", [1, 3000])
+def test_edge_files_with_rejects(chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = [CORPORA / rel for rel in EDGE_WITH_REJECTS]
+    loads = assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=chunk)
+    kinds = {kind for load in loads for kind in load["rejects_by_kind"]}
+    assert {"not_a_game", "unsupported_variant", "null_move", "truncated"} <= kinds, kinds
+
+
+def test_damaged_and_truncated_zst_and_cr_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = make_games(0, 400).encode()
+    frames = zstandard.ZstdCompressor(level=1).compress(text)
+    damaged = tmp_path / "damaged.pgn.zst"
+    damaged.write_bytes(frames[: len(frames) * 2 // 3] + b"\xab" * 64)
+    # A download stopped inside the last game: the game is rejected as truncated at the end.
+    cut = tmp_path / "cut.pgn.zst"
+    cut.write_bytes(zstandard.ZstdCompressor().compress(text[: text.rindex(b"} ") + 2]))
+    cr = tmp_path / "cr.pgn"
+    cr.write_bytes(make_games(400, 300).replace("\n", "\r").encode())
+    loads = assert_same_lakes([damaged, cut, cr], tmp_path, monkeypatch, chunk=2000)
+    damaged_load, cut_load, cr_load = loads
+    assert damaged_load["damage"] and "damaged_input" in damaged_load["rejects_by_kind"]
+    assert cut_load["rejects_by_kind"] == {"truncated": 1}
+    assert cr_load["games_written"] == 300
+
+
+def test_batches_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below the lake: the reader hands over the same batches, rejects and counts in the same order."""
+    path = str(CORPORA / "edge/pychess/testing/gamefiles/schess.pgn")
+
+    def read(jobs: int) -> tuple[list[Any], tuple[int, int, int]]:
+        reader = _core.PgnReader(path, batch_games=3, jobs=jobs)
+        out = [(p, pa.record_batch(b).to_pylist(), r) for p, b, r in reader]
+        return out, (reader.games_seen, reader.games_written, reader.games_rejected)
+
+    serial = read(1)
+    monkeypatch.setenv("BGN_CHUNK_BYTES", "1")
+    assert read(4) == serial
+    assert serial[1][2] > 0
+
+
+def test_cli_jobs(tmp_path: Path) -> None:
+    sample = DATA / "lichess_2025-05_sample.pgn.zst"
+    runs = {}
+    for jobs in ("1", "2"):
+        lake = tmp_path / jobs
+        run = load([sample], lake, "--jobs", jobs, "--progress", "never")
+        assert run.returncode == 0, run.stderr
+        (record,) = read_records(lake)
+        runs[jobs] = {k: record[k] for k in ("games_seen", "games_written", "games_rejected")}
+    assert runs["1"] == runs["2"]
+    assert default_jobs() >= 1
