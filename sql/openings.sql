@@ -13,7 +13,9 @@ with rated as (
     where opening.generic is not null
 ),
 
-families as (
+families as materialized (
+    -- materialized: DuckDB turns the window below into a join of this with its sums, which would
+    -- otherwise scan the games twice
     select band, family, count(*) as games, avg(white_points(result)) as white_score
     from rated
     group by all

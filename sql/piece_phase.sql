@@ -14,7 +14,9 @@ with letters as (
     group by ply, p
 ),
 
-counted as (
+counted as materialized (
+    -- materialized: DuckDB turns the window below into a join of this with its sums, which would
+    -- otherwise scan the plies twice
     select phase(ply) as phase, upper(p) as piece, sum(moves)::bigint as moves
     from letters
     group by all

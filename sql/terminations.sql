@@ -12,7 +12,9 @@ with ended as (
     from games
 ),
 
-counted as (
+counted as materialized (
+    -- materialized: DuckDB turns the window below into a join of this with its sums, which would
+    -- otherwise scan the games twice
     select
         type,
         termination,
