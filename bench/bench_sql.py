@@ -1,12 +1,14 @@
-"""SQL library benchmark: games/s of each seed analytic over a lake of a million games.
+"""SQL library benchmark: games/s and games per CPU-second of every question over a lake of a million games.
 
-    python bench/bench_sql.py [--games 1000000] [--repeat 3] [--threads N] [--all]
+    python bench/bench_sql.py [--games 1000000] [--repeat 3] [--threads N] [question ...]
 
 Builds a multi-frame `.pgn.zst` of --games games (bench_load.build_dump: make-bench-dump) and loads it with
 `python -m loaders.pgn2parquet` into bench/out/lake-<games>/ (both cached in bench/out/; delete the lake to
-reload it after a loader change), then times each seed analytic (blunders, castling, clock_pace; every
-question with --all) through `warehouse.query`, best of --repeat runs, and prints games/s per query with the
-process's CPU seconds and the machine's load average. Not a test: it prints figures, it asserts nothing.
+reload it after a loader change; a cached lake of layout 1 is upgraded in place), then times each question of
+sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and CPU seconds
+(the process's, every DuckDB thread included), games/s and games per CPU-second, with the machine's load
+average: CPU seconds grow when other processes share the cores. Not a test: it prints figures, it asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ from bench_load import OUT, build_dump  # noqa: E402  (bench/ is on the path of 
 
 from warehouse.sql import connect, query, questions  # noqa: E402
 
-SEEDS = ("blunders", "castling", "clock_pace")
-
 
 def build_lake(games: int) -> Path:
-    """bench/out/lake-<games>/, loaded from bench_load's dump of as many games; each built when missing."""
+    """bench/out/lake-<games>/, loaded from bench_load's dump of as many games; each built when missing, the
+    lake upgraded when it is of layout 1 (no plies/ table)."""
     lake = OUT / f"lake-{games}"
     if not (lake / "games").is_dir():
         command = [sys.executable, "-m", "loaders.pgn2parquet", str(build_dump(games)), "--lake", str(lake)]
         subprocess.run([*command, "--progress", "never"], cwd=ROOT, check=True)
+    elif not (lake / "_layout.json").exists():
+        subprocess.run([sys.executable, "-m", "loaders.upgrade", "--lake", str(lake)], cwd=ROOT, check=True)
     return lake
 
 
@@ -57,18 +60,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, help="DuckDB threads (default: DuckDB's, one per core)")
-    parser.add_argument("--all", action="store_true", help="every question of sql/, not only the seeds")
+    parser.add_argument("names", nargs="*", metavar="question", help="the questions to time (default: all)")
     args = parser.parse_args()
+    if unknown := set(args.names) - set(questions()):
+        parser.error(f"no question {', '.join(sorted(unknown))}; there are: {', '.join(questions())}")
     lake = build_lake(args.games)
     con = connect(lake)
     games, plies = con.sql("select count(*), sum(n_plies) from games").fetchall()[0]
     threads = args.threads or con.sql("select current_setting('threads')").fetchall()[0][0]
     con.close()
-    size = sum(path.stat().st_size for path in (lake / "games").rglob("*.parquet"))
-    print(f"lake {lake}: {games:,} games, {plies:,} plies, {size / 2**20:,.0f} MiB of Parquet")
+    sizes = [
+        sum(path.stat().st_size for path in (lake / table).rglob("*.parquet")) for table in ("games", "plies")
+    ]
+    print(
+        f"lake {lake}: {games:,} games, {plies:,} plies, Parquet: games/ {sizes[0] / 2**20:,.0f} MiB, "
+        f"plies/ {sizes[1] / 2**20:,.0f} MiB"
+    )
     print(f"{os.cpu_count()} cores, DuckDB threads {threads}, load average before {os.getloadavg()[0]:.2f}")
     print(f"{'query':<24}{'wall s':>8}{'CPU s':>8}{'games/s':>12}{'games/CPU-s':>14}")
-    for name in questions() if args.all else SEEDS:
+    for name in args.names or questions():
         wall, cpu = timed(name, lake, args.threads, args.repeat)
         print(f"{name:<24}{wall:>8.2f}{cpu:>8.2f}{games / wall:>12,.0f}{games / cpu:>14,.0f}")
     print(f"load average after {os.getloadavg()[0]:.2f}")
