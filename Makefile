@@ -50,7 +50,7 @@ lint:
 
 test: setup-test lint
 	cargo test --workspace --quiet
-	$(PYTHON) -m pytest -q --durations=15
+	$(PYTHON) -m pytest -q -n $(or $(PYTEST_WORKERS),2) --dist loadfile --durations=15
 
 bench: setup-test
 	$(PYTHON) bench/bench_load.py

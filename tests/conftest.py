@@ -4,6 +4,7 @@ asks for one. Helpers that are not fixtures are in support.py."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,8 +36,11 @@ def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def corpus_loads(tmp_path_factory: pytest.TempPathFactory) -> CorpusLoader:
     """`corpus_loads(inputs)`: the loader's run on those corpus files into a lake of its own, once per run
-    for the same inputs (see corpora.py). Read its lake only."""
-    return corpus_loader(lambda: tmp_path_factory.mktemp("corpus"))
+    for the same inputs, whichever parallel worker asks first (see corpora.py). Read its lake only."""
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent  # the run's folder, which holds each parallel worker's own: shared by all
+    return corpus_loader(root / "corpus")
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,16 @@
 """The PGN files the lake is compared with python-chess on (test_oracle_corpora, test_export_pgn): every
 `*.pgn` / `*.pgn.zst` under tests/data/ and, when present, under ../shared/corpora/, by case id
 (`data/…`, `corpora/…`), and the files where the two read the PGN differently, each with its reason;
-then how those files are loaded (`BATCHES`, `CorpusLoad`), once per run for both test modules (the
-`corpus_loads` fixture of conftest.py)."""
+then how those files are loaded (`BATCHES`, `corpus_loader`), once per run for both test modules and all
+parallel workers (the `corpus_loads` fixture of conftest.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
+import json
+import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -169,17 +172,28 @@ class CorpusLoad:
 CorpusLoader = Callable[[tuple[Path, ...]], CorpusLoad]
 
 
-def corpus_loader(new_lake: Callable[[], Path]) -> CorpusLoader:
-    """`load(inputs)`: the loader's run on those files into a fresh lake (from `new_lake()`), run once for
-    the same inputs."""
+def corpus_loader(root: Path) -> CorpusLoader:
+    """`load(inputs)`: the loader's run on those files into a lake of its own under `root`, run once for the
+    same inputs. Processes given the same `root` (parallel test workers) share the runs: the first to ask
+    for a batch loads it under a lock on the batch, the others wait for it and read its lake."""
 
     @functools.cache
     def load(inputs: tuple[Path, ...]) -> CorpusLoad:
-        lake = new_lake() / "lake"
-        # Each file is compared on its own: a game repeated in another file of the folder is that
-        # file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py has it).
-        process = support.load(list(inputs), lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
-        return CorpusLoad(process.returncode, process.stderr, lake)
+        key = hashlib.sha256("\n".join(map(str, inputs)).encode()).hexdigest()[:16]
+        lake, outcome = root / key / "lake", root / f"{key}.json"
+        root.mkdir(parents=True, exist_ok=True)
+        with (root / f"{key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+            if not outcome.exists():
+                shutil.rmtree(lake.parent, ignore_errors=True)  # what a killed worker left, if any
+                lake.parent.mkdir()
+                # Each file is compared on its own: a game repeated in another file of the folder is
+                # that file's game too, so the lake's dedup across inputs is off here (tests/test_loads.py
+                # has it).
+                process = support.load(list(inputs), lake, "--allow-duplicates", timeout=FOLDER_LOAD_SECONDS)
+                outcome.write_text(json.dumps([process.returncode, process.stderr]))
+        returncode, stderr = json.loads(outcome.read_text())
+        return CorpusLoad(returncode, stderr, lake)
 
     return load
 
