@@ -40,6 +40,9 @@ YEAR = re.compile(r"[0-9]{4}")
 NUMBER = re.compile(r"[0-9]+")
 TIME = re.compile(r"([0-9]+):([0-9]+):([0-9]+)")
 TAG_ESCAPE = re.compile(r'\\([\\"])')
+# python-chess's `[%eval …]` and `[%clk …]` commands: a comment without COMMAND holds neither.
+EVAL, CLOCK = chess.pgn.EVAL_REGEX, chess.pgn.CLOCK_REGEX
+COMMAND = "[%"
 TENTH = Decimal("0.1")
 # lichess's speed thresholds on base + 40 * inc seconds, upper bounds excluded.
 SPEEDS = ((30, "ultrabullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid"))
@@ -252,8 +255,8 @@ def game_row(game: _Game) -> Row:
         "variant": "Chess960" if chess960 else "Standard",
         "start_fen": tags.get("FEN"),
         "mate": board.is_checkmate(),
-        "has_eval": any(chess.pgn.EVAL_REGEX.search(node.comment) for node in mainline),
-        "has_clock": any(chess.pgn.CLOCK_REGEX.search(node.comment) for node in mainline),
+        "has_eval": any(COMMAND in node.comment and EVAL.search(node.comment) for node in mainline),
+        "has_clock": any(COMMAND in node.comment and CLOCK.search(node.comment) for node in mainline),
         "n_plies": len(mainline),
         "comment": game.comment.strip() or None,
         "headers": expected_headers(game.tags, chess960),
@@ -449,8 +452,10 @@ def captured(board: chess.Board, move: chess.Move) -> str | None:
 
 def comment_fields(comment: str) -> Row:
     """eval_cp / eval_mate / clk from the first `[%eval]` / `[%clk]`, and the comment without them."""
-    evaluation = chess.pgn.EVAL_REGEX.search(comment)
-    clock = chess.pgn.CLOCK_REGEX.search(comment)
+    if COMMAND not in comment:  # no command to read or strip (the regexes' search is slow on long text)
+        return {"eval_cp": None, "eval_mate": None, "clk": None, "comment": comment.strip() or None}
+    evaluation = EVAL.search(comment)
+    clock = CLOCK.search(comment)
     mate = evaluation.group("mate") if evaluation else None
     cp = evaluation.group("cp") if evaluation else None
     return {
@@ -468,6 +473,8 @@ def clock_seconds(match: re.Match[str]) -> Decimal:
 
 def strip_commands(comment: str) -> str:
     """The comment without its [%eval] and [%clk] commands (a space kept where one separated two words)."""
-    for regex in (chess.pgn.EVAL_REGEX, chess.pgn.CLOCK_REGEX):
+    if COMMAND not in comment:
+        return comment.strip()
+    for regex in (EVAL, CLOCK):
         comment = regex.sub(lambda match: match.group("prefix") and match.group("suffix"), comment)
     return comment.strip()

@@ -21,7 +21,7 @@ import chess.pgn
 import pytest
 import zstandard
 from corpora import BATCHES, CorpusLoader, folder_batches
-from oracle import INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
+from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
 from support import Run, run_module
 
 from warehouse.export_pgn import pgn_games
@@ -137,7 +137,8 @@ def line(node: chess.pgn.ChildNode | None) -> list[Any]:
     while node is not None:
         parent = node.parent
         alternatives = parent.variations[1:] if parent is not None and parent.variations[0] is node else []
-        evaluation, clock = node.eval(), node.clock()
+        # python-chess's eval() and clock() search the comment for `[%eval …]` and `[%clk …]`.
+        evaluation, clock = (node.eval(), node.clock()) if COMMAND in node.comment else (None, None)
         fields = [
             node.move.uci(),  # not node.uci(): that replays the game from its start for every move
             sorted(node.nags),
