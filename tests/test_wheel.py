@@ -92,8 +92,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # The environment a user has after activating the venv. Variables of an enclosing make (make test)
-    # stay out: they would override the demo's own.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS", "VIRTUAL_ENV"))}
+    # stay out: they would override the demo's own; so does a PYTHONPATH (a checkout on it would be
+    # imported instead of the wheel).
+    outside = ("MAKE", "MFLAGS", "VIRTUAL_ENV", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(outside)}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{hide('java', env['PATH'], tmp / 'path')}"
     assert shutil.which("java", path=env["PATH"]) is None
     demo = [
