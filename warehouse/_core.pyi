@@ -13,18 +13,14 @@ REJECT_KINDS: list[str]
 class PgnInputError(ValueError):
     """An input that cannot be read as PGN: missing, a directory, of an unknown format, or not PGN."""
 
-class ArrowBatch:
-    """One batch of games, exported once through the Arrow PyCapsule interface."""
-
-    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
-
 class ArrowArray:
-    """One Arrow array, exported once through the Arrow PyCapsule interface (`pyarrow.array(a)` takes it)."""
+    """One Arrow array, exported once through the Arrow PyCapsule interface: `pyarrow.array(a)` takes it,
+    and `pyarrow.record_batch(a)` a batch of games (a struct array)."""
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
 class ArrowArrayExportable(Protocol):
-    """Anything of the Arrow PyCapsule interface: a pyarrow Array or RecordBatch, an `ArrowBatch`…"""
+    """Anything of the Arrow PyCapsule interface: a pyarrow Array or RecordBatch, an `ArrowArray`…"""
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
@@ -37,7 +33,7 @@ def game_keys(ids: ArrowArrayExportable) -> ArrowArray:
         hex digits.
     :raises TypeError: when `ids` is not an Arrow array of strings."""
 
-def fill_san(games: ArrowArrayExportable) -> ArrowBatch:
+def fill_san(games: ArrowArrayExportable) -> ArrowArray:
     """`games` (a record batch of lake games holding `moves`, `start_fen`, `variant`, and `variations` and
     `game_id` when it has them) with every null `san`, in `moves` and in `variations[].moves`, set to the SAN
     the position gives (`+`/`#` included), replaying each game from its squares; `variant` `Chess960` means
@@ -69,8 +65,8 @@ class PgnReader:
         max_game_bytes: int | None = None,
         jobs: int = 1,
     ) -> None: ...
-    def __iter__(self) -> Iterator[tuple[Partition | None, ArrowBatch, list[Reject]]]: ...
-    def __next__(self) -> tuple[Partition | None, ArrowBatch, list[Reject]]: ...
+    def __iter__(self) -> Iterator[tuple[Partition | None, ArrowArray, list[Reject]]]: ...
+    def __next__(self) -> tuple[Partition | None, ArrowArray, list[Reject]]: ...
     @property
     def compression(self) -> str:
         """`pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is."""

@@ -146,8 +146,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> Plan
         todo = plan(lake, target)
         if not todo.merges or dry_run:
             return todo
-        started = now()
-        record = CompactRecord(load_id=new_op_id(), started=started)
+        record = CompactRecord(load_id=new_op_id(), started=now())
         try:
             for part, part_groups in todo.groups.items():
                 for n, files in enumerate(part_groups, 1):
@@ -159,9 +158,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> Plan
         except BaseException:
             discard(lake, record.load_id)
             raise
-        record.files = list(record.file_rows)
-        record.finished = now()
-        record.seconds = round((record.finished - started).total_seconds(), 3)
+        record.written()
         commit(lake, record, subject="compaction")
         return record
 

@@ -202,10 +202,8 @@ def _load_locked(
         rejects.close_quietly()
         discard(lake, result.load_id)
         raise
-    result.files = list(result.file_rows)
-    result.finished = now()
+    result.written()
     lake.mark_layout()
-    result.seconds = round((result.finished - started).total_seconds(), 3)
     result.dedup_seconds = round(result.dedup_seconds + (index.read_seconds if index else 0.0), 3)
     commit(lake, result, subject=path)
     return LoadResult(result)

@@ -70,8 +70,7 @@ def upgrade(lake: Lake) -> UpgradeRecord | None:
         if lake.layout() == LAYOUT:
             return None
         records = Records.read(lake)
-        started = now()
-        record = UpgradeRecord(load_id=new_op_id(), started=started, layout=LAYOUT, layout_file=LAYOUT_FILE)
+        record = UpgradeRecord(load_id=new_op_id(), started=now(), layout=LAYOUT, layout_file=LAYOUT_FILE)
         op_id = record.load_id
         try:
             for n, source in enumerate(sorted(records.live_files()), 1):
@@ -84,8 +83,6 @@ def upgrade(lake: Lake) -> UpgradeRecord | None:
         except BaseException:
             discard(lake, op_id)
             raise
-        record.files = list(record.file_rows)
-        record.finished = now()
-        record.seconds = round((record.finished - started).total_seconds(), 3)
+        record.written()
         commit(lake, record, subject="upgrade")
         return record

@@ -55,6 +55,12 @@ class Record:
     finished: datetime | None = None
     seconds: float = 0.0
 
+    def written(self) -> None:
+        """Records what is known once the operation's files are staged: its `games/` files and its end."""
+        self.files = list(self.file_rows)
+        self.finished = now()
+        self.seconds = round((self.finished - (self.started or self.finished)).total_seconds(), 3)
+
     def added_files(self) -> list[str]:
         """The files the operation adds to the lake."""
         return [*self.files, *self.ply_rows]

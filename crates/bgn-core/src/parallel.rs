@@ -29,8 +29,8 @@ use crate::derive::{derive, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::reader::{
-    decode, panic_message, truncated, unreadable, Batch, BatchSource, Counters, Finished,
-    GameReader, Options, Pending, Reject, Rejects, Rows,
+    decode, hand_over, panic_message, truncated, unreadable, Batch, BatchSource, Counters,
+    Finished, GameReader, Options, Pending, Reject, Rejects, Rows,
 };
 
 /// Bytes of game text per chunk (a chunk ends after the game that reaches it).
@@ -622,16 +622,7 @@ impl ParallelReader {
                 break None; // a run of bad input: hand the rejects over, keep memory bounded
             }
         };
-        let (partition, games) = match full.and_then(|key| Some((key, self.batches.take(key)?))) {
-            Some((key, batch)) => (Some(key), batch),
-            None if rejects.list.is_empty() => return None,
-            None => (None, RecordBatch::new_empty(crate::columns::schema())),
-        };
-        Some(Batch {
-            partition,
-            games,
-            rejects: rejects.list,
-        })
+        hand_over(full, &mut self.batches, rejects)
     }
 
     /// The input and its damage, once `next_batch` returned `None`.

@@ -228,22 +228,32 @@ impl BatchReader {
                 break None; // a run of bad input: hand the rejects over, keep memory bounded
             }
         };
-        let (partition, games) = match full.and_then(|key| Some((key, self.batches.take(key)?))) {
-            Some((key, batch)) => (Some(key), batch),
-            None if rejects.list.is_empty() => return None,
-            None => (None, RecordBatch::new_empty(crate::columns::schema())),
-        };
-        Some(Batch {
-            partition,
-            games,
-            rejects: rejects.list,
-        })
+        hand_over(full, &mut self.batches, rejects)
     }
 
     /// The input and its damage, once `next_batch` returned `None`.
     pub fn into_finished(self) -> Finished {
         Finished::new(self.framer)
     }
+}
+
+/// What a reader hands over: the games of the partition that filled up (`full`) with the rejects met
+/// on the way, or the rejects alone; `None` when there is neither (the input is done).
+pub(crate) fn hand_over<R: Rows>(
+    full: Option<Partition>,
+    batches: &mut Pending<R>,
+    rejects: Rejects,
+) -> Option<Batch> {
+    let (partition, games) = match full.and_then(|key| Some((key, batches.take(key)?))) {
+        Some((key, batch)) => (Some(key), batch),
+        None if rejects.list.is_empty() => return None,
+        None => (None, RecordBatch::new_empty(crate::columns::schema())),
+    };
+    Some(Batch {
+        partition,
+        games,
+        rejects: rejects.list,
+    })
 }
 
 impl BatchSource for BatchReader {

@@ -39,33 +39,19 @@ type RejectTuple = (u64, u64, &'static str, String, String);
 /// `(type, year, month)` of a batch's games.
 type PartitionTuple = (&'static str, i16, i16);
 
-/// One batch of games, exported once through `__arrow_c_array__`.
-#[pyclass(module = "warehouse._core")]
-struct ArrowBatch {
-    batch: Option<RecordBatch>,
-}
-
-#[pymethods]
-impl ArrowBatch {
-    #[pyo3(signature = (requested_schema=None))]
-    fn __arrow_c_array__<'py>(
-        &mut self,
-        py: Python<'py>,
-        requested_schema: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let _ = requested_schema; // we only offer our own schema
-        let batch = self
-            .batch
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this batch was already exported"))?;
-        export(py, &StructArray::from(batch).into_data())
-    }
-}
-
-/// One array (not a batch), exported once through `__arrow_c_array__`: `pyarrow.array` takes it.
+/// One array, exported once through `__arrow_c_array__`: `pyarrow.array` takes it, and a batch of
+/// games (a struct array) `pyarrow.record_batch`.
 #[pyclass(module = "warehouse._core")]
 struct ArrowArray {
     array: Option<ArrayRef>,
+}
+
+impl ArrowArray {
+    fn of_batch(batch: RecordBatch) -> ArrowArray {
+        ArrowArray {
+            array: Some(std::sync::Arc::new(StructArray::from(batch))),
+        }
+    }
 }
 
 #[pymethods]
@@ -232,7 +218,7 @@ impl PgnReader {
     fn __next__(
         &mut self,
         py: Python<'_>,
-    ) -> Option<(Option<PartitionTuple>, ArrowBatch, Vec<RejectTuple>)> {
+    ) -> Option<(Option<PartitionTuple>, ArrowArray, Vec<RejectTuple>)> {
         let stream = &self.stream;
         let batch = py.detach(|| lock(stream).next_batch())?;
         let partition = batch.partition.map(|p| (p.kind, p.year, p.month));
@@ -244,9 +230,7 @@ impl PgnReader {
                 (r.offset, r.length, kind, r.reason.message, r.raw)
             })
             .collect();
-        let games = ArrowBatch {
-            batch: Some(batch.games),
-        };
+        let games = ArrowArray::of_batch(batch.games);
         Some((partition, games, rejects))
     }
 
@@ -320,7 +304,7 @@ fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {
 /// on without a copy. Raises ValueError for a move that is not legal where it stands (naming the game
 /// and the ply) or a batch without the columns needed.
 #[pyfunction]
-fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
+fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
     let data = import(games)?;
     if !matches!(data.data_type(), DataType::Struct(_)) {
         let kind = data.data_type();
@@ -338,15 +322,12 @@ fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
     let filled = py
         .detach(|| san::fill_san(&games))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(ArrowBatch {
-        batch: Some(filled),
-    })
+    Ok(ArrowArray::of_batch(filled))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
-    m.add_class::<ArrowBatch>()?;
     m.add_class::<ArrowArray>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
