@@ -22,8 +22,6 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), then the
     move's fields."""
     moves: pa.ListArray = games.column("moves")
-    if isinstance(moves, pa.ChunkedArray):
-        moves = moves.combine_chunks()
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
     starts = np.repeat(offsets[:-1] - offsets[0], lengths)
