@@ -862,6 +862,11 @@ mod tests {
             ];
             let mut text: Vec<u8> = picks.iter().flat_map(|&p| pieces[p].to_vec()).collect();
             text.truncate(cut.min(text.len()));
+            // A cut that leaves no tag pair and no move (`[`, `1. d`) is refused before any read.
+            if let Err(refused) = Input::from_reader("t", Box::new(Cursor::new(text.clone())), None) {
+                prop_assert!(refused.to_string().contains("not PGN"), "{}", refused);
+                return Ok(());
+            }
             let (serial, parallel) = both(&text, small(), jobs, chunk_bytes);
             prop_assert_eq!(serial, parallel);
         }
