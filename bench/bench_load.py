@@ -8,6 +8,8 @@ then measures on that file:
   - the loader with `--jobs N` for each N of --jobs (default: 1 and every core this process may use),
     unpinned: games/s wall, games per CPU-second, and the wall speed-up over --jobs 1;
   - python-chess replaying the first --oracle-games games with a visitor extracting the same fields;
+  - the peer binding (rust-pgn-reader-python-binding, installed into a throwaway venv in bench/out/ when
+    missing) parsing and replaying the same games on one thread, writing nothing;
   - `zstd -d` alone;
   - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input).
 Not a test: it prints figures, it asserts nothing.
@@ -31,6 +33,8 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 MAKE_DUMP = ROOT.parent / "shared" / "tools" / "make-bench-dump"
+PEER = "rust-pgn-reader-python-binding==4.1.0"
+PEER_VENV = OUT / "peer-venv"
 
 
 def build_dump(games: int) -> Path:
@@ -106,6 +110,21 @@ def _replay(text: io.TextIOWrapper, n: int) -> float:
     return n / (time.process_time() - start)
 
 
+def peer_rate(dump: Path, games: int) -> float | None:
+    """Games per CPU-second of the peer binding (bench/peer_binding.py in its own venv); None when it
+    cannot be installed (offline)."""
+    python = PEER_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        install = [str(python), "-m", "pip", "install", "-q", PEER, "zstandard"]
+        if subprocess.run(install).returncode != 0:
+            shutil.rmtree(PEER_VENV)
+            return None
+    script = ROOT / "bench" / "peer_binding.py"
+    out = subprocess.run([str(python), str(script), str(dump), str(games)], capture_output=True, text=True)
+    return float(out.stdout) if out.returncode == 0 else None
+
+
 def zstd_rate(dump: Path, games: int) -> float | None:
     if not shutil.which("zstd"):
         return None
@@ -118,6 +137,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=200_000)
     ap.add_argument("--oracle-games", type=int, default=2_000)
+    ap.add_argument("--peer-games", type=int, default=50_000, help="games the peer binding parses")
     cores = len(os.sched_getaffinity(0))
     ap.add_argument(
         "--jobs",
@@ -135,6 +155,7 @@ def main() -> None:
     ours = args.games / cpu
     baseline = python_chess(dump, args.oracle_games)
     zstd = zstd_rate(dump, args.games)
+    peer = peer_rate(dump, args.peer_games)
     scaling = [(jobs, *loader(dump, jobs)) for jobs in args.jobs]
 
     print(f"dump: {dump.name}, {args.games:,} games, {dump.stat().st_size / 1e6:.1f} MB")
@@ -142,6 +163,8 @@ def main() -> None:
     print(f"{'loader, per CPU-second (pinned to 1 core)':44s} {ours:12,.0f}")
     print(f"{'loader, wall clock on 1 core':44s} {args.games / wall:12,.0f}")
     print(f"{'python-chess replay, 1 core':44s} {baseline:12,.0f}")
+    peer_name = f"{PEER.split('==')[0]}, 1 core"
+    print(f"{peer_name:44s} {peer:12,.0f}" if peer else f"{peer_name:44s} {'unavailable':>12s}")
     if zstd:
         print(f"{'zstd -d alone, 1 core':44s} {zstd:12,.0f}")
     print(f"speed-up over python-chess: {ours / baseline:.0f}x")
