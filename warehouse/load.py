@@ -174,7 +174,7 @@ def _load_locked(
             _replace(result, previous, records)
     reader = _core.PgnReader(path, source_name=path, batch_games=batch_games, jobs=jobs)
     stem = f"{input_stem(path)}-{result.load_id}"
-    writer = PartitionWriter(lake, result.load_id, stem)
+    writer = PartitionWriter(lake, result.load_id, stem, encoders=jobs)
     rejects = _Rejects(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
     index = PartitionIndex(lake, exclude=result.removes) if dedup else None
     try:

@@ -4,6 +4,9 @@ writer that splits a load's games into its partitions' files, each `games/` file
 from __future__ import annotations
 
 import contextlib
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -76,7 +79,8 @@ def plain_schema(schema: pa.Schema) -> pa.Schema:
 
 @dataclass
 class _PartitionFile:
-    """One open `games/` file of a partition and its `plies/` twin, with their pending row group."""
+    """One open `games/` file of a partition and its `plies/` twin, with their pending row group and the
+    writes of the previous one that may still be encoding."""
 
     final: str
     games: pq.ParquetWriter
@@ -87,36 +91,91 @@ class _PartitionFile:
     pending_bytes: int = 0
     rows: int = 0
     ply_rows: int = 0
+    encoding: list[Future[None]] = field(default_factory=list)
 
-    def write_pending(self) -> None:
-        if self.pending:
-            self.games.write_table(pa.Table.from_batches(self.pending), row_group_size=self.pending_rows)
-            plies = pa.Table.from_batches(self.pending_plies)
+    def write_pending(self, encoders: _Encoders) -> None:
+        if not self.pending:
+            return
+        games = pa.Table.from_batches(self.pending)
+        plies = pa.Table.from_batches(self.pending_plies)
+        # A file's row groups go in order: its previous writes end before these start.
+        self.wait()
+        self.encoding = [
+            encoders.run(self.games.write_table, games, row_group_size=self.pending_rows),
             # One row group for the same games in both files, whatever its number of plies.
-            self.plies.write_table(plies, row_group_size=max(plies.num_rows, 1))
-            self.rows += self.pending_rows
-            self.ply_rows += plies.num_rows
-            self.pending, self.pending_plies, self.pending_rows, self.pending_bytes = [], [], 0, 0
+            encoders.run(self.plies.write_table, plies, row_group_size=max(plies.num_rows, 1)),
+        ]
+        self.rows += self.pending_rows
+        self.ply_rows += plies.num_rows
+        self.pending, self.pending_plies, self.pending_rows, self.pending_bytes = [], [], 0, 0
 
-    def close(self) -> None:
-        self.write_pending()
+    def wait(self) -> None:
+        """Waits for this file's writes; raises the first one's error."""
+        encoding, self.encoding = self.encoding, []
+        for write in encoding:
+            write.result()
+
+    def close(self, encoders: _Encoders) -> None:
+        self.write_pending(encoders)
+        self.wait()
         self.games.close()
         self.plies.close()
 
     def close_quietly(self) -> None:
+        for write in self.encoding:
+            with contextlib.suppress(Exception):
+                write.result()
         for writer in (self.games, self.plies):
             with contextlib.suppress(OSError):
                 writer.close()
 
 
+class _Encoders:
+    """Where row groups are encoded: on the calling thread (`threads` 1), or on a pool of `threads`
+    (pyarrow releases the GIL while it encodes and compresses, so a load's files encode on every core).
+    At most `threads` writes are queued or running: the tables they hold count toward a load's memory."""
+
+    def __init__(self, threads: int):
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="parquet") if threads > 1 else None
+        self._limit = threads
+        self._queued: deque[Future[None]] = deque()
+
+    def run(self, write: Callable[..., None], table: pa.Table, row_group_size: int) -> Future[None]:
+        done: Future[None] = Future()
+        if self._pool is None:
+            write(table, row_group_size=row_group_size)
+            done.set_result(None)
+            return done
+        while len(self._queued) >= self._limit:
+            self._queued.popleft().result()
+        while self._queued and self._queued[0].done():
+            self._queued.popleft()
+        future = self._pool.submit(write, table, row_group_size=row_group_size)
+        self._queued.append(future)
+        return future
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 class PartitionWriter:
     """Splits batches by partition and writes zstd Parquet files under the operation's staging folder:
     each `games/` file with its `plies/` twin (`warehouse.lake.plies`), at most `max_open` pairs open at
-    once. Memory: `max_open` pairs of writers' buffers plus the pending row groups, at most
-    `PENDING_BYTES` and one batch."""
+    once, row groups encoded on `encoders` threads. Memory: `max_open` pairs of writers' buffers, the
+    pending row groups (at most `PENDING_BYTES` and one batch) and the `encoders` tables being encoded
+    (each at most one row group, `ROW_GROUP_BYTES`)."""
 
-    def __init__(self, lake: Lake, op_id: str, file_stem: str, max_open: int = MAX_OPEN_PARTITIONS):
+    def __init__(
+        self,
+        lake: Lake,
+        op_id: str,
+        file_stem: str,
+        max_open: int = MAX_OPEN_PARTITIONS,
+        encoders: int = 1,
+    ):
         self.lake, self.op_id, self.file_stem, self.max_open = lake, op_id, file_stem, max_open
+        self._encoders = _Encoders(encoders)
         self._open: dict[Partition, _PartitionFile] = {}  # least recently written first
         self._counts: dict[Partition, int] = {}
         self.file_rows: dict[str, int] = {}  # final path → rows, for `games/` files already closed
@@ -136,12 +195,12 @@ class PartitionWriter:
         f.pending_bytes += part.nbytes
         self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
-            f.write_pending()
+            f.write_pending(self._encoders)
             if f.rows >= FILE_GAMES:
                 self._close(key)
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
-            max(self._open.values(), key=lambda o: o.pending_bytes).write_pending()
+            max(self._open.values(), key=lambda o: o.pending_bytes).write_pending(self._encoders)
 
     def _start(self, key: Partition, schema: pa.Schema, plies_schema: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:
@@ -155,7 +214,7 @@ class PartitionWriter:
 
     def _close(self, key: Partition) -> None:
         f = self._open.pop(key)
-        f.close()
+        f.close(self._encoders)
         self.file_rows[f.final] = f.rows
         self.ply_rows[plies_twin(f.final)] = f.ply_rows
 
@@ -164,6 +223,7 @@ class PartitionWriter:
         `plies/` file."""
         for key in list(self._open):
             self._close(key)
+        self._encoders.shutdown()
         return self.file_rows, self.ply_rows
 
     def close_quietly(self) -> None:
@@ -171,3 +231,4 @@ class PartitionWriter:
         for f in self._open.values():
             f.close_quietly()
         self._open.clear()
+        self._encoders.shutdown()
