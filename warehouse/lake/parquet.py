@@ -192,7 +192,8 @@ class PartitionWriter:
         f.pending.append(part)
         f.pending_plies.append(plies)
         f.pending_rows += part.num_rows
-        f.pending_bytes += part.nbytes
+        # The plies share the games' move arrays; their own are the key and ply columns.
+        f.pending_bytes += part.nbytes + plies.column(0).nbytes + plies.column(1).nbytes
         self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
             f.write_pending(self._encoders)
