@@ -1,18 +1,22 @@
 """Loads on Spark (`loaders.spark_pgn2parquet`, `warehouse.spark_load`) in real PySpark local mode: the lake
 equals, as values, the one a local load writes from the same inputs (games with their source_file and
-source_offset, plies, rejects line by line, each load's counts), passes `warehouse.check`; a task that fails
+source_offset, plies, rejects line by line, each load's counts), with a task per input or per zstd frame
+(frames cut anywhere in games), and passes `warehouse.check`; a task that fails
 once leaves exactly one copy of every game; a driver killed mid-job leaves the lake as it was, and a rerun
 completes it."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 from support import (
     CORPORA,
     SAMPLE,
@@ -33,7 +37,7 @@ from warehouse.lake.records import Records
 from warehouse.load import load_input
 
 pytest.importorskip("pyspark")
-from warehouse.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load  # noqa: E402
+from warehouse.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
 
 LICHESS = CORPORA / "lichess" / "lichess_2025-05_sample.pgn"
 WITH_REJECTS = CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / "schess.pgn"
@@ -43,12 +47,31 @@ PLY_KEYS = ["type", "year", "month", "game_key", "ply"]
 
 def inputs(tmp_path: Path) -> list[Path]:
     """The bundled sample (two zstd frames), the lichess corpus (the same games again: all duplicates), a
-    file with rejects, and two generated files sharing 100 games (duplicates within the job)."""
+    file with rejects, and two generated files sharing 100 games (duplicates within the job), the first
+    in frames cut anywhere in its games (`cut_frames`)."""
     if not LICHESS.is_file() or not WITH_REJECTS.is_file():
         pytest.skip("needs ../shared/corpora")
-    first = write_zst(tmp_path / "gen-a.pgn.zst", make_games(0, 300))
+    first = cut_frames(tmp_path / "gen-a.pgn.zst", make_games(0, 300))
     second = write_zst(tmp_path / "gen-b.pgn.zst", make_games(200, 300))
     return [SAMPLE, LICHESS, WITH_REJECTS, first, second]
+
+
+def cut_frames(path: Path, text: str) -> Path:
+    """`text` as zstd frames that start at a game's first byte, inside movetext, inside a comment, and at
+    a tag line in the middle of a game's tags (where a part's guess of its first game is wrong)."""
+    data = text.encode()
+    games = [m.start() for m in re.finditer(rb"\[Event ", data)]
+    cuts = [
+        games[40],
+        data.index(b" 10. ", games[80]) + 1,
+        data.index(b"{ [%clk", games[120]) + 3,
+        data.index(b"\n[Date ", games[160]) + 1,
+        games[200] - 1,
+    ]
+    compressor = zstandard.ZstdCompressor()
+    bounds = [0, *cuts, len(data)]
+    path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
+    return path
 
 
 def local_lake(paths: list[Path], lake: Path) -> list[dict[str, Any]]:
@@ -56,7 +79,7 @@ def local_lake(paths: list[Path], lake: Path) -> list[dict[str, Any]]:
     return [load_summary(load_input(str(p), opened, jobs=1).record, lake) for p in paths]
 
 
-def assert_same_as_local(lake: Path, loads: list[dict[str, Any]], local: Path, local_loads: list[Any]) -> None:
+def assert_same_as_local(lake: Path, loads: list[Any], local: Path, local_loads: list[Any]) -> None:
     assert loads == local_loads
     games = lake_table(lake, "games", GAME_KEYS)
     assert games.num_rows == sum(r["games_written"] for r in local_loads)
@@ -80,8 +103,11 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path, l
 def test_same_lake_as_a_local_load(spark: Any, local: Any, tmp_path: Path) -> None:
     paths, local_path, local_loads = local
     lake = tmp_path / "lake"
-    done = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)))
+    # A task per zstd frame: the sample's two, gen-a's six.
+    done = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)), unit_bytes=1)
     assert not done.errors
+    labels = {re.sub(r".*-u\d+(\w+)-\d+\.parquet", r"\1", f) for f in done.results[3].record.files}
+    assert labels == {"a0", "d"}, "a part's wrong guess of its first game should be read again"
     loads = [load_summary(r.record, lake) for r in done.results]
     assert [r["games_duplicate"] for r in loads] == [0, 438, 0, 0, 100]
     assert loads[2]["rejects"][0], "the edge file should have rejects"
@@ -90,9 +116,7 @@ def test_same_lake_as_a_local_load(spark: Any, local: Any, tmp_path: Path) -> No
     assert all(r.already_loaded is not None for r in again.results)
 
 
-def test_a_task_failing_once(
-    spark: Any, local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_task_failing_once(spark: Any, local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Input 4's first attempt stages all its files, then fails: the retry's files alone are committed."""
     paths, local_path, local_loads = local
     monkeypatch.setenv(FAIL_FIRST_ATTEMPT_ENV, "4")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,17 +24,22 @@ from pyspark.sql import SparkSession
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.inputs import file_sha256, fingerprint
+from warehouse.inputs import file_sha256, fingerprint, input_stem
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
-from warehouse.lake.layout import GAMES, Partition, plies_twin, staged
+from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records, now
 from warehouse.lake.storage import is_utf8, printable
 from warehouse.load import BATCH_GAMES, LoadResult, read_outcome, reconcile
-from warehouse.spark_task import Unit, UnitReport, run_partition
+from warehouse.spark_task import Unit, UnitReport, convert, run_partition
+from warehouse.zstd_frames import zstd_frames
+
+# Decompressed bytes of a multi-frame zstd input per task, at least (whole frames): a 30 GB month (some
+# 200 GB of text) becomes ~3,000 tasks of a few seconds each.
+UNIT_BYTES = 64 << 20
 
 # Fault injection for the tests: the task of this input (its index among the inputs planned) fails its
 # first attempt after staging its files.
@@ -73,8 +78,10 @@ def spark_load(
     *,
     dedup: bool = True,
     batch_games: int = BATCH_GAMES,
+    unit_bytes: int = UNIT_BYTES,
 ) -> SparkLoad:
-    """Loads `inputs` (paths or globs) into `lake` with one Spark task per input.
+    """Loads `inputs` (paths or globs) into `lake`: one Spark task per input, or per part of at least
+    `unit_bytes` of decompressed text of a multi-frame zstd input.
 
     :raises InputError: for a name that is not UTF-8 or a glob without match (before anything runs).
     """
@@ -85,26 +92,34 @@ def spark_load(
     outcome = SparkLoad()
     with writer_lock(lake):
         outcome.recovered = recover(lake)
-        records, units = _plan(paths, lake, batch_games, dedup, outcome)
-        reports = _run(spark, units)
-        for unit, record in zip(units, records, strict=True):
-            report = reports[unit.index]
-            if report.error is not None:
-                discard(lake, record.load_id)
-                outcome.errors.append(report.error)
+        planned = _plan(paths, lake, batch_games, unit_bytes, dedup, outcome)
+        reports = _run(spark, [unit for p in planned for unit in p.units])
+        for load in planned:
+            parts = _chain(load.units, [reports[unit.index] for unit in load.units])
+            if parts[0].error is not None:
+                discard(lake, load.record.load_id)
+                outcome.errors.append(parts[0].error)
                 continue
-            outcome.results.append(_finish(lake, record, report))
+            outcome.results.append(_finish(lake, load.record, parts))
     return outcome
 
 
+@dataclass
+class _Planned:
+    """One input's load and its units: the whole input, or parts of its zstd frames in order."""
+
+    record: LoadRecord
+    units: list[Unit]
+
+
 def _plan(
-    paths: list[str], lake: Lake, batch_games: int, dedup: bool, outcome: SparkLoad
-) -> tuple[list[LoadRecord], list[Unit]]:
-    """A load record and a unit per input not yet in the lake; the others are reported already loaded."""
+    paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup: bool, outcome: SparkLoad
+) -> list[_Planned]:
+    """A load record and its units per input not yet in the lake; the others are reported already loaded."""
     known = Records.read(lake)
     fail = os.environ.get(FAIL_FIRST_ATTEMPT_ENV)
-    records: list[LoadRecord] = []
-    units: list[Unit] = []
+    planned: list[_Planned] = []
+    index = 0
     for path in paths:
         record = LoadRecord(
             load_id=new_op_id(),
@@ -123,12 +138,32 @@ def _plan(
             if previous := known.same_input(record.sha256, None):
                 outcome.results.append(LoadResult(record, already_loaded=previous[0]))
                 continue
-        index = len(units)
-        units.append(
-            Unit(index, path, record.load_id, lake.location, batch_games, fail == str(index))
-        )
-        records.append(record)
-    return records, units
+        whole = Unit(index, path, record.load_id, lake.location, batch_games)
+        units = []
+        for frames in _parts(path, unit_bytes):
+            units.append(replace(whole, index=index, frames=frames, first_game=0 if frames[1] == 0 else None))
+            index += 1
+        if not units:
+            units, index = [whole], index + 1
+        units = [replace(u, fail_first_attempt=fail == str(u.index)) for u in units]
+        planned.append(_Planned(record, units))
+    return planned
+
+
+def _parts(path: str, unit_bytes: int) -> list[tuple[int, int, int]]:
+    """A multi-frame zstd file's parts of whole frames, each at least `unit_bytes` decompressed (but the
+    last): (raw offset, decompressed start, decompressed end) each; none for one part, or another file."""
+    frames = zstd_frames(path) if os.path.isfile(path) else None
+    parts: list[tuple[int, int, int]] = []
+    start = size = 0
+    for n, frame in enumerate(frames or []):
+        if size == 0:
+            raw = frame.offset
+        size += frame.content_size
+        if size >= unit_bytes or n == len(frames or []) - 1:
+            parts.append((raw, start, start + size))
+            start, size = start + size, 0
+    return parts if len(parts) > 1 else []
 
 
 def _run(spark: SparkSession, units: list[Unit]) -> dict[int, UnitReport]:
@@ -139,9 +174,57 @@ def _run(spark: SparkSession, units: list[Unit]) -> dict[int, UnitReport]:
     return {report.index: report for report in rdd.collect()}
 
 
-def _finish(lake: Lake, record: LoadRecord, report: UnitReport) -> LoadResult:
+def _chain(units: list[Unit], reports: list[UnitReport]) -> list[UnitReport]:
+    """An input's parts as a whole read would have cut them: each part must start where the part before
+    stopped (a part that guessed wrong is read again on the driver, told where to start); parts after
+    the input's end or its damage are dropped (their staged files go with the staging folder). An
+    input a part was refused of (its frames alone look like no PGN) is read whole, on the driver."""
+    if len(units) == 1 or reports[0].error is not None:
+        return reports[:1]
+    if any(r.error is not None for r in reports):
+        return [convert(replace(units[0], frames=None, first_game=None), "d")]
+    kept = [reports[0]]
+    for unit, report in zip(units[1:], reports[1:], strict=True):
+        before = kept[-1]
+        if before.damage is not None or before.stopped_at is None:
+            break
+        if report.first_game != before.stopped_at:
+            report = convert(replace(unit, first_game=before.stopped_at), "d")
+        kept.append(report)
+    return kept
+
+
+def _merged(lake: Lake, record: LoadRecord, parts: list[UnitReport]) -> UnitReport:
+    """The parts' report as one read's: counts summed, games files in read order, one rejects file."""
+    if len(parts) == 1:
+        return parts[0]
+    first, last = parts[0], parts[-1]
+    merged = UnitReport(first.index, "", first.compression, first.input_size, damage=last.damage)
+    for part in parts:
+        merged.games_seen += part.games_seen
+        merged.games_written += part.games_written
+        merged.games_rejected += part.games_rejected
+        merged.rejects_count += part.rejects_count
+        merged.file_rows.update({f: part.file_rows[f] for f in sorted(part.file_rows, key=_file_order)})
+        merged.ply_rows.update(part.ply_rows)
+        for kind, n in part.rejects_by_kind.items():
+            merged.rejects_by_kind[kind] = merged.rejects_by_kind.get(kind, 0) + n
+    merged.rejects_by_kind = dict(sorted(merged.rejects_by_kind.items()))
+    pieces = [p.rejects_file for p in parts if p.rejects_file]
+    if pieces:
+        merged.rejects_file = f"{REJECTS}/{input_stem(record.input)}-{record.load_id}.jsonl"
+        with lake.fs.open_output_stream(lake.path(staged(record.load_id, merged.rejects_file))) as out:
+            for piece in pieces:
+                with lake.fs.open_input_stream(lake.path(staged(record.load_id, piece))) as source:
+                    out.write(source.read())
+                lake.delete(staged(record.load_id, piece))
+    return merged
+
+
+def _finish(lake: Lake, record: LoadRecord, parts: list[UnitReport]) -> LoadResult:
     """Dedups the staged files against the lake, reconciles and commits one input's load."""
     try:
+        report = _merged(lake, record, parts)
         files, plies = dict(report.file_rows), dict(report.ply_rows)
         known = Records.read(lake)  # with the loads this job committed before this one
         if record.dedup:
@@ -166,9 +249,9 @@ def _finish(lake: Lake, record: LoadRecord, report: UnitReport) -> LoadResult:
 
 def _drop_known(lake: Lake, record: LoadRecord, files: dict[str, int], plies: dict[str, int]) -> None:
     """Drops from the staged files the games already in the lake or earlier in the input, in the order
-    a local load meets them (a partition's files by number, rows in order); updates the row counts."""
+    a local load meets them (`files` in read order, rows in order); updates the row counts."""
     index = PartitionIndex(lake)
-    for rel in sorted(files, key=_file_order):
+    for rel in list(files):
         path = staged(record.load_id, rel)
         partition = _partition_of(rel)
         ids = pq.read_table(lake.path(path), columns=["game_id"], filesystem=lake.fs)["game_id"]
@@ -194,8 +277,8 @@ def _drop_known(lake: Lake, record: LoadRecord, files: dict[str, int], plies: di
             ply_batch = plies_of(batch)
             if plies_out is None:
                 plies_out = open_parquet_writer(lake, staged(record.load_id, twin), ply_batch.schema)
-            games_out.write_table(pa.Table.from_batches([batch]), row_group_size=batch.num_rows)
-            plies_out.write_table(pa.Table.from_batches([ply_batch]), row_group_size=max(ply_batch.num_rows, 1))
+            games_out.write_batch(batch, row_group_size=batch.num_rows)
+            plies_out.write_batch(ply_batch, row_group_size=max(ply_batch.num_rows, 1))
             plies[twin] += ply_batch.num_rows
         games_out.close()
         if plies_out is not None:

@@ -30,13 +30,17 @@ class InjectedFailure(RuntimeError):
 
 @dataclass(frozen=True)
 class Unit:
-    """One task's work: the whole of one input, for the load `load_id` of the lake at `lake`."""
+    """One task's work for the load `load_id` of the lake at `lake`: one input whole, or some of its zstd
+    frames (`frames`: where the first starts in the file, the decompressed offsets where the part
+    starts and ends; `first_game`: where its first game starts, when known, see `_core.PgnReader`)."""
 
     index: int
     input: str  # the path as given: it is the games' `source_file`, as in a local load
     load_id: str
     lake: str
     batch_games: int
+    frames: tuple[int, int, int] | None = None
+    first_game: int | None = None
     # Fault injection for the tests: attempt 0 raises once its files are staged.
     fail_first_attempt: bool = False
 
@@ -46,7 +50,7 @@ class UnitReport:
     """What a task read and staged. The reader's counts keep its attribute names (`load.ReadOutcome`)."""
 
     index: int
-    attempt: int
+    attempt: str  # `a<n>`: Spark's attempt n; `d`: read again by the driver
     compression: str = ""
     input_size: int | None = None
     games_seen: int = 0
@@ -60,16 +64,24 @@ class UnitReport:
     rejects_count: int = 0
     rejects_by_kind: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # the reader refused the input (the user's to fix): nothing usable staged
+    first_game: int | None = None  # a part of frames: where its first game starts
+    stopped_at: int | None = None  # … and the game after it (None: it read to the input's end)
 
 
-def convert(unit: Unit, attempt: int) -> UnitReport:
-    """Reads `unit.input` whole and stages its files; an input the reader refuses is reported, not raised
-    (one bad input must not fail the job's other inputs)."""
+def convert(unit: Unit, attempt: str) -> UnitReport:
+    """Reads the unit's input (or frames) and stages its files; an input the reader refuses is reported,
+    not raised (one bad input must not fail the job's other inputs)."""
     lake = Lake.open(unit.lake)
     report = UnitReport(unit.index, attempt)
-    stem = f"{input_stem(unit.input)}-{unit.load_id}-u{unit.index}a{attempt}"
+    stem = f"{input_stem(unit.input)}-{unit.load_id}-u{unit.index}{attempt}"
     try:
-        reader = _core.PgnReader(unit.input, source_name=unit.input, batch_games=unit.batch_games)
+        reader = _core.PgnReader(
+            unit.input,
+            source_name=unit.input,
+            batch_games=unit.batch_games,
+            frames=unit.frames,
+            first_game=unit.first_game,
+        )
     except _core.PgnInputError as e:
         report.error = str(e)
         return report
@@ -91,7 +103,8 @@ def convert(unit: Unit, attempt: int) -> UnitReport:
     for name in ("compression", "input_size", "games_seen", "games_written", "games_rejected"):
         setattr(report, name, getattr(reader, name))
     report.sha256, report.damage = reader.sha256, reader.damage
-    if unit.fail_first_attempt and attempt == 0:
+    report.first_game, report.stopped_at = reader.first_game, reader.stopped_at
+    if unit.fail_first_attempt and attempt == "a0":
         raise InjectedFailure(f"injected failure of task {unit.index}, attempt 0, its files staged")
     return report
 
@@ -103,4 +116,4 @@ def run_partition(units: Iterable[Unit]) -> Iterator[UnitReport]:
     context = TaskContext.get()
     attempt = context.attemptNumber() if context is not None else 0
     for unit in units:
-        yield convert(unit, attempt)
+        yield convert(unit, f"a{attempt}")

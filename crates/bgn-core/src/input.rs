@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -122,6 +122,17 @@ impl Input {
             (Box::new(file), size)
         };
         Self::from_reader(path, raw, size)
+    }
+
+    /// Opens the file `path` from its byte `offset` on: where one of its zstd frames starts, for a
+    /// reader of some of a file's frames. `size` stays the whole file's; the checksum covers only the
+    /// bytes read.
+    pub fn open_at(path: &str, offset: u64) -> Result<Input, InputError> {
+        let meta = std::fs::metadata(path).map_err(|e| open_error(path, &e))?;
+        let mut file = File::open(path).map_err(|e| open_error(path, &e))?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| open_error(path, &e))?;
+        Self::from_reader(path, Box::new(file), Some(meta.len()))
     }
 
     /// Wraps any byte stream (used by `open` and by tests).

@@ -91,11 +91,19 @@ pub(crate) fn truncated() -> RejectReason {
 /// that cut it short, if any.
 pub struct Finished {
     framer: Framer<Input>,
+    /// A windowed read ([`Window`]): the offset of its first game, and of the game after its part
+    /// where it stopped (`None`: it read to the input's end).
+    pub first_game: Option<u64>,
+    pub stopped_at: Option<u64>,
 }
 
 impl Finished {
     pub(crate) fn new(framer: Framer<Input>) -> Finished {
-        Finished { framer }
+        Finished {
+            framer,
+            first_game: None,
+            stopped_at: None,
+        }
     }
 
     /// The input that was read (its checksum once read to the end).
@@ -122,6 +130,30 @@ pub trait BatchSource: Send + 'static {
     fn into_finished(self) -> Finished;
 }
 
+/// The part of a larger input that one reader of several reads (a Spark task: some of a file's zstd
+/// frames, decompressed from byte `base` of the whole stream). A game belongs to the part where it
+/// starts: the reader skips the end of a game begun before `base` and reads on past `end` to finish
+/// its last game, stopping at the next one, which it does not count. Where its first game starts is
+/// `first` when the reader before has told (its `stopped_at`), else guessed: the first game the framer
+/// cuts from `base` that opens with a tag. A guess is right when it equals the reader before's
+/// `stopped_at`: from a game's start on, the framer cuts the same games whatever came before.
+#[derive(Copy, Clone, Debug)]
+pub struct Window {
+    pub base: u64,
+    pub first: Option<u64>,
+    pub end: u64,
+}
+
+impl Window {
+    /// Whether a game that starts at `offset` with `bytes` comes before this part's first game.
+    fn before(&self, offset: u64, bytes: &[u8]) -> bool {
+        match self.first {
+            Some(first) => offset < first,
+            None => bytes.first() != Some(&b'['),
+        }
+    }
+}
+
 /// Reads games from an input and yields batches; single-threaded.
 pub struct BatchReader {
     framer: Framer<Input>,
@@ -136,14 +168,33 @@ pub struct BatchReader {
     options: Options,
     counters: Arc<Counters>,
     finished: bool,
+    window: Option<Window>,
+    first_game: Option<u64>,
+    stopped_at: Option<u64>,
 }
 
 impl BatchReader {
     /// A reader of `input`, whose games record `source_name` as their `source_file`.
     pub fn new(input: Input, source_name: &str, options: Options) -> BatchReader {
+        let framer = Framer::new(input, options.max_game_bytes);
+        BatchReader::of_framer(framer, source_name, options, None)
+    }
+
+    /// A reader of one part of a larger input (see [`Window`]); `input` starts at the part's `base`.
+    pub fn windowed(input: Input, source_name: &str, options: Options, window: Window) -> BatchReader {
+        let framer = Framer::starting_at(input, options.max_game_bytes, window.base);
+        BatchReader::of_framer(framer, source_name, options, Some(window))
+    }
+
+    fn of_framer(
+        framer: Framer<Input>,
+        source_name: &str,
+        options: Options,
+        window: Option<Window>,
+    ) -> BatchReader {
         let counters = Arc::new(Counters::default());
         BatchReader {
-            framer: Framer::new(input, options.max_game_bytes),
+            framer,
             games: GameReader::default(),
             batches: Pending::new(options, counters.clone()),
             source_name: source_name.to_owned(),
@@ -152,6 +203,9 @@ impl BatchReader {
             options,
             counters,
             finished: false,
+            window,
+            first_game: None,
+            stopped_at: None,
         }
     }
 
@@ -188,6 +242,16 @@ impl BatchReader {
                 }
                 continue;
             };
+            let mut past_end = false;
+            if let Some(window) = self.window {
+                if self.first_game.is_none() {
+                    if window.before(frame.offset, frame.bytes) {
+                        continue; // the end of a game of the part before
+                    }
+                    self.first_game = Some(frame.offset);
+                }
+                past_end = frame.offset >= window.end;
+            }
             // A game follows the one held back: that one was whole.
             if let Some((offset, text)) = self.held.take() {
                 match self.games.read(text.as_bytes()) {
@@ -203,6 +267,12 @@ impl BatchReader {
                         rejects.add(offset, length, reason, &text, &self.counters);
                     }
                 }
+            }
+            if past_end {
+                // The next part's first game: it told that the game held back was whole.
+                self.finished = true;
+                self.stopped_at = Some(frame.offset);
+                continue;
             }
             self.counters.seen.fetch_add(1, Ordering::Relaxed);
             let (offset, length) = (frame.offset, frame.length);
@@ -233,7 +303,11 @@ impl BatchReader {
 
     /// The input and its damage, once `next_batch` returned `None`.
     pub fn into_finished(self) -> Finished {
-        Finished::new(self.framer)
+        Finished {
+            first_game: self.first_game,
+            stopped_at: self.stopped_at,
+            ..Finished::new(self.framer)
+        }
     }
 }
 
