@@ -58,9 +58,14 @@ class SparkLoad:
 def expand(inputs: list[str]) -> list[str]:
     """Paths and globs, each glob replaced by its matches in name order.
 
-    :raises InputError: for a glob that matches nothing."""
+    :raises InputError: for a glob that matches nothing, or a URL (the Rust core reads paths)."""
     paths: list[str] = []
     for text in inputs:
+        if "://" in text:
+            raise InputError(
+                f"{text}: inputs are paths every executor can read, not URLs: mount the bucket on every "
+                "node (Databricks /Volumes, mount-s3 on EMR) and give the mounted path (docs/cluster.md)"
+            )
         if glob.has_magic(text):
             matches = sorted(glob.glob(text))
             if not matches:

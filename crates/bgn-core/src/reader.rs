@@ -181,7 +181,12 @@ impl BatchReader {
     }
 
     /// A reader of one part of a larger input (see [`Window`]); `input` starts at the part's `base`.
-    pub fn windowed(input: Input, source_name: &str, options: Options, window: Window) -> BatchReader {
+    pub fn windowed(
+        input: Input,
+        source_name: &str,
+        options: Options,
+        window: Window,
+    ) -> BatchReader {
         let framer = Framer::starting_at(input, options.max_game_bytes, window.base);
         BatchReader::of_framer(framer, source_name, options, Some(window))
     }
@@ -709,5 +714,105 @@ impl BatchStream {
     /// What is left of the read (after `next_batch` returned `None`): checksum and damage report.
     pub fn finished(&self) -> Option<&Finished> {
         self.finished.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+
+    /// Games with and without a result marker, a rejected one, and comments that hold a blank line
+    /// and a tag line (where a part starting inside them guesses its first game wrong).
+    fn games() -> Vec<u8> {
+        let mut text = String::new();
+        for i in 0..40 {
+            let result = if i % 5 == 2 { "" } else { "1-0" };
+            let comment = if i % 6 == 1 {
+                "{ a\n\n[Event \"not a game\"]\n}"
+            } else {
+                "{ b }"
+            };
+            text += &format!(
+                "[Event \"e\"]\n[Site \"s{i}\"]\n[UTCDate \"2025.05.01\"]\n[TimeControl \"180+0\"]\n\n\
+                 1. e4 {comment} e5 2. Nf3 Nc6 {result}\n\n"
+            );
+            if i % 9 == 4 {
+                text += "[Event \"bad\"]\n\n1. e4 e5 2. Ke3 1-0\n\n";
+            }
+        }
+        text.into_bytes()
+    }
+
+    /// Games written and rejects (offsets, kinds) of a read, and where it started and stopped.
+    type Read = (Vec<i64>, Vec<(u64, RejectKind)>, Option<u64>, Option<u64>);
+
+    fn read(text: &[u8], window: Option<Window>) -> Read {
+        let base = window.map_or(0, |w| w.base);
+        let path = std::env::temp_dir().join(format!("bgn-window-{}.pgn", std::process::id()));
+        std::fs::write(&path, text).expect("temp file");
+        let input = Input::open_at(path.to_str().expect("UTF-8"), base).expect("readable");
+        let mut reader = match window {
+            Some(w) => BatchReader::windowed(input, "t", Options::default(), w),
+            None => BatchReader::new(input, "t", Options::default()),
+        };
+        let (mut games, mut rejects) = (Vec::new(), Vec::new());
+        while let Some(batch) = reader.next_batch() {
+            let offsets = batch.games.column_by_name("source_offset").expect("column");
+            games.extend(offsets.as_primitive::<Int64Type>().values().iter().copied());
+            rejects.extend(batch.rejects.iter().map(|r| (r.offset, r.reason.kind)));
+        }
+        let finished = reader.into_finished();
+        games.sort_unstable();
+        (games, rejects, finished.first_game, finished.stopped_at)
+    }
+
+    #[test]
+    fn two_parts_read_what_one_reader_reads_wherever_the_cut() {
+        let text = games();
+        let (whole_games, whole_rejects, _, _) = read(&text, None);
+        assert!(!whole_rejects.is_empty());
+        let mut wrong_guesses = 0;
+        for cut in (1..text.len() as u64).step_by(7) {
+            let first = read(
+                &text,
+                Some(Window {
+                    base: 0,
+                    first: Some(0),
+                    end: cut,
+                }),
+            );
+            let guess = Window {
+                base: cut,
+                first: None,
+                end: u64::MAX,
+            };
+            let mut second = read(&text, Some(guess));
+            match first.3 {
+                None => second = (Vec::new(), Vec::new(), None, None),
+                Some(stop) if second.2 != Some(stop) => {
+                    wrong_guesses += 1;
+                    second = read(
+                        &text,
+                        Some(Window {
+                            first: Some(stop),
+                            ..guess
+                        }),
+                    );
+                    assert_eq!(second.2, Some(stop));
+                }
+                Some(_) => {}
+            }
+            let mut games = [first.0, second.0].concat();
+            games.sort_unstable();
+            assert_eq!(games, whole_games, "cut at {cut}");
+            assert_eq!([first.1, second.1].concat(), whole_rejects, "cut at {cut}");
+        }
+        assert!(
+            wrong_guesses > 0,
+            "some cuts should fall inside a comment or a game's tags"
+        );
     }
 }

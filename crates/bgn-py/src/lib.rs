@@ -200,7 +200,9 @@ impl PgnReader {
         let source_name = source_name.unwrap_or(path);
         let stream = if let Some((_, base, end)) = frames {
             if jobs > 1 {
-                return Err(PyValueError::new_err("a reader of frames runs on one thread (jobs=1)"));
+                return Err(PyValueError::new_err(
+                    "a reader of frames runs on one thread (jobs=1)",
+                ));
             }
             let window = Window {
                 base,
