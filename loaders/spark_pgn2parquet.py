@@ -61,17 +61,16 @@ def main(argv: list[str] | None = None) -> int:
 def load_all(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
-    from warehouse.spark_load import spark_load
+    from warehouse.spark_load import expand, spark_load
 
     lake = Lake.open(args.lake)
+    paths = expand(args.inputs)  # before the JVM starts: a user error is told at once
     builder = SparkSession.builder.appName("bgn-warehouse spark_pgn2parquet")
     if args.master:
         builder = builder.master(args.master)
     spark = builder.getOrCreate()
     try:
-        done = spark_load(
-            spark, args.inputs, lake, dedup=not args.allow_duplicates, batch_games=args.batch_games
-        )
+        done = spark_load(spark, paths, lake, dedup=not args.allow_duplicates, batch_games=args.batch_games)
     finally:
         spark.stop()
     for line in done.recovered:

@@ -38,6 +38,7 @@ from warehouse.load import load_input
 
 pytest.importorskip("pyspark")
 from warehouse.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
+from warehouse.zstd_frames import zstd_frames
 
 LICHESS = CORPORA / "lichess" / "lichess_2025-05_sample.pgn"
 WITH_REJECTS = CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / "schess.pgn"
@@ -53,10 +54,22 @@ def inputs(tmp_path: Path) -> list[Path]:
         pytest.skip("needs ../shared/corpora")
     first = cut_frames(tmp_path / "gen-a.pgn.zst", make_games(0, 300))
     second = write_zst(tmp_path / "gen-b.pgn.zst", make_games(200, 300))
-    return [SAMPLE, LICHESS, WITH_REJECTS, first, second]
+    return [SAMPLE, LICHESS, WITH_REJECTS, first, second, damaged(tmp_path / "gen-c.pgn.zst")]
 
 
-def cut_frames(path: Path, text: str) -> Path:
+def damaged(path: Path) -> Path:
+    """Frames with checksums, the third's data damaged: a load keeps the games before the damage."""
+    cut_frames(path, make_games(1000, 300), zstandard.ZstdCompressor(write_checksum=True))
+    frames = zstd_frames(str(path))
+    assert frames is not None
+    data = bytearray(path.read_bytes())
+    middle = frames[2].offset + frames[2].size // 2
+    data[middle : middle + 8] = bytes(b ^ 0x5A for b in data[middle : middle + 8])
+    path.write_bytes(bytes(data))
+    return path
+
+
+def cut_frames(path: Path, text: str, compressor: zstandard.ZstdCompressor | None = None) -> Path:
     """`text` as zstd frames that start at a game's first byte, inside movetext, inside a comment, and at
     a tag line in the middle of a game's tags (where a part's guess of its first game is wrong)."""
     data = text.encode()
@@ -68,7 +81,7 @@ def cut_frames(path: Path, text: str) -> Path:
         data.index(b"\n[Date ", games[160]) + 1,
         games[200] - 1,
     ]
-    compressor = zstandard.ZstdCompressor()
+    compressor = compressor or zstandard.ZstdCompressor()
     bounds = [0, *cuts, len(data)]
     path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
     return path
@@ -109,7 +122,8 @@ def test_same_lake_as_a_local_load(spark: Any, local: Any, tmp_path: Path) -> No
     labels = {re.sub(r".*-u\d+(\w+)-\d+\.parquet", r"\1", f) for f in done.results[3].record.files}
     assert labels == {"a0", "d"}, "a part's wrong guess of its first game should be read again"
     loads = [load_summary(r.record, lake) for r in done.results]
-    assert [r["games_duplicate"] for r in loads] == [0, 438, 0, 0, 100]
+    assert [r["games_duplicate"] for r in loads] == [0, 438, 0, 0, 100, 0]
+    assert loads[5]["damage"] and loads[5]["games_written"] < 300
     assert loads[2]["rejects"][0], "the edge file should have rejects"
     assert_same_as_local(lake, loads, local_path, local_loads)
     again = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)))
@@ -138,7 +152,7 @@ def test_driver_killed_mid_job(local: Any, tmp_path: Path) -> None:
     before = run_module("loaders.pgn2parquet", [str(SAMPLE), "--lake", str(lake)])
     assert before.returncode == 0, before.stderr
     records, games = read_records(lake), lake_table(lake, "games", GAME_KEYS)
-    big = write_zst(tmp_path / "big.pgn.zst", make_games(1000, 20_000))
+    big = write_zst(tmp_path / "big.pgn.zst", make_games(5000, 8000))
     args = [str(SAMPLE), str(big), "--lake", str(lake), "--master", "local[1]"]
     job = start(module("loaders.spark_pgn2parquet", *args), new_session=True)
     deadline = time.monotonic() + 120

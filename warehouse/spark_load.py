@@ -56,7 +56,8 @@ class SparkLoad:
 
 
 def expand(inputs: list[str]) -> list[str]:
-    """Paths and globs, each glob replaced by its matches in name order.
+    """Paths and globs, each glob replaced by its matches in name order (a name that exists is a path,
+    whatever its characters).
 
     :raises InputError: for a glob that matches nothing, or a URL (the Rust core reads paths)."""
     paths: list[str] = []
@@ -66,7 +67,7 @@ def expand(inputs: list[str]) -> list[str]:
                 f"{text}: inputs are paths every executor can read, not URLs: mount the bucket on every "
                 "node (Databricks /Volumes, mount-s3 on EMR) and give the mounted path (docs/cluster.md)"
             )
-        if glob.has_magic(text):
+        if glob.has_magic(text) and not os.path.exists(text):
             matches = sorted(glob.glob(text))
             if not matches:
                 raise InputError(f"{text}: no file matches")
@@ -85,19 +86,18 @@ def spark_load(
     batch_games: int = BATCH_GAMES,
     unit_bytes: int = UNIT_BYTES,
 ) -> SparkLoad:
-    """Loads `inputs` (paths or globs) into `lake`: one Spark task per input, or per part of at least
-    `unit_bytes` of decompressed text of a multi-frame zstd input.
+    """Loads `inputs` (paths; `expand` resolves globs) into `lake`: one Spark task per input, or per
+    part of at least `unit_bytes` of decompressed text of a multi-frame zstd input.
 
-    :raises InputError: for a name that is not UTF-8 or a glob without match (before anything runs).
+    :raises InputError: for a name that is not UTF-8 (before anything runs).
     """
-    paths = expand(inputs)
-    for path in paths:
+    for path in inputs:
         if not is_utf8(path):
             raise InputError(f"{printable(path)}: the file's name is not valid UTF-8; rename it")
     outcome = SparkLoad()
     with writer_lock(lake):
         outcome.recovered = recover(lake)
-        planned = _plan(paths, lake, batch_games, unit_bytes, dedup, outcome)
+        planned = _plan(inputs, lake, batch_games, unit_bytes, dedup, outcome)
         reports = _run(spark, [unit for p in planned for unit in p.units])
         for load in planned:
             parts = _chain(load.units, [reports[unit.index] for unit in load.units])
