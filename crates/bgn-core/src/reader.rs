@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
@@ -181,13 +182,21 @@ impl BatchReader {
     }
 
     /// A reader of one part of a larger input (see [`Window`]); `input` starts at the part's `base`.
+    /// Told where its first game starts, the reader skips the text before it unread: from there on,
+    /// its framer starts between games, as the reader before left it, and cuts the same games.
     pub fn windowed(
-        input: Input,
+        mut input: Input,
         source_name: &str,
         options: Options,
         window: Window,
     ) -> BatchReader {
-        let framer = Framer::starting_at(input, options.max_game_bytes, window.base);
+        let start = window
+            .first
+            .map_or(window.base, |first| first.max(window.base));
+        let skipped = io::copy(&mut (&mut input).take(start - window.base), &mut io::sink());
+        // Damage there is met again by the framer, which reports it.
+        let base = window.base + skipped.unwrap_or(0);
+        let framer = Framer::starting_at(input, options.max_game_bytes, base);
         BatchReader::of_framer(framer, source_name, options, Some(window))
     }
 
