@@ -1,12 +1,14 @@
 """Loading PGN inputs into the lake on a Spark cluster: the driver's part.
 
 The driver holds the lake's writer lock (local lakes) and recovers as a local load does, then plans one
-load per input (an input already in the lake, by SHA-256, is skipped), runs one Spark task per input
-(`warehouse.spark_task`: the Rust core on an executor, staging Parquet files under the load's staging
-folder), and then, input by input in the order given: drops the games already in the lake or earlier in
-the same input or job (the same `game_id` index as a local load, rewriting only the staged files that held
-duplicates), reconciles the counts and commits the load's record (`warehouse.lake.commit`). The lake then
-holds what `loaders.pgn2parquet` would have written from the same inputs, value for value.
+load per input (an input already in the lake, by SHA-256, is skipped), runs one Spark task per input or
+per part of a multi-frame zstd input (`warehouse.spark_task`: the Rust core on an executor, staging
+Parquet files under the load's staging folder), and then, input by input in the order given: checks that
+each part started where the part before stopped (reading a part again on the driver when not), drops the
+games already in the lake or earlier in the same input or job (the same `game_id` index as a local load,
+rewriting only the staged files that held duplicates), reconciles the counts and commits the load's
+record (`warehouse.lake.commit`). The lake then holds what `loaders.pgn2parquet` would have written from
+the same inputs, value for value.
 
 A driver killed before a load's commit leaves only staging folders, which the next writer drops; the
 loads committed before it stay, and a rerun skips them as already loaded.
@@ -41,8 +43,8 @@ from warehouse.zstd_frames import zstd_frames
 # 200 GB of text) becomes ~3,000 tasks of a few seconds each.
 UNIT_BYTES = 64 << 20
 
-# Fault injection for the tests: the task of this input (its index among the inputs planned) fails its
-# first attempt after staging its files.
+# Fault injection for the tests: the task of this unit (its index among the job's units, in input order)
+# fails its first attempt after staging its files.
 FAIL_FIRST_ATTEMPT_ENV = "BGN_SPARK_FAIL_FIRST_ATTEMPT"
 
 
@@ -97,9 +99,12 @@ def spark_load(
     outcome = SparkLoad()
     with writer_lock(lake):
         outcome.recovered = recover(lake)
-        planned = _plan(inputs, lake, batch_games, unit_bytes, dedup, outcome)
+        planned = _plan(inputs, lake, batch_games, unit_bytes, dedup)
         reports = _run(spark, [unit for p in planned for unit in p.units])
         for load in planned:
+            if load.already_loaded is not None:
+                outcome.results.append(LoadResult(load.record, already_loaded=load.already_loaded))
+                continue
             parts = _chain(load.units, [reports[unit.index] for unit in load.units])
             if parts[0].error is not None:
                 discard(lake, load.record.load_id)
@@ -115,12 +120,11 @@ class _Planned:
 
     record: LoadRecord
     units: list[Unit]
+    already_loaded: LoadRecord | None = None  # the input's committed load: nothing to do
 
 
-def _plan(
-    paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup: bool, outcome: SparkLoad
-) -> list[_Planned]:
-    """A load record and its units per input not yet in the lake; the others are reported already loaded."""
+def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup: bool) -> list[_Planned]:
+    """A load record per input, and its units unless the input is already in the lake."""
     known = Records.read(lake)
     fail = os.environ.get(FAIL_FIRST_ATTEMPT_ENV)
     planned: list[_Planned] = []
@@ -141,7 +145,7 @@ def _plan(
         if record.fingerprint and known.same_input(None, record.fingerprint):
             record.sha256 = file_sha256(path)
             if previous := known.same_input(record.sha256, None):
-                outcome.results.append(LoadResult(record, already_loaded=previous[0]))
+                planned.append(_Planned(record, [], already_loaded=previous[0]))
                 continue
         whole = Unit(index, path, record.load_id, lake.location, batch_games)
         units = []
