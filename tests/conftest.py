@@ -5,8 +5,10 @@ asks for one. Helpers that are not fixtures are in support.py."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from corpora import CorpusLoader, corpus_loader
@@ -41,6 +43,26 @@ def corpus_loads(tmp_path_factory: pytest.TempPathFactory) -> CorpusLoader:
     if "PYTEST_XDIST_WORKER" in os.environ:
         root = root.parent  # the run's folder, which holds each parallel worker's own: shared by all
     return corpus_loader(root / "corpus")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """PySpark in local mode, one session a run (a JVM starts slowly): two threads, and a task that
+    fails is run once more (`local[2,2]`), as a cluster retries it (test_spark_load injects a failure)."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        pyspark_sql.SparkSession.builder.master("local[2,2]")
+        .appName("bgn-warehouse-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 import zstandard
+
+from warehouse.lake.records import LoadRecord
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -89,6 +92,7 @@ class Started:
         stdin: bytes | None = None,
         env: dict[str, str] | None = None,
         nofile: int | None = None,
+        new_session: bool = False,
     ):
         # `ulimit -n` in the child only: the test process keeps its own limit.
         limit = (
@@ -105,6 +109,8 @@ class Started:
             stderr=subprocess.PIPE,
             env=env,
             preexec_fn=limit,
+            # Its own process group: a test can wait for the command's children to end too.
+            start_new_session=new_session,
         )
         self._peaks = Peaks(self.proc.pid)
 
@@ -270,3 +276,34 @@ def read_records(lake: Path) -> list[Row]:
 def without_source(game: Row) -> Row:
     """A stored game but for where it was read from (which differs between inputs of the same games)."""
     return {k: v for k, v in game.items() if k not in ("source_file", "source_offset")}
+
+
+# What two loads of the same input must agree on, whatever wrote them (threads, Spark).
+RECORD_FIELDS = [
+    "games_seen",
+    "games_written",
+    "games_rejected",
+    "games_duplicate",
+    "rejects_by_kind",
+    "damage",
+    "sha256",
+    "compression",
+    "size",
+]
+
+
+def load_summary(record: LoadRecord, lake: Path) -> Row:
+    """A load's input, its record's `RECORD_FIELDS` and its rejects file's lines: what any two loads of
+    the same input into the same lake must agree on."""
+    lines = []
+    if record.rejects_file:
+        lines = (lake / record.rejects_file).read_text(encoding="utf-8").split("\n")
+    return {"input": record.input, **{k: getattr(record, k) for k in RECORD_FIELDS}, "rejects": lines}
+
+
+def lake_table(lake: Path, folder: str, keys: list[str]) -> pa.Table:
+    """`lake/folder` (games or plies) as one table sorted by `keys`, hive partition columns included."""
+    if not (lake / folder).is_dir():
+        return pa.table({})
+    table = ds.dataset(lake / folder, format="parquet", partitioning="hive").to_table()
+    return table.sort_by([(k, "ascending") for k in keys])

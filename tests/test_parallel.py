@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pytest
 import zstandard
-from support import CORPORA, DATA, load, make_games, read_records
+from support import CORPORA, DATA, lake_table, load, load_summary, make_games, read_records
 
 from warehouse import _core
 from warehouse.lake.location import Lake
@@ -35,38 +34,11 @@ EDGE_WITH_REJECTS = [
     "edge/scalachess/fixtures/unclosedQuote.pgn",
 ]
 
-RECORD_FIELDS = [
-    "games_seen",
-    "games_written",
-    "games_rejected",
-    "games_duplicate",
-    "rejects_by_kind",
-    "damage",
-    "sha256",
-    "compression",
-    "size",
-]
-
 
 def _load_all(inputs: list[Path], lake: Path, jobs: int) -> list[dict[str, Any]]:
     """Loads `inputs` one after the other into `lake`; each load's record fields and rejects lines."""
     opened = Lake.open(str(lake))
-    loads = []
-    for path in inputs:
-        record = load_input(str(path), opened, jobs=jobs).record
-        lines = []
-        if record.rejects_file:
-            lines = (lake / record.rejects_file).read_text(encoding="utf-8").split("\n")
-        fields = {k: getattr(record, k) for k in RECORD_FIELDS}
-        loads.append({"input": str(path), **fields, "rejects": lines})
-    return loads
-
-
-def _table(lake: Path, folder: str, keys: list[str]) -> pa.Table:
-    if not (lake / folder).is_dir():
-        return pa.table({})
-    table = ds.dataset(lake / folder, format="parquet", partitioning="hive").to_table()
-    return table.sort_by([(k, "ascending") for k in keys])
+    return [load_summary(load_input(str(path), opened, jobs=jobs).record, lake) for path in inputs]
 
 
 def assert_same_lakes(
@@ -80,11 +52,11 @@ def assert_same_lakes(
     parallel = _load_all(inputs, four, jobs=4)
     assert serial == parallel
     game_keys = ["type", "year", "month", "source_file", "source_offset"]
-    games1, games4 = _table(one, "games", game_keys), _table(four, "games", game_keys)
+    games1, games4 = lake_table(one, "games", game_keys), lake_table(four, "games", game_keys)
     assert games1.num_rows == sum(r["games_written"] for r in serial)
     assert games1.equals(games4)
     ply_keys = ["type", "year", "month", "game_key", "ply"]
-    assert _table(one, "plies", ply_keys).equals(_table(four, "plies", ply_keys))
+    assert lake_table(one, "plies", ply_keys).equals(lake_table(four, "plies", ply_keys))
     return serial
 
 

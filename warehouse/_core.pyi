@@ -54,7 +54,14 @@ class PgnReader:
 
     Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone.
     `jobs` worker threads parse and replay (1: the single-threaded reader); the batches, rows and
-    rejects are the same for any `jobs`."""
+    rejects are the same for any `jobs`.
+
+    `frames=(raw_offset, base, end)` reads a part of a multi-frame zstd file, for one of several readers
+    (a Spark task): from its byte `raw_offset` (where a frame starts), whose decompressed text starts at
+    byte `base` of the whole; offsets are the whole's. A game belongs to the part where it starts: the
+    reader skips the end of a game begun before the part (up to `first_game`, where its first game
+    starts, when known; else up to the first game opening with a tag) and reads on past `end` to finish
+    its last one; `first_game` and `stopped_at` then tell where it started and stopped."""
 
     def __init__(
         self,
@@ -64,6 +71,8 @@ class PgnReader:
         batch_bytes: int | None = None,
         max_game_bytes: int | None = None,
         jobs: int = 1,
+        frames: tuple[int, int, int] | None = None,
+        first_game: int | None = None,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, ArrowArray, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, ArrowArray, list[Reject]]: ...
@@ -88,3 +97,9 @@ class PgnReader:
     @property
     def damage(self) -> str | None:
         """Why the input ended early (damaged compressed data), once it has been read to the end."""
+    @property
+    def first_game(self) -> int | None:
+        """A reader of frames: where its first game starts, once read to the end."""
+    @property
+    def stopped_at(self) -> int | None:
+        """A reader of frames: where the game after its part starts (None: it read to the input's end)."""

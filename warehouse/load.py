@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -50,7 +51,7 @@ class LoadResult:
 _LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
-class _Rejects:
+class RejectsWriter:
     """Streams rejects to a staged JSON-lines file."""
 
     def __init__(self, lake: Lake, op_id: str, rel: str, source: str):
@@ -175,7 +176,7 @@ def _load_locked(
     reader = _core.PgnReader(path, source_name=path, batch_games=batch_games, jobs=jobs)
     stem = f"{input_stem(path)}-{result.load_id}"
     writer = PartitionWriter(lake, result.load_id, stem, encoders=jobs)
-    rejects = _Rejects(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
+    rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
     index = PartitionIndex(lake, exclude=result.removes) if dedup else None
     try:
         for partition, arrow_batch, batch_rejects in reader:
@@ -191,8 +192,8 @@ def _load_locked(
         result.file_rows, result.ply_rows = writer.finish()
         result.rejects_file = rejects.finish()
         result.rejects_by_kind = dict(sorted(rejects.by_kind.items()))
-        _read_outcome(result, reader, path)
-        _reconcile(result, writer.rows, rejects.count)
+        read_outcome(result, reader, path)
+        reconcile(result, writer.rows, rejects.count)
         if not force and (previous := records.same_input(result.sha256, None)):
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
@@ -238,7 +239,26 @@ def _drop_known(
     return part
 
 
-def _read_outcome(result: LoadRecord, reader: _core.PgnReader, path: str) -> None:
+class ReadOutcome(Protocol):
+    """What a read of a whole input tells its load record: the Rust reader, or a Spark task's report."""
+
+    @property
+    def compression(self) -> str: ...
+    @property
+    def input_size(self) -> int | None: ...
+    @property
+    def games_seen(self) -> int: ...
+    @property
+    def games_written(self) -> int: ...
+    @property
+    def games_rejected(self) -> int: ...
+    @property
+    def sha256(self) -> str | None: ...
+    @property
+    def damage(self) -> str | None: ...
+
+
+def read_outcome(result: LoadRecord, reader: ReadOutcome, path: str) -> None:
     result.compression = reader.compression
     result.size = reader.input_size
     result.games_seen = reader.games_seen
@@ -249,7 +269,7 @@ def _read_outcome(result: LoadRecord, reader: _core.PgnReader, path: str) -> Non
     result.sha256 = reader.sha256 or result.sha256 or (file_sha256(path) if result.fingerprint else None)
 
 
-def _reconcile(result: LoadRecord, rows: int, reject_lines: int) -> None:
+def reconcile(result: LoadRecord, rows: int, reject_lines: int) -> None:
     r = result
     if not r.reconciles() or rows != r.games_written or reject_lines != r.games_rejected:
         raise ReconciliationError(

@@ -97,6 +97,16 @@ impl<R: Read> Framer<R> {
         }
     }
 
+    /// A framer of a stream that is the part of a larger one from its byte `base` on (one reader of a
+    /// file's zstd frames among several): offsets count from the larger stream's start.
+    pub fn starting_at(reader: R, max_game: usize, base: u64) -> Framer<R> {
+        Framer {
+            base,
+            game_offset: base,
+            ..Framer::new(reader, max_game)
+        }
+    }
+
     /// The stream being cut.
     pub fn reader(&self) -> &R {
         &self.reader

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -124,11 +124,33 @@ impl Input {
         Self::from_reader(path, raw, size)
     }
 
+    /// Opens the file `path` from its byte `offset` on: where one of its zstd frames starts, for a
+    /// reader of some of a file's frames. `size` stays the whole file's; the checksum covers only the
+    /// bytes read.
+    pub fn open_at(path: &str, offset: u64) -> Result<Input, InputError> {
+        let meta = std::fs::metadata(path).map_err(|e| open_error(path, &e))?;
+        let mut file = File::open(path).map_err(|e| open_error(path, &e))?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| open_error(path, &e))?;
+        Self::of_stream(path, Box::new(file), Some(meta.len()), offset == 0)
+    }
+
     /// Wraps any byte stream (used by `open` and by tests).
     pub fn from_reader(
         name: &str,
+        raw: Box<dyn Read + Send>,
+        size: Option<u64>,
+    ) -> Result<Input, InputError> {
+        Self::of_stream(name, raw, size, true)
+    }
+
+    /// A part of a file read from the middle (`whole`: false) is not refused as "not PGN": its first
+    /// megabytes may well be the end of a game and nothing else; the part at the file's start is checked.
+    fn of_stream(
+        name: &str,
         mut raw: Box<dyn Read + Send>,
         size: Option<u64>,
+        whole: bool,
     ) -> Result<Input, InputError> {
         let mut head = vec![0u8; 4096];
         let (n, error) = read_up_to(&mut raw, &mut head);
@@ -161,7 +183,7 @@ impl Input {
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(tap))),
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(tap))),
         };
-        let reader = read_head(name, decoded)?;
+        let reader = read_head(name, decoded, whole)?;
         Ok(Input {
             compression,
             size,
@@ -215,6 +237,7 @@ pub const HEAD_BYTES: usize = 4 << 20;
 fn read_head(
     name: &str,
     mut decoded: Box<dyn Read + Send>,
+    refuse_non_pgn: bool,
 ) -> Result<Box<dyn Read + Send>, InputError> {
     let mut head = vec![0u8; HEAD_BYTES];
     // Damage found here is the framer's to report, after the games before it.
@@ -226,7 +249,8 @@ fn read_head(
             .filter(|b| **b == b'\r')
             .for_each(|b| *b = b'\n');
     }
-    if damage.is_none() && !head.trim_ascii().is_empty() && !looks_like_pgn(&head) {
+    if refuse_non_pgn && damage.is_none() && !head.trim_ascii().is_empty() && !looks_like_pgn(&head)
+    {
         return Err(InputError(format!(
             "{name}: not PGN (no tag pair and no move in its first {} MB)",
             HEAD_BYTES >> 20

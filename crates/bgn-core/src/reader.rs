@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
@@ -91,11 +92,19 @@ pub(crate) fn truncated() -> RejectReason {
 /// that cut it short, if any.
 pub struct Finished {
     framer: Framer<Input>,
+    /// A windowed read ([`Window`]): the offset of its first game, and of the game after its part
+    /// where it stopped (`None`: it read to the input's end).
+    pub first_game: Option<u64>,
+    pub stopped_at: Option<u64>,
 }
 
 impl Finished {
     pub(crate) fn new(framer: Framer<Input>) -> Finished {
-        Finished { framer }
+        Finished {
+            framer,
+            first_game: None,
+            stopped_at: None,
+        }
     }
 
     /// The input that was read (its checksum once read to the end).
@@ -122,6 +131,30 @@ pub trait BatchSource: Send + 'static {
     fn into_finished(self) -> Finished;
 }
 
+/// The part of a larger input that one reader of several reads (a Spark task: some of a file's zstd
+/// frames, decompressed from byte `base` of the whole stream). A game belongs to the part where it
+/// starts: the reader skips the end of a game begun before `base` and reads on past `end` to finish
+/// its last game, stopping at the next one, which it does not count. Where its first game starts is
+/// `first` when the reader before has told (its `stopped_at`), else guessed: the first game the framer
+/// cuts from `base` that opens with a tag. A guess is right when it equals the reader before's
+/// `stopped_at`: from a game's start on, the framer cuts the same games whatever came before.
+#[derive(Copy, Clone, Debug)]
+pub struct Window {
+    pub base: u64,
+    pub first: Option<u64>,
+    pub end: u64,
+}
+
+impl Window {
+    /// Whether a game that starts at `offset` with `bytes` comes before this part's first game.
+    fn before(&self, offset: u64, bytes: &[u8]) -> bool {
+        match self.first {
+            Some(first) => offset < first,
+            None => bytes.first() != Some(&b'['),
+        }
+    }
+}
+
 /// Reads games from an input and yields batches; single-threaded.
 pub struct BatchReader {
     framer: Framer<Input>,
@@ -136,14 +169,46 @@ pub struct BatchReader {
     options: Options,
     counters: Arc<Counters>,
     finished: bool,
+    window: Option<Window>,
+    first_game: Option<u64>,
+    stopped_at: Option<u64>,
 }
 
 impl BatchReader {
     /// A reader of `input`, whose games record `source_name` as their `source_file`.
     pub fn new(input: Input, source_name: &str, options: Options) -> BatchReader {
+        let framer = Framer::new(input, options.max_game_bytes);
+        BatchReader::of_framer(framer, source_name, options, None)
+    }
+
+    /// A reader of one part of a larger input (see [`Window`]); `input` starts at the part's `base`.
+    /// Told where its first game starts, the reader skips the text before it unread: from there on,
+    /// its framer starts between games, as the reader before left it, and cuts the same games.
+    pub fn windowed(
+        mut input: Input,
+        source_name: &str,
+        options: Options,
+        window: Window,
+    ) -> BatchReader {
+        let start = window
+            .first
+            .map_or(window.base, |first| first.max(window.base));
+        let skipped = io::copy(&mut (&mut input).take(start - window.base), &mut io::sink());
+        // Damage there is met again by the framer, which reports it.
+        let base = window.base + skipped.unwrap_or(0);
+        let framer = Framer::starting_at(input, options.max_game_bytes, base);
+        BatchReader::of_framer(framer, source_name, options, Some(window))
+    }
+
+    fn of_framer(
+        framer: Framer<Input>,
+        source_name: &str,
+        options: Options,
+        window: Option<Window>,
+    ) -> BatchReader {
         let counters = Arc::new(Counters::default());
         BatchReader {
-            framer: Framer::new(input, options.max_game_bytes),
+            framer,
             games: GameReader::default(),
             batches: Pending::new(options, counters.clone()),
             source_name: source_name.to_owned(),
@@ -152,6 +217,9 @@ impl BatchReader {
             options,
             counters,
             finished: false,
+            window,
+            first_game: None,
+            stopped_at: None,
         }
     }
 
@@ -188,6 +256,16 @@ impl BatchReader {
                 }
                 continue;
             };
+            let mut past_end = false;
+            if let Some(window) = self.window {
+                if self.first_game.is_none() {
+                    if window.before(frame.offset, frame.bytes) {
+                        continue; // the end of a game of the part before
+                    }
+                    self.first_game = Some(frame.offset);
+                }
+                past_end = frame.offset >= window.end;
+            }
             // A game follows the one held back: that one was whole.
             if let Some((offset, text)) = self.held.take() {
                 match self.games.read(text.as_bytes()) {
@@ -203,6 +281,12 @@ impl BatchReader {
                         rejects.add(offset, length, reason, &text, &self.counters);
                     }
                 }
+            }
+            if past_end {
+                // The next part's first game: it told that the game held back was whole.
+                self.finished = true;
+                self.stopped_at = Some(frame.offset);
+                continue;
             }
             self.counters.seen.fetch_add(1, Ordering::Relaxed);
             let (offset, length) = (frame.offset, frame.length);
@@ -233,7 +317,11 @@ impl BatchReader {
 
     /// The input and its damage, once `next_batch` returned `None`.
     pub fn into_finished(self) -> Finished {
-        Finished::new(self.framer)
+        Finished {
+            first_game: self.first_game,
+            stopped_at: self.stopped_at,
+            ..Finished::new(self.framer)
+        }
     }
 }
 
@@ -635,5 +723,105 @@ impl BatchStream {
     /// What is left of the read (after `next_batch` returned `None`): checksum and damage report.
     pub fn finished(&self) -> Option<&Finished> {
         self.finished.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+
+    /// Games with and without a result marker, a rejected one, and comments that hold a blank line
+    /// and a tag line (where a part starting inside them guesses its first game wrong).
+    fn games() -> Vec<u8> {
+        let mut text = String::new();
+        for i in 0..40 {
+            let result = if i % 5 == 2 { "" } else { "1-0" };
+            let comment = if i % 6 == 1 {
+                "{ a\n\n[Event \"not a game\"]\n}"
+            } else {
+                "{ b }"
+            };
+            text += &format!(
+                "[Event \"e\"]\n[Site \"s{i}\"]\n[UTCDate \"2025.05.01\"]\n[TimeControl \"180+0\"]\n\n\
+                 1. e4 {comment} e5 2. Nf3 Nc6 {result}\n\n"
+            );
+            if i % 9 == 4 {
+                text += "[Event \"bad\"]\n\n1. e4 e5 2. Ke3 1-0\n\n";
+            }
+        }
+        text.into_bytes()
+    }
+
+    /// Games written and rejects (offsets, kinds) of a read, and where it started and stopped.
+    type Read = (Vec<i64>, Vec<(u64, RejectKind)>, Option<u64>, Option<u64>);
+
+    fn read(text: &[u8], window: Option<Window>) -> Read {
+        let base = window.map_or(0, |w| w.base);
+        let path = std::env::temp_dir().join(format!("bgn-window-{}.pgn", std::process::id()));
+        std::fs::write(&path, text).expect("temp file");
+        let input = Input::open_at(path.to_str().expect("UTF-8"), base).expect("readable");
+        let mut reader = match window {
+            Some(w) => BatchReader::windowed(input, "t", Options::default(), w),
+            None => BatchReader::new(input, "t", Options::default()),
+        };
+        let (mut games, mut rejects) = (Vec::new(), Vec::new());
+        while let Some(batch) = reader.next_batch() {
+            let offsets = batch.games.column_by_name("source_offset").expect("column");
+            games.extend(offsets.as_primitive::<Int64Type>().values().iter().copied());
+            rejects.extend(batch.rejects.iter().map(|r| (r.offset, r.reason.kind)));
+        }
+        let finished = reader.into_finished();
+        games.sort_unstable();
+        (games, rejects, finished.first_game, finished.stopped_at)
+    }
+
+    #[test]
+    fn two_parts_read_what_one_reader_reads_wherever_the_cut() {
+        let text = games();
+        let (whole_games, whole_rejects, _, _) = read(&text, None);
+        assert!(!whole_rejects.is_empty());
+        let mut wrong_guesses = 0;
+        for cut in (1..text.len() as u64).step_by(7) {
+            let first = read(
+                &text,
+                Some(Window {
+                    base: 0,
+                    first: Some(0),
+                    end: cut,
+                }),
+            );
+            let guess = Window {
+                base: cut,
+                first: None,
+                end: u64::MAX,
+            };
+            let mut second = read(&text, Some(guess));
+            match first.3 {
+                None => second = (Vec::new(), Vec::new(), None, None),
+                Some(stop) if second.2 != Some(stop) => {
+                    wrong_guesses += 1;
+                    second = read(
+                        &text,
+                        Some(Window {
+                            first: Some(stop),
+                            ..guess
+                        }),
+                    );
+                    assert_eq!(second.2, Some(stop));
+                }
+                Some(_) => {}
+            }
+            let mut games = [first.0, second.0].concat();
+            games.sort_unstable();
+            assert_eq!(games, whole_games, "cut at {cut}");
+            assert_eq!([first.1, second.1].concat(), whole_rejects, "cut at {cut}");
+        }
+        assert!(
+            wrong_guesses > 0,
+            "some cuts should fall inside a comment or a game's tags"
+        );
     }
 }

@@ -16,7 +16,7 @@ use arrow_schema::DataType;
 use bgn_core::derive;
 use bgn_core::input::Input;
 use bgn_core::parallel::ParallelReader;
-use bgn_core::reader::{BatchReader, BatchStream, Options};
+use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
 use bgn_core::tags::Known;
@@ -171,7 +171,8 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
         source_name: Option<&str>,
@@ -179,6 +180,8 @@ impl PgnReader {
         batch_bytes: Option<usize>,
         max_game_bytes: Option<usize>,
         jobs: usize,
+        frames: Option<(u64, u64, u64)>,
+        first_game: Option<u64>,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -187,11 +190,27 @@ impl PgnReader {
             max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
             ..defaults
         };
-        let input = Input::open(path).map_err(|e| PgnInputError::new_err(e.to_string()))?;
+        let opened = match frames {
+            Some((raw_offset, _, _)) => Input::open_at(path, raw_offset),
+            None => Input::open(path),
+        };
+        let input = opened.map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
         let input_size = input.size;
         let source_name = source_name.unwrap_or(path);
-        let stream = if jobs > 1 {
+        let stream = if let Some((_, base, end)) = frames {
+            if jobs > 1 {
+                return Err(PyValueError::new_err(
+                    "a reader of frames runs on one thread (jobs=1)",
+                ));
+            }
+            let window = Window {
+                base,
+                first: first_game,
+                end,
+            };
+            BatchStream::spawn(BatchReader::windowed(input, source_name, options, window))
+        } else if jobs > 1 {
             // Tests cut tiny chunks, so that small files cross chunk boundaries everywhere.
             let chunk_bytes = std::env::var("BGN_CHUNK_BYTES")
                 .ok()
@@ -279,6 +298,19 @@ impl PgnReader {
         self.stream()
             .finished()
             .and_then(|r| r.damage().map(str::to_owned))
+    }
+
+    /// A reader of frames: where its first game starts, once read to the end.
+    #[getter]
+    fn first_game(&self) -> Option<u64> {
+        self.stream().finished().and_then(|r| r.first_game)
+    }
+
+    /// A reader of frames: where the game after its part starts (it stopped there), once read to the
+    /// end; `None` when it read to the input's end.
+    #[getter]
+    fn stopped_at(&self) -> Option<u64> {
+        self.stream().finished().and_then(|r| r.stopped_at)
     }
 }
 

@@ -1,0 +1,189 @@
+"""Loads on Spark (`loaders.spark_pgn2parquet`, `warehouse.spark_load`) in real PySpark local mode: the lake
+equals, as values, the one a local load writes from the same inputs (games with their source_file and
+source_offset, plies, rejects line by line, each load's counts), with a task per input or per zstd frame
+(frames cut anywhere in games), and passes `warehouse.check`; a task that fails
+once leaves exactly one copy of every game; a driver killed mid-job leaves the lake as it was, and a rerun
+completes it."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from support import (
+    CORPORA,
+    SAMPLE,
+    lake_counts,
+    lake_table,
+    load_summary,
+    make_games,
+    module,
+    read_records,
+    run_module,
+    start,
+    write_zst,
+)
+
+from warehouse.lake.layout import STAGING
+from warehouse.lake.location import Lake
+from warehouse.lake.records import Records
+from warehouse.load import load_input
+
+pytest.importorskip("pyspark")
+from warehouse.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
+from warehouse.zstd_frames import zstd_frames
+
+LICHESS = CORPORA / "lichess" / "lichess_2025-05_sample.pgn"
+WITH_REJECTS = CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / "schess.pgn"
+GAME_KEYS = ["type", "year", "month", "source_file", "source_offset"]
+PLY_KEYS = ["type", "year", "month", "game_key", "ply"]
+
+
+def inputs(tmp_path: Path) -> list[Path]:
+    """The bundled sample (two zstd frames), the lichess corpus (the same games again: all duplicates), a
+    file with rejects, and two generated files sharing 100 games (duplicates within the job), the first
+    in frames cut anywhere in its games (`cut_frames`)."""
+    if not LICHESS.is_file() or not WITH_REJECTS.is_file():
+        pytest.skip("needs ../shared/corpora")
+    first = cut_frames(tmp_path / "gen-a.pgn.zst", make_games(0, 300))
+    second = write_zst(tmp_path / "gen-b.pgn.zst", make_games(200, 300))
+    return [SAMPLE, LICHESS, WITH_REJECTS, first, second, damaged(tmp_path / "gen-c.pgn.zst")]
+
+
+def damaged(path: Path) -> Path:
+    """Frames with checksums, the third's data damaged: a load keeps the games before the damage."""
+    cut_frames(path, make_games(1000, 300), zstandard.ZstdCompressor(write_checksum=True))
+    frames = zstd_frames(str(path))
+    assert frames is not None
+    data = bytearray(path.read_bytes())
+    middle = frames[2].offset + frames[2].size // 2
+    data[middle : middle + 8] = bytes(b ^ 0x5A for b in data[middle : middle + 8])
+    path.write_bytes(bytes(data))
+    return path
+
+
+def cut_frames(path: Path, text: str, compressor: zstandard.ZstdCompressor | None = None) -> Path:
+    """`text` as zstd frames that start at a game's first byte, inside movetext, inside a comment, and at
+    a tag line in the middle of a game's tags (where a part's guess of its first game is wrong)."""
+    data = text.encode()
+    games = [m.start() for m in re.finditer(rb"\[Event ", data)]
+    cuts = [
+        games[40],
+        data.index(b" 10. ", games[80]) + 1,
+        data.index(b"{ [%clk", games[120]) + 3,
+        data.index(b"\n[Date ", games[160]) + 1,
+        games[200] - 1,
+    ]
+    compressor = compressor or zstandard.ZstdCompressor()
+    bounds = [0, *cuts, len(data)]
+    path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
+    return path
+
+
+def local_lake(paths: list[Path], lake: Path) -> list[dict[str, Any]]:
+    opened = Lake.open(str(lake))
+    return [load_summary(load_input(str(p), opened, jobs=1).record, lake) for p in paths]
+
+
+def assert_same_as_local(lake: Path, loads: list[Any], local: Path, local_loads: list[Any]) -> None:
+    assert loads == local_loads
+    games = lake_table(lake, "games", GAME_KEYS)
+    assert games.num_rows == sum(r["games_written"] for r in local_loads)
+    assert games.equals(lake_table(local, "games", GAME_KEYS))
+    assert lake_table(lake, "plies", PLY_KEYS).equals(lake_table(local, "plies", PLY_KEYS))
+    for r in loads:
+        assert r["games_seen"] == r["games_written"] + r["games_rejected"] + r["games_duplicate"]
+    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path, list[dict[str, Any]]]:
+    """The inputs and the lake a local load writes from them, with its loads' summaries."""
+    folder = tmp_path_factory.mktemp("spark-load")
+    paths = inputs(folder)
+    lake = folder / "local"
+    return paths, lake, local_lake(paths, lake)
+
+
+def test_same_lake_as_a_local_load(spark: Any, local: Any, tmp_path: Path) -> None:
+    paths, local_path, local_loads = local
+    lake = tmp_path / "lake"
+    # A task per zstd frame: the sample's two, gen-a's six.
+    done = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)), unit_bytes=1)
+    assert not done.errors
+    labels = {re.sub(r".*-u\d+(\w+)-\d+\.parquet", r"\1", f) for f in done.results[3].record.files}
+    assert labels == {"a0", "d"}, "a part's wrong guess of its first game should be read again"
+    loads = [load_summary(r.record, lake) for r in done.results]
+    assert [r["games_duplicate"] for r in loads] == [0, 438, 0, 0, 100, 0]
+    assert loads[5]["damage"] and loads[5]["games_written"] < 300
+    assert loads[2]["rejects"][0], "the edge file should have rejects"
+    assert_same_as_local(lake, loads, local_path, local_loads)
+    again = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)))
+    assert all(r.already_loaded is not None for r in again.results)
+
+
+def test_a_task_failing_once(spark: Any, local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Input 4's first attempt stages all its files, then fails: the retry's files alone are committed."""
+    paths, local_path, local_loads = local
+    monkeypatch.setenv(FAIL_FIRST_ATTEMPT_ENV, "4")
+    lake = tmp_path / "lake"
+    done = spark_load(spark, [str(p) for p in paths], Lake.open(str(lake)))
+    record = done.results[4].record
+    assert record.files and all("-u4a1-" in f for f in record.files), record.files
+    assert not (lake / STAGING).exists() or not any((lake / STAGING).iterdir())
+    games, ids = lake_counts(lake)
+    assert games == ids == sum(r.record.games_written for r in done.results)
+    loads = [load_summary(r.record, lake) for r in done.results]
+    assert_same_as_local(lake, loads, local_path, local_loads)
+
+
+def test_driver_killed_mid_job(local: Any, tmp_path: Path) -> None:
+    """SIGKILL of the driver while its task stages files: the lake is as before the job (the next writer
+    drops the staging); a rerun completes it, equal to a local load."""
+    lake = tmp_path / "lake"
+    before = run_module("loaders.pgn2parquet", [str(SAMPLE), "--lake", str(lake)])
+    assert before.returncode == 0, before.stderr
+    records, games = read_records(lake), lake_table(lake, "games", GAME_KEYS)
+    big = write_zst(tmp_path / "big.pgn.zst", make_games(5000, 8000))
+    args = [str(SAMPLE), str(big), "--lake", str(lake), "--master", "local[1]"]
+    job = start(module("loaders.spark_pgn2parquet", *args), new_session=True)
+    deadline = time.monotonic() + 120
+    while not any((lake / STAGING).glob("*/games/**/*.parquet")):
+        assert job.running() and time.monotonic() < deadline, job.finish().stderr
+        time.sleep(0.05)
+    job.stop(signal.SIGKILL)
+    _wait_gone(job.proc.pid)
+    assert read_records(lake) == records
+    assert lake_table(lake, "games", GAME_KEYS).equals(games)
+    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    rerun = run_module("loaders.spark_pgn2parquet", args, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "dropped the staged files" in rerun.stderr and "already loaded" in rerun.stdout
+    assert not any((lake / STAGING).glob("**/*.parquet"))
+    expected = tmp_path / "expected"
+    local_loads = local_lake([SAMPLE, big], expected)
+    committed = sorted(Records.read(Lake.open(str(lake))).loads, key=lambda r: r.input == str(big))
+    loads = [load_summary(r, lake) for r in committed]
+    assert_same_as_local(lake, loads, expected, local_loads)
+
+
+def _wait_gone(session: int) -> None:
+    """The killed driver's JVM and Python workers (its process group) end once it is gone."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(session, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(session, signal.SIGKILL)
+    pytest.fail("the killed driver's JVM outlived it by 60 s")
