@@ -104,6 +104,11 @@ class _Hashing(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def close(self) -> None:
+        if not self.closed:
+            self.raw.close()
+        super().close()
+
     def readinto(self, buffer: Any) -> int:
         data = self.raw.read(len(buffer))
         buffer[: len(data)] = data
@@ -193,7 +198,7 @@ class JsonTranslation:
             raise InputError(f"{self.path}: {e}") from e
         with raw, open(pgn_path, "wb") as out:
             stream, self.compression = _decompressed(raw)
-            for document in documents(stream):
+            for document in documents(stream):  # closed with `raw`, the file under it
                 try:
                     doc = decode(document)
                     game: json_games.Bgn | json_games.Study = (
