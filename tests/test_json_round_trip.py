@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 from corpora import CorpusLoader, folder_batches
-from support import read_rejects, read_records
+from support import read_records, read_rejects
 from test_export_pgn import FOLDERS, compare, next_offsets, original_game, read
 
 from warehouse.export_json import export_json
@@ -80,7 +80,11 @@ def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: P
 
 
 def bgn_lines(root: Path) -> list[str]:
-    return sorted(line for path in root.glob("**/*.json.bz2") for line in bz2.decompress(path.read_bytes()).decode().splitlines())
+    return sorted(
+        line
+        for path in root.glob("**/*.json.bz2")
+        for line in bz2.decompress(path.read_bytes()).decode().splitlines()
+    )
 
 
 @pytest.mark.parametrize("folder", ["data", "data/edge", "corpora/edge/python-chess/data/pgn"])
@@ -108,14 +112,22 @@ def doc(moves: list[dict[str, Any]], **metadata: Any) -> dict[str, Any]:
 
 def move(san: str, number: int, color: str, **annotations: Any) -> dict[str, Any]:
     variations = annotations.pop("variations", [])
-    return {"san": san, "move_number": number, "color": color, "annotations": annotations, "variations": variations}
+    return {
+        "san": san,
+        "move_number": number,
+        "color": color,
+        "annotations": annotations,
+        "variations": variations,
+    }
 
 
 HAND_WRITTEN = {
     "everything": {
         **doc(
             [
-                move("e4", 1, "w", comment="King's pawn", eval="+0.20", clock="0:03:00", tags=["$1", "opening"]),
+                move(
+                    "e4", 1, "w", comment="King's pawn", eval="+0.20", clock="0:03:00", tags=["$1", "opening"]
+                ),
                 move(
                     "e5",
                     1,
@@ -131,7 +143,21 @@ HAND_WRITTEN = {
                                     2,
                                     "w",
                                     variations=[
-                                        {"line": [move("Nc3", 2, "w", variations=[{"label": "deep", "line": [move("c3", 2, "w", comment="deepest")]}])]}
+                                        {
+                                            "line": [
+                                                move(
+                                                    "Nc3",
+                                                    2,
+                                                    "w",
+                                                    variations=[
+                                                        {
+                                                            "label": "deep",
+                                                            "line": [move("c3", 2, "w", comment="deepest")],
+                                                        }
+                                                    ],
+                                                )
+                                            ]
+                                        }
                                     ],
                                 ),
                             ],
@@ -179,7 +205,10 @@ def test_the_specs_example_is_refused_for_its_illegal_mainline(tmp_path: Path) -
     record = import_json(tmp_path / "example.json", tmp_path / "lake")
     assert (record["games_seen"], record["games_rejected"]) == (1, 1)
     (reject,) = read_rejects(tmp_path / "lake")
-    assert reject["reason"] == "line 1: moves[0].variations[0].line[0] 'Nf6' is numbered 1 b where the game is at 1 w"
+    assert (
+        reject["reason"]
+        == "line 1: moves[0].variations[0].line[0] 'Nf6' is numbered 1 b where the game is at 1 w"
+    )
     fixed = copy.deepcopy(example)
     fixed["moves"][0]["variations"][0]["line"][0].update(san="e4", color="w")
     fixed["moves"][0]["annotations"]["eval"] = "+0.20"

@@ -27,6 +27,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -56,7 +57,8 @@ def _documents(batches: export_sql.Batches) -> Iterator[tuple[str, str]]:
 
 
 def document(game: dict[str, Any]) -> tuple[str, str]:
-    """One game's `game_id` and study JSON text: game_id, metadata, moves, notes (when the game has a first comment)."""
+    """One game's `game_id` and study JSON text: game_id, metadata, moves, and notes when the game has
+    a first comment."""
     metadata, others = metadata_of(game)
     game_id = others.pop(GAME_ID_TAG, game["game_id"])
     if others:
@@ -66,7 +68,7 @@ def document(game: dict[str, Any]) -> tuple[str, str]:
     return game_id, head + ',"moves":' + moves_text(game) + notes + "}"
 
 
-def metadata_of(game: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+def metadata_of(game: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The eight metadata fields, and every other tag the PGN export would write (repeated names keyed
     `Date (2)`, as the lake's `headers`)."""
     pairs = tag_pairs(game)
@@ -99,7 +101,7 @@ def metadata_of(game: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     return {key: value for key, value in metadata.items() if value is not None}, others
 
 
-def annotations(move: dict[str, Any]) -> str:
+def annotations_text(move: dict[str, Any]) -> str:
     comment, tags = move["comment"], [f"${nag}" for nag in move["nags"] or []]
     if comment and (found := TAGS_COMMAND.search(comment)):
         try:
@@ -127,7 +129,7 @@ def moves_text(game: dict[str, Any]) -> str:
                 + '{"san":'
                 + dumps(move["san"])
                 + f',"move_number":{ply // 2 + 1},"color":"{"wb"[ply % 2]}","annotations":'
-                + annotations(move)
+                + annotations_text(move)
                 + ',"variations":['
             )
             for n, alt in enumerate(children.get((line["id"], index), [])):

@@ -120,7 +120,7 @@ class _Hashing(io.RawIOBase):
 def _open_raw(path: str) -> IO[bytes]:
     if path.startswith("s3://"):
         fs, key = filesystem(path)
-        return fs.open_input_stream(key)  # type: ignore[return-value]
+        return fs.open_input_stream(key)
     return open(path, "rb")
 
 
@@ -129,10 +129,10 @@ def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
     head = io.BufferedReader(raw, 1 << 20)
     magic = head.peek(4)[:4]
     if magic.startswith(b"BZh"):
-        return bz2.BZ2File(head), "bzip2"  # type: ignore[return-value]
+        return bz2.BZ2File(head), "bzip2"
     if magic == b"\x28\xb5\x2f\xfd":
         reader = zstandard.ZstdDecompressor().stream_reader(head, read_across_frames=True)
-        return io.BufferedReader(reader, 1 << 20), "zstd"  # type: ignore[arg-type]
+        return io.BufferedReader(reader, 1 << 20), "zstd"
     if magic.startswith(b"\x1f\x8b"):
         return gzip.GzipFile(fileobj=head), "gzip"  # type: ignore[return-value]
     return head, "json"
@@ -171,6 +171,15 @@ def decode(document: Document) -> Any:
         raise json_games.Refused("nested deeper than the JSON reader goes (about 1,000 levels)") from None
 
 
+def _readable(games: Iterator[Document], path: str, compression: str) -> Iterator[Document]:
+    """`games`, a damaged input's failure as the one-line error of a bad file (nothing of it is loaded:
+    unlike a PGN input's, a JSON line cut by the damage cannot be told from a whole one)."""
+    try:
+        yield from games
+    except (EOFError, OSError, zstandard.ZstdError) as e:
+        raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
+
+
 class JsonTranslation:
     """One JSON input as the `warehouse.load.Translation` a load reads: its games as PGN in a file of
     `workdir`, and what it takes to bring the reader's batches back to the input."""
@@ -198,7 +207,7 @@ class JsonTranslation:
             raise InputError(f"{self.path}: {e}") from e
         with raw, open(pgn_path, "wb") as out:
             stream, self.compression = _decompressed(raw)
-            for document in documents(stream):  # closed with `raw`, the file under it
+            for document in _readable(documents(stream), self.path, self.compression):
                 try:
                     doc = decode(document)
                     game: json_games.Bgn | json_games.Study = (

@@ -51,7 +51,7 @@ class Refused(ValueError):
     """A game that cannot be a lake game as it stands: one line, what is wrong and where."""
 
 
-def expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+def expect(value: Any, kind: type, where: str) -> Any:
     # bool is an int to Python, never to JSON's readers of a number field.
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise Refused(f"{where} is {json_type(value)}, not {type_name(kind)}")
@@ -63,8 +63,11 @@ def json_type(value: Any) -> str:
     return names.get(type(value), "a number")
 
 
-def type_name(kind: type | tuple[type, ...]) -> str:
-    return {str: "a string", int: "an integer", dict: "an object", list: "an array"}.get(kind, "a number")  # type: ignore[call-overload]
+TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", dict: "an object", list: "an array"}
+
+
+def type_name(kind: type) -> str:
+    return TYPE_NAMES.get(kind, "a number")
 
 
 def integer(value: Any, where: str, low: int, high: int) -> int:
@@ -95,7 +98,9 @@ def comment_text(value: Any, where: str) -> str:
 def tags_command(tags: list[str]) -> str:
     """`[%tags ["opening","Benoni"]]`: `]` and `}` inside a tag escaped as JSON allows, so that neither
     ends the command or the comment early."""
-    items = (json.dumps(tag, ensure_ascii=False).replace("]", "\\u005d").replace("}", "\\u007d") for tag in tags)
+    items = (
+        json.dumps(tag, ensure_ascii=False).replace("]", "\\u005d").replace("}", "\\u007d") for tag in tags
+    )
     return "[%tags [" + ",".join(items) + "]]"
 
 
@@ -162,7 +167,9 @@ def bgn_game(doc: Any) -> Bgn:
 
 
 def bgn_tags(doc: dict[str, Any], result: str) -> list[tuple[str, str]]:
-    pairs = [(tag, tag_value(doc[key], key)) for key, tag in (("event", "Event"), ("site", "Site")) if key in doc]
+    pairs = [
+        (tag, tag_value(doc[key], key)) for key, tag in (("event", "Event"), ("site", "Site")) if key in doc
+    ]
     stamp = doc.get("datetime")
     if stamp is not None:
         match = DATETIME.fullmatch(text(stamp, "datetime"))
@@ -177,12 +184,19 @@ def bgn_tags(doc: dict[str, Any], result: str) -> list[tuple[str, str]]:
         raise Refused(f"players holds {len(players)} entries, not 2")
     sides = [player_tags(expect(p, dict, f"players[{i}]"), i) for i, p in enumerate(players)]
     sides += [{}] * (2 - len(sides))
-    pairs += [(tag, sides[i][key]) for i, tag in ((0, "White"), (1, "Black")) for key in ("name",) if key in sides[i]]
+    pairs += [
+        (tag, sides[i][key])
+        for i, tag in ((0, "White"), (1, "Black"))
+        for key in ("name",)
+        if key in sides[i]
+    ]
     pairs.append(("Result", result))
     for key in ("title", "elo", "diff"):
         for i, color in enumerate(("White", "Black")):
             if key in sides[i]:
-                pairs.append((f"{color}{ {'title': 'Title', 'elo': 'Elo', 'diff': 'RatingDiff'}[key]}", sides[i][key]))
+                pairs.append(
+                    (f"{color}{ {'title': 'Title', 'elo': 'Elo', 'diff': 'RatingDiff'}[key] }", sides[i][key])
+                )
     if "variant" in doc:
         pairs.append(("Variant", tag_value(doc["variant"], "variant")))
     opening = expect(doc.get("opening", {}), dict, "opening")
@@ -280,7 +294,9 @@ def bgn_token(move: dict[str, Any], where: str) -> str:
     if capture is not None and (not isinstance(capture, str) or capture not in PIECES):
         raise Refused(f"{where}.x {capture!r} is not a piece letter")
     promote = move.get("promote")
-    if promote is not None and (not isinstance(promote, str) or promote not in "NBRQKnbrqk" or len(promote) != 1):
+    if promote is not None and (
+        not isinstance(promote, str) or promote not in "NBRQKnbrqk" or len(promote) != 1
+    ):
         raise Refused(f"{where}.promote {promote!r} is not a piece letter")
     return f"{piece.upper()}{start}{'x' if capture else ''}{to}{'=' + promote.upper() if promote else ''}"
 
@@ -290,7 +306,11 @@ def bgn_signature(move: dict[str, Any], where: str) -> str:
     checks = move.get("c")
     if checks is not None:
         integer(checks, f"{where}.c", 1, INT16)
-    fields = [move.get(key) for key in ("p", "f", "t", "x")] + [checks, move.get("castle"), move.get("promote")]
+    fields = [move.get(key) for key in ("p", "f", "t", "x")] + [
+        checks,
+        move.get("castle"),
+        move.get("promote"),
+    ]
     return ".".join("" if value is None else str(value) for value in fields)
 
 
@@ -356,13 +376,19 @@ def study_line(moves: list[Any], first_ply: int, tokens: list[str], where: str, 
         ply = first_ply + index
         san = move.get("san")
         if not isinstance(san, str) or not SAN.fullmatch(san):
-            raise Refused(f"{here}.san {san!r} is not a SAN move" if "san" in move else f"missing required field '{here}.san'")
+            raise Refused(
+                f"{here}.san {san!r} is not a SAN move"
+                if "san" in move
+                else f"missing required field '{here}.san'"
+            )
         if "move_number" not in move:
             raise Refused(f"missing required field '{here}.move_number'")
-        placed = (integer(move["move_number"], f"{here}.move_number", 1, INT32), move.get("color", "wb"[ply % 2]))
-        if placed != (ply // 2 + 1, "wb"[ply % 2]):
+        place = (ply // 2 + 1, "wb"[ply % 2])
+        given = (integer(move["move_number"], f"{here}.move_number", 1, INT32), move.get("color", place[1]))
+        if given != place:
             raise Refused(
-                f"{here} '{san}' is numbered {placed[0]} {placed[1]!s} where the game is at {ply // 2 + 1} {'wb'[ply % 2]}"
+                f"{here} '{san}' is numbered {given[0]} {given[1]!s} "
+                f"where the game is at {place[0]} {place[1]}"
             )
         tokens.append(f"{number(ply)} {san}")
         annotations = expect(move.get("annotations", {}), dict, f"{here}.annotations")
@@ -378,7 +404,9 @@ def study_line(moves: list[Any], first_ply: int, tokens: list[str], where: str, 
         if "eval" in annotations:
             value = text(annotations["eval"], f"{here}.annotations.eval")
             if not STUDY_EVAL.fullmatch(value):
-                raise Refused(f"{here}.annotations.eval {value!r} is not pawns (+0.20, -1.50) or a mate (#3, #-3)")
+                raise Refused(
+                    f"{here}.annotations.eval {value!r} is not pawns (+0.20, -1.50) or a mate (#3, #-3)"
+                )
             parts.append(f"[%eval {value}]")
         if "clock" in annotations:
             value = text(annotations["clock"], f"{here}.annotations.clock")
