@@ -56,6 +56,7 @@ def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: P
         export_study(Lake.open(lake), tmp_path / f"{n}.jsonl", lines=True)
     lake2 = tmp_path / "lake2"
     line_of: dict[tuple[str, int], int] = {}
+    loaded_texts: set[bytes] = set()
     for n in range(len(lakes)):
         path = tmp_path / f"{n}.jsonl"
         offset = 0
@@ -64,11 +65,15 @@ def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: P
             assert not errors, errors[:3]
             line_of[str(path), offset] = len(line_of)
             offset += len(line)
-        record = import_json(path, lake2)
-        assert record["games_rejected"] == 0, read_rejects(lake2)[:3]
+        # Two batches holding copies of the same file export the same bytes: one load of them (the
+        # second would be skipped as already loaded), compared against the first copy's source.
+        if path.read_bytes() not in loaded_texts:
+            loaded_texts.add(path.read_bytes())
+            record = import_json(path, lake2)
+            assert record["games_rejected"] == 0, read_rejects(lake2)[:3]
     ends = next_offsets(sources)
     exported = list(pgn_games(Lake.open(lake2)))
-    assert len(exported) == len(sources)
+    assert len(exported) == sum(text.count(b"\n") for text in loaded_texts)
     mismatches = []
     for json_file, json_offset, text in exported:
         source, offset = sources[line_of[json_file, json_offset]]
