@@ -233,37 +233,77 @@ def bgn_line(moves: list[Any], first_ply: int, lines: _Lines, where: str) -> Non
     """Writes a line's moves (and the lines nested in them) into `lines`."""
     signature: list[str] = []
     lines.signatures.append(signature)
+    tokens = lines.tokens
     for index, move in enumerate(moves):
-        here = f"{where}[{index}]"
-        expect(move, dict, here)
-        annotations = expect(move.get("a", []), list, f"{here}.a")
-        notes = [expect(a, dict, f"{here}.a[{i}]") for i, a in enumerate(annotations)]
-        precomments = [a["precomment"] for a in notes if "precomment" in a]
-        if precomments:
-            if index != 0 or where == "moves":
-                raise Refused(f"{here} has a precomment but does not start a variation")
-            lines.tokens.extend(braced([comment_text(p, f"{here}.precomment") for p in precomments]))
+        if type(move) is not dict:
+            expect(move, dict, f"{where}[{index}]")
+        notes = move.get("a")
+        if isinstance(notes, list) and index == 0 and where != "moves":
+            precomments = [a["precomment"] for a in notes if isinstance(a, dict) and "precomment" in a]
+            tokens.extend(braced([comment_text(p, f"{where}[0].precomment") for p in precomments]))
         ply = first_ply + index
-        lines.tokens.append(f"{number(ply)} {bgn_token(move, here)}")
-        signature.append(bgn_signature(move, here))
-        alts: list[Any] = []
-        parts: list[str] = []
-        for i, note in enumerate(notes):
-            if "nag" in note:
-                lines.tokens.append(f"${integer(note['nag'], f'{here}.a[{i}].nag', 1, MAX_NAG)}")
-            if "eval" in note:
-                parts.append(f"[%eval {first_of(note['eval'], f'{here}.a[{i}].eval', BGN_EVAL)}]")
-            if "clk" in note:
-                parts.append(f"[%clk {first_of(note['clk'], f'{here}.a[{i}].clk', CLOCK)}]")
-            if "comment" in note:
-                parts.append(comment_text(note["comment"], f"{here}.a[{i}].comment"))
-            if "alt" in note:
-                alts += expect(note["alt"], list, f"{here}.a[{i}].alt")
-        lines.tokens.extend(braced(parts))
-        for n, alt in enumerate(alts):
-            lines.tokens.append("(")
-            bgn_line(expect(alt, list, f"{here}.alt[{n}]"), ply, lines, f"{here}.alt[{n}]")
-            lines.tokens.append(")")
+        token, fields = move_fields(move, where, index)
+        tokens.append(f"{ply // 2 + 1}{'.' if ply % 2 == 0 else '...'} {token}")
+        signature.append(fields)
+        if notes is not None:
+            for alt_index, alt in enumerate(annotate(notes, f"{where}[{index}]", index, where, tokens)):
+                tokens.append("(")
+                here = f"{where}[{index}].alt[{alt_index}]"
+                bgn_line(expect(alt, list, here), ply, lines, here)
+                tokens.append(")")
+
+
+def annotate(notes: Any, here: str, index: int, where: str, tokens: list[str]) -> list[Any]:
+    """Writes a move's NAGs and comment (eval, clock, text) into `tokens`; returns its alternate lines."""
+    alts: list[Any] = []
+    parts: list[str] = []
+    for i, note in enumerate(expect(notes, list, f"{here}.a")):
+        expect(note, dict, f"{here}.a[{i}]")
+        if "precomment" in note and (index != 0 or where == "moves"):
+            raise Refused(f"{here} has a precomment but does not start a variation")
+        if "nag" in note:
+            tokens.append(f"${integer(note['nag'], f'{here}.a[{i}].nag', 1, MAX_NAG)}")
+        if "eval" in note:
+            parts.append(f"[%eval {first_of(note['eval'], f'{here}.a[{i}].eval', BGN_EVAL)}]")
+        if "clk" in note:
+            parts.append(f"[%clk {first_of(note['clk'], f'{here}.a[{i}].clk', CLOCK)}]")
+        if "comment" in note:
+            parts.append(comment_text(note["comment"], f"{here}.a[{i}].comment"))
+        if "alt" in note:
+            alts += expect(note["alt"], list, f"{here}.a[{i}].alt")
+    tokens.extend(braced(parts))
+    return alts
+
+
+MOVE_FIELDS = re.compile(
+    r"([PNBRQKpnbrqk])\.([a-h][1-8])\.([a-h][1-8])\.([PNBRQKpnbrqk]?)\.([1-9][0-9]{0,4})?\.([KQkq]?)\.([NBRQKnbrqk]?)"
+)
+
+
+def move_fields(move: dict[str, Any], where: str, index: int) -> tuple[str, str]:
+    """The move's PGN token (`bgn_token`) and its fields as the lake will hold them (`bgn_signature`).
+    The common case is checked by one match of the fields' text; a move that fails it is read field by
+    field, which names the field at fault."""
+    get = move.get
+    p, f, t, x, c, castle, promote = (get(k) for k in ("p", "f", "t", "x", "c", "castle", "promote"))
+    fields = (
+        f"{p}.{f}.{t}.{'' if x is None else x}.{'' if c is None else c}."
+        f"{'' if castle is None else castle}.{'' if promote is None else promote}"
+    )
+    m = MOVE_FIELDS.fullmatch(fields)
+    if (
+        m is None
+        or (m[1], m[2], m[3]) != (p, f, t)
+        or (c is not None and (type(c) is not int or c > INT16))
+        or (x is not None and m[4] != x)
+        or (castle is not None and m[6] != castle)
+        or (promote is not None and m[7] != promote)
+    ):
+        here = f"{where}[{index}]"
+        return bgn_token(move, here), bgn_signature(move, here)
+    if castle:
+        return ("O-O" if castle in "Kk" else "O-O-O"), fields
+    return f"{p.upper()}{f}{'x' if x else ''}{t}{'=' + promote.upper() if promote else ''}", fields
 
 
 def first_of(values: Any, where: str, pattern: re.Pattern[str]) -> str:
