@@ -44,6 +44,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="study JSON only: one document a line in the file OUT, instead of a file a game",
     )
     p.add_argument(
+        "--fen",
+        action="store_true",
+        help="study JSON only: each move with the position after it (FEN; needs python-chess)",
+    )
+    p.add_argument(
         "--games-per-file",
         type=whole_number(1),
         default=GAMES_PER_FILE,
@@ -51,8 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add_selection_arguments(p)
     args = p.parse_args(argv)
-    if args.lines and args.format != "study":
-        p.error("--lines goes with --format study (BGN JSON is always one game a line)")
+    if (args.lines or args.fen) and args.format != "study":
+        p.error("--lines and --fen go with --format study")
     return args
 
 
@@ -71,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     def export() -> ExportResult:
         lake = Lake.open(args.lake)
         if args.format == "study":
-            return export_study(lake, args.out, args.lines, selection(args))
+            return export_study(lake, args.out, args.lines, selection(args), args.fen)
         return export_json(lake, args.out, args.games_per_file, selection(args))
 
     return run_export(

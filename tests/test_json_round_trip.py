@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import chess
 import jsonschema
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -200,6 +201,25 @@ def test_hand_written_study_comes_back(name: str, tmp_path: Path) -> None:
     assert (record["games_written"], record["games_rejected"]) == (1, 0), read_rejects(tmp_path / "lake")
     ((_, text),) = study_documents(Lake.open(tmp_path / "lake"))
     assert json.loads(text) == written
+    # With --fen, the same document with each move's position (the import reads no `fen`).
+    ((_, text),) = study_documents(Lake.open(tmp_path / "lake"), fen=True)
+    assert json.loads(text) == written_with_fen(written)
+
+
+def written_with_fen(written: dict[str, Any]) -> dict[str, Any]:
+    """`written` with python-chess's position after each move, from its SAN."""
+    out = copy.deepcopy(written)
+    tags = out["metadata"].get("other_tags", {})
+    board = chess.Board(tags.get("FEN", chess.STARTING_FEN))
+    stack = [(board, out["moves"])]
+    while stack:
+        position, line = stack.pop()
+        for m in line:
+            for variation in m["variations"]:
+                stack.append((position.copy(), variation["line"]))
+            position.push_san(m["san"])
+            m["fen"] = position.fen(en_passant="fen")
+    return out
 
 
 def test_the_specs_example_is_refused_for_its_illegal_mainline(tmp_path: Path) -> None:
@@ -223,3 +243,35 @@ def test_the_specs_example_is_refused_for_its_illegal_mainline(tmp_path: Path) -
     import_json(tmp_path / "fixed.json", tmp_path / "lake2")
     ((_, text),) = study_documents(Lake.open(tmp_path / "lake2"))
     assert json.loads(text) == fixed
+
+
+def fens_by_san(board: chess.Board, moves: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(the document's fen, python-chess's position after the move read from its SAN) for every move of
+    `moves` and of their variations, `board` the position before the first."""
+    out = []
+    stack = [(board, moves)]
+    while stack:
+        position, line = stack.pop()
+        for m in line:
+            for variation in m["variations"]:
+                stack.append((position.copy(), variation["line"]))
+            position.push_san(m["san"])
+            out.append((m["fen"], position.fen(en_passant="fen")))
+    return out
+
+
+@pytest.mark.parametrize("folder", ["data/edge", "corpora/edge/python-chess/data/pgn", "corpora/tournament"])
+def test_fen_is_the_position_after_each_move(folder: str, corpus_loads: CorpusLoader, tmp_path: Path) -> None:
+    (inputs, *_) = folder_batches(folder)
+    export_study(Lake.open(corpus_loads(tuple(inputs)).lake), tmp_path / "s.jsonl", lines=True, fen=True)
+    pairs = []
+    for line in (tmp_path / "s.jsonl").read_text().splitlines():
+        document = json.loads(line)
+        assert not list(VALIDATOR.iter_errors(document))
+        tags = document["metadata"].get("other_tags", {})
+        # The lake's own Variant tag is its last (`Variant (2)` when the source wrote another text first).
+        chess960 = "Chess960" in [value for name, value in tags.items() if name.startswith("Variant")]
+        pairs += fens_by_san(
+            chess.Board(tags.get("FEN", chess.STARTING_FEN), chess960=chess960), document["moves"]
+        )
+    assert pairs and all(ours == theirs for ours, theirs in pairs)

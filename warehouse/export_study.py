@@ -7,6 +7,9 @@ Where the lake's fields go (docs/exports.md, "Study JSON"): the eight metadata f
 `annotations.clock`; the comment before the first move in `notes`; a line's starting comment as its
 `label`. DuckDB writes each move's parts for a batch; Python nests the lines (`export_sql.unfold`, no
 recursion: lines nest as deep as the lake keeps them).
+
+With `fen`, each move also gets the position after it, replayed by python-chess (the optional extra
+`bgn-warehouse[fen]`): the lake stores no positions, and this costs a python-chess move a move.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from warehouse import export_sql
+from warehouse.errors import OutputError
 from warehouse.export_json import ExportResult
 from warehouse.export_out import OutputFile, staged_directory, thread_pool
 from warehouse.export_pgn import COLUMNS, RESULTS, start_ply, tag_pairs
@@ -36,27 +40,61 @@ ROSTER = ["Event", "Site", "Date", "Round", "White", "Black", "Result"]
 UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def study_documents(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, str]]:
+class Positions:
+    """The position after each move, for `--fen`: python-chess boards, the FEN as the spec's example
+    writes it (the en passant square after every double step)."""
+
+    def __init__(self) -> None:
+        try:
+            import chess
+        except ImportError:
+            raise OutputError(
+                "--fen needs python-chess: pip install 'bgn-warehouse[fen]' (or chess)"
+            ) from None
+        self.chess = chess
+
+    def start(self, game: dict[str, Any]) -> Any:
+        fen = game["start_fen"] or self.chess.STARTING_FEN
+        return self.chess.Board(fen, chess960=game["variant"] == "Chess960")
+
+    def play(self, board: Any, move: dict[str, Any]) -> str:
+        """Plays `move` (the lake's squares) on `board`; the FEN after it."""
+        if move["castle"]:
+            kingside = move["castle"] in "Kk"
+            played = next(
+                m for m in board.generate_castling_moves() if board.is_kingside_castling(m) == kingside
+            )
+        else:
+            promote = self.chess.PIECE_SYMBOLS.index(move["promote"].lower()) if move["promote"] else None
+            played = self.chess.Move(
+                self.chess.parse_square(move["f"]), self.chess.parse_square(move["t"]), promotion=promote
+            )
+        board.push(played)
+        return str(board.fen(en_passant="fen"))
+
+
+def study_documents(lake: Lake, selection: Selection = ALL, fen: bool = False) -> Iterator[tuple[str, str]]:
     """`(game_id, study JSON text)` of every selected game, in lake order.
 
     :raises LakeError: at once, when `lake` is not a lake or a non-empty `selection` matches none of its
         partitions.
     """
+    positions = Positions() if fen else None
     batches = scan(lake, COLUMNS, selection)
-    return _documents(batches)
+    return _documents(batches, positions)
 
 
-def _documents(batches: export_sql.Batches) -> Iterator[tuple[str, str]]:
+def _documents(batches: export_sql.Batches, positions: Positions | None) -> Iterator[tuple[str, str]]:
     con = export_sql.connect("study")
     for group in grouped(export_sql.with_san(batches)):
         moves = export_sql.run(con, group.table.select(["moves", "variations"]), "study_moves")
         others = group.table.drop_columns(["moves", "variations"]).to_pylist()
         for game, parts in zip(others, moves.to_pylist(), strict=True):
             game.update(parts)
-            yield document(game)
+            yield document(game, positions)
 
 
-def document(game: dict[str, Any]) -> tuple[str, str]:
+def document(game: dict[str, Any], positions: Positions | None = None) -> tuple[str, str]:
     """One game's `game_id` and study JSON text: game_id, metadata, moves, and notes when the game has
     a first comment."""
     metadata, others = metadata_of(game)
@@ -65,7 +103,7 @@ def document(game: dict[str, Any]) -> tuple[str, str]:
         metadata["other_tags"] = others
     head = dumps({"game_id": game_id, "metadata": metadata})[:-1]
     notes = "" if game["comment"] is None else ',"notes":' + dumps(game["comment"])
-    return game_id, head + ',"moves":' + moves_text(game) + notes + "}"
+    return game_id, head + ',"moves":' + moves_text(game, positions) + notes + "}"
 
 
 def metadata_of(game: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -115,32 +153,43 @@ def annotations_text(move: dict[str, Any]) -> str:
     return dumps({k: v for k, v in parts.items() if v is not None})
 
 
-def moves_text(game: dict[str, Any]) -> str:
-    """The `moves` array: each move with its number, colour, annotations, and the lines that replace it."""
+Item = tuple[export_sql.Line, int, Any]
+
+
+def moves_text(game: dict[str, Any], positions: Positions | None = None) -> str:
+    """The `moves` array: each move with its number, colour, annotations, and the lines that replace it;
+    with `positions`, the FEN after each move."""
     children = export_sql.branches(game["variations"])
 
-    def pieces(item: tuple[export_sql.Line, int]) -> list[str | tuple[export_sql.Line, int]]:
-        line, first_ply = item
-        out: list[str | tuple[export_sql.Line, int]] = ["["]
+    def pieces(item: Item) -> list[str | Item]:
+        line, first_ply, board = item  # board: the position before the line's first move (with --fen)
+        out: list[str | Item] = ["["]
         for index, move in enumerate(line["moves"]):
             ply = first_ply + index
+            alts = children.get((line["id"], index), [])
+            before = board.copy(stack=False) if board is not None and alts else None
+            fen = "" if positions is None else ',"fen":' + dumps(positions.play(board, move))
             out.append(
                 ("," if index else "")
                 + '{"san":'
                 + dumps(move["san"])
-                + f',"move_number":{ply // 2 + 1},"color":"{"wb"[ply % 2]}","annotations":'
+                + f',"move_number":{ply // 2 + 1},"color":"{"wb"[ply % 2]}"'
+                + fen
+                + ',"annotations":'
                 + annotations_text(move)
                 + ',"variations":['
             )
-            for n, alt in enumerate(children.get((line["id"], index), [])):
+            for n, alt in enumerate(alts):
                 label = "" if alt["comment"] is None else '"label":' + dumps(alt["comment"]) + ","
-                out += [("," if n else "") + "{" + label + '"line":', (alt, ply), "}"]
+                start = None if before is None else before.copy(stack=False)
+                out += [("," if n else "") + "{" + label + '"line":', (alt, ply, start), "}"]
             out.append("]}")
         out.append("]")
         return out
 
     mainline = {"id": 0, "moves": game["moves"]}
-    return "".join(export_sql.unfold((mainline, start_ply(game["start_fen"])), pieces))
+    board = None if positions is None else positions.start(game)
+    return "".join(export_sql.unfold((mainline, start_ply(game["start_fen"]), board), pieces))
 
 
 def file_name(game_id: str, taken: set[str]) -> str:
@@ -155,16 +204,21 @@ def file_name(game_id: str, taken: set[str]) -> str:
 
 
 def export_study(
-    lake: Lake, out: str | os.PathLike[str], lines: bool = False, selection: Selection = ALL
+    lake: Lake,
+    out: str | os.PathLike[str],
+    lines: bool = False,
+    selection: Selection = ALL,
+    fen: bool = False,
 ) -> ExportResult:
     """Writes the selected games of `lake` as study JSON: one `<game_id>.json` a game in the directory
     `out` (empty or new, published whole, as the BGN export's), or with `lines` one document a line in the
     file `out` (`.bz2`/`.zst` compressed; `-`: standard output), which appears only when complete.
+    `fen`: each move with the position after it (needs python-chess).
 
     :raises OutputError: when `out` exists (a file) or holds files, or another export is writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
-    documents = study_documents(lake, selection)  # the lake's errors before any output is made
+    documents = study_documents(lake, selection, fen)  # the lake's errors before any output is made
     result = ExportResult()
     if lines and str(out) == "-":
         for _, text in documents:

@@ -303,7 +303,7 @@ def move_fields(move: dict[str, Any], where: str, index: int) -> tuple[str, str]
         return bgn_token(move, here), bgn_signature(move, here)
     if castle:
         return ("O-O" if castle in "Kk" else "O-O-O"), fields
-    return f"{p.upper()}{f}{'x' if x else ''}{t}{'=' + promote.upper() if promote else ''}", fields
+    return f"{m[1].upper()}{f}{'x' if x else ''}{t}{'=' + m[7].upper() if m[7] else ''}", fields
 
 
 def first_of(values: Any, where: str, pattern: re.Pattern[str]) -> str:

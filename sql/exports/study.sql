@@ -7,9 +7,11 @@ create or replace macro study_eval(cp, mate) as case
         if(cp < 0, '-', '+') || (abs(cp) // 100) || '.' || lpad((abs(cp) % 100)::varchar, 2, '0')
 end;
 
+-- f, t, promote, castle: for the positions `--fen` writes (replayed in Python).
 create or replace macro study_move(m) as {
     'san': m.san, 'nags': m.nags, 'eval': study_eval(m.eval_cp, m.eval_mate), 'clock': clk_text(m.clk),
-    'comment': m.comment
+    'comment': m.comment, 'f': m.f::varchar, 't': m.t::varchar, 'promote': m.promote::varchar,
+    'castle': m.castle::varchar
 };
 
 -- study_moves(batch): the moves' parts (moves; variations as {id, parent, ply, comment, moves}); the other
