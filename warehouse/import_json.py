@@ -159,16 +159,20 @@ def documents(stream: IO[bytes]) -> Iterator[Document]:
         offset += len(data)
 
 
+class NotJson(json_games.Refused):
+    """A line that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
+
+
 def decode(document: Document) -> Any:
-    """:raises json_games.Refused: for text that is not UTF-8 JSON, or nests too deep to read."""
+    """:raises NotJson: for text that is not UTF-8 JSON, or nests too deep to read."""
     try:
         return json.loads(document.data.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise json_games.Refused(f"not UTF-8 (byte {e.start})") from None
+        raise NotJson(f"not UTF-8 (byte {e.start})") from None
     except json.JSONDecodeError as e:
-        raise json_games.Refused(f"not JSON: {e.msg} at column {e.colno}") from None
+        raise NotJson(f"not JSON: {e.msg} at column {e.colno}") from None
     except RecursionError:
-        raise json_games.Refused("nested deeper than the JSON reader goes (about 1,000 levels)") from None
+        raise NotJson("nested deeper than the JSON reader goes (about 1,000 levels)") from None
 
 
 def _readable(games: Iterator[Document], path: str, compression: str) -> Iterator[Document]:
@@ -220,8 +224,7 @@ class JsonTranslation:
                     self._refuse(document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)")
                     continue
                 except json_games.Refused as e:
-                    kind = NOT_JSON if str(e).startswith(("not ", "nested")) else BAD_FIELD
-                    self._refuse(document, kind, str(e))
+                    self._refuse(document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
                     continue
                 except RecursionError:
                     self._refuse(document, NOT_JSON, "nested deeper than the JSON reader goes")
