@@ -224,23 +224,27 @@ def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:
 
 
 def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> None:
-    # Two BGN files of 600 games each (one month each), from a PGN load.
     source = write_zst(tmp_path / "g.pgn.zst", make_games(0, 600, month=3) + make_games(600, 600, month=4))
-    export_json(Lake.open(loaded([source], tmp_path / "lake0")), tmp_path / "bgn")
-    inputs = sorted(str(p) for p in (tmp_path / "bgn").glob("**/*.json.bz2"))
-    assert len(inputs) == 2
-    full = json2parquet(*inputs, "--lake", tmp_path / "timing")
+    export_json(Lake.open(loaded([source], tmp_path / "pgn_lake")), tmp_path / "bgn")
+    # The archive's files (one per speed and month), and their games counted from the lines.
+    games = {
+        str(path): bz2.decompress(path.read_bytes()).count(b"\n")
+        for path in sorted((tmp_path / "bgn").glob("**/*.json.bz2"))
+    }
+    assert sum(games.values()) == 1200
+    full = json2parquet(*games, "--lake", tmp_path / "timing")
     assert full.returncode == 0, full.stderr
     rng = random.Random(13)
     for attempt in range(4):
         lake = tmp_path / f"lake{attempt}"
-        loader = start(module("loaders.json2parquet", *inputs, "--lake", str(lake)))
+        loader = start(module("loaders.json2parquet", *games, "--lake", str(lake)))
         time.sleep(rng.uniform(0.3, 0.9 * full.seconds))
         loader.stop(signal.SIGKILL)
         done = {r["input"] for r in read_records(lake)} if (lake / "_loads").is_dir() else set()
         if not interrupted_publish(lake):  # else: committed, files being moved; the rerun finishes it
-            assert lake_counts(lake) == (600 * len(done), 600 * len(done)), (attempt, done)
-        rerun = json2parquet(*inputs, "--lake", lake)
+            n = sum(games[path] for path in done)
+            assert lake_counts(lake) == (n, n), (attempt, done)
+        rerun = json2parquet(*games, "--lake", lake)
         assert rerun.returncode == 0, rerun.stderr
         assert rerun.stdout.count("already loaded") == len(done)
         assert lake_counts(lake) == (1200, 1200)
