@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bz2
 import copy
+import gzip
 import json
 import random
 import signal
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
+import zstandard
 from s3_server import S3Server
 from support import (
     lake_counts,
@@ -249,3 +251,24 @@ def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> No
         assert rerun.stdout.count("already loaded") == len(done)
         assert lake_counts(lake) == (1200, 1200)
         assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+
+
+def test_compressions_and_local_globs(tmp_path: Path) -> None:
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    compressors = {
+        "json": lambda b: b,
+        "jsonl.zst": zstandard.ZstdCompressor().compress,
+        "json.gz": gzip.compress,
+    }
+    for n, (suffix, compress) in enumerate(compressors.items(), start=1):
+        text = "\n".join(variant({}, None, 10 * n + i) for i in range(3)) + "\n"
+        (tmp_path / "in" / "sub" / f"g{n}.{suffix}").write_bytes(compress(text.encode()))
+    (tmp_path / "in" / "notes.txt").write_text("not an input")
+    done = json2parquet(tmp_path / "in" / "**" / "g*", "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    records = read_records(tmp_path / "lake")
+    assert sorted((Path(r["input"]).name, r["compression"], r["games_written"]) for r in records) == [
+        ("g1.json", "json", 3),
+        ("g2.jsonl.zst", "zstd", 3),
+        ("g3.json.gz", "gzip", 3),
+    ]
