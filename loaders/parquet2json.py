@@ -1,6 +1,7 @@
-"""Export the lake as BGN JSON-lines, bz2, in the BGN archive's layout.
+"""Export the lake as BGN JSON-lines, bz2, in the BGN archive's layout; or as study JSON.
 
 python -m loaders.parquet2json [--lake DIR|s3://...] OUT [--type blitz] [--year 2025] [--month 5]
+python -m loaders.parquet2json --format study [--lines] OUT ...
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from loaders.cli import OneLineParser, location, whole_number
 from loaders.exports import add_selection_arguments, run_export, selection
 from warehouse.export_json import GAMES_PER_FILE, ExportResult, export_json
+from warehouse.export_study import export_study
 from warehouse.lake.location import Lake
 
 
@@ -20,13 +22,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = OneLineParser(
         prog="python -m loaders.parquet2json",
         description="Export the lake's games as BGN JSON-lines (one game a line), bz2-compressed, laid out "
-        "as OUT/<type>/<year>/<month>/G.<n>.<type>.json.bz2 for spark.read.json. See docs/exports.md.",
+        "as OUT/<type>/<year>/<month>/G.<n>.<type>.json.bz2 for spark.read.json; or as study JSON, one "
+        "OUT/<game_id>.json a game (--lines: one document a line in the file OUT). See docs/exports.md.",
     )
     p.add_argument(
         "out",
         metavar="OUT",
         type=location,
-        help="output directory or s3://bucket/prefix; must be empty or new",
+        help="output directory or s3://bucket/prefix, empty or new; with --lines a new file "
+        "(.bz2/.zst compressed) or `-` for standard output",
+    )
+    p.add_argument(
+        "--format",
+        choices=("bgn", "study"),
+        default="bgn",
+        help="bgn: BGN JSON-lines (default); study: study JSON with nested variations",
+    )
+    p.add_argument(
+        "--lines",
+        action="store_true",
+        help="study JSON only: one document a line in the file OUT, instead of a file a game",
+    )
+    p.add_argument(
+        "--fen",
+        action="store_true",
+        help="study JSON only: each move with the position after it (FEN; needs python-chess)",
     )
     p.add_argument(
         "--games-per-file",
@@ -35,7 +55,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"games per .json.bz2 file, at least 1 (default: {GAMES_PER_FILE:,})",
     )
     add_selection_arguments(p)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if (args.lines or args.fen) and args.format != "study":
+        p.error("--lines and --fen go with --format study")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,8 +73,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.bytes / 1e6:,.1f} MB, {seconds:.1f} s ({rate:,.0f} games/s)"
         )
 
+    def export() -> ExportResult:
+        lake = Lake.open(args.lake)
+        if args.format == "study":
+            return export_study(lake, args.out, args.lines, selection(args), args.fen)
+        return export_json(lake, args.out, args.games_per_file, selection(args))
+
     return run_export(
-        lambda: export_json(Lake.open(args.lake), args.out, args.games_per_file, selection(args)),
+        export,
         report,
         f"nothing was written to {args.out}",
     )

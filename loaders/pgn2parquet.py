@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
@@ -34,6 +35,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="PGN file: plain, .zst (multi-frame, as lichess publishes), .bz2 or .gz — the format is "
         "read from the file's first bytes; `-` reads standard input",
     )
+    add_load_arguments(p)
+    return p.parse_args(argv)
+
+
+def add_load_arguments(p: argparse.ArgumentParser) -> None:
+    """The options every loader takes: the lake, --force, --allow-duplicates, --batch-games, --jobs,
+    --progress."""
     cli.add_lake_argument(p)
     p.add_argument(
         "--force",
@@ -67,7 +75,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="auto",
         help="progress bar on stderr: auto shows it when stderr is a terminal (default: auto)",
     )
-    return p.parse_args(argv)
 
 
 class ProgressBar:
@@ -132,14 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     return cli.run(lambda: load_all(args), "nothing was added to the lake")
 
 
-def load_all(args: argparse.Namespace) -> int:
-    """Every input in turn: an error with one input is its line, and the next input loads."""
+Load = Callable[..., LoadResult]
+
+
+def load_all(args: argparse.Namespace, load: Load = load_input) -> int:
+    """Every input in turn (`args.inputs`), each by `load` (`load_input`'s signature): an error with one
+    input is its line, and the next input loads."""
     lake = Lake.open(args.lake)
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
     for path in args.inputs:
         try:
-            result = load_one(path, lake, args, ProgressBar(path) if show else None)
+            result = load_one(path, lake, args, ProgressBar(path) if show else None, load)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"nothing of {path} was added to the lake") from None
         except DamagedRecord:  # every input would meet it: stop at once
@@ -164,10 +175,12 @@ def load_all(args: argparse.Namespace) -> int:
     return status
 
 
-def load_one(path: str, lake: Lake, args: argparse.Namespace, bar: ProgressBar | None) -> LoadResult:
+def load_one(
+    path: str, lake: Lake, args: argparse.Namespace, bar: ProgressBar | None, load: Load = load_input
+) -> LoadResult:
     """One input into the lake, its progress bar cleared however the load ends."""
     try:
-        return load_input(
+        return load(
             path,
             lake,
             progress=bar,

@@ -97,6 +97,27 @@ class RejectsWriter:
 Progress = Callable[["_core.PgnReader"], None]
 
 
+class Translation(Protocol):
+    """An input in another format, loaded as the PGN text it is turned into (warehouse/import_json.py):
+    the records, rejects and `source_*` columns name and locate the input, not the PGN."""
+
+    compression: str
+    size: int | None
+    sha256: str | None
+    # Games refused before any PGN was made (their offsets in the input).
+    early_rejects: list[_core.Reject]
+
+    def pgn_path(self) -> str:
+        """The PGN text to read (made on the first call)."""
+
+    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[_core.Reject]]:
+        """A batch read from the PGN as the input's games: offsets in the input, fields checked against
+        the input's (the games that disagree come back as rejects)."""
+
+    def locate(self, rejects: list[_core.Reject]) -> list[_core.Reject]:
+        """The reader's rejects, located in the input."""
+
+
 def default_jobs() -> int:
     """Reader threads by default: the cores this process may run on (its CPU affinity, not the
     machine's count)."""
@@ -115,6 +136,7 @@ def load_input(
     force: bool = False,
     dedup: bool = True,
     jobs: int | None = None,
+    translation: Translation | None = None,
 ) -> LoadResult:
     """Loads one input (a path or `-`) into `lake`, unless it is already there (`force` reloads it,
     replacing its earlier load). Raises `InputError` for unreadable inputs, `LoadError` for loads that
@@ -122,7 +144,9 @@ def load_input(
     commit, `DamagedRecord` for a lake whose records cannot all be read.
 
     `jobs` threads parse and replay the games (default: `default_jobs()`); the lake's content (rows,
-    values, partitions, counts, rejects and their order) is the same for any number."""
+    values, partitions, counts, rejects and their order) is the same for any number.
+
+    `translation`: `path` is an input of another format, read as the PGN `translation` makes of it."""
     if not is_utf8(path):
         # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
         raise InputError(
@@ -133,7 +157,7 @@ def load_input(
         recovered = recover(lake)
         try:
             jobs = default_jobs() if jobs is None else max(1, jobs)
-            result = _load_locked(path, lake, progress, batch_games, force, dedup, jobs)
+            result = _load_locked(path, lake, progress, batch_games, force, dedup, jobs, translation)
         except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
             raise InputError(str(e)) from e
         result.recovered = recovered
@@ -148,6 +172,7 @@ def _load_locked(
     force: bool,
     dedup: bool,
     jobs: int,
+    translation: Translation | None,
 ) -> LoadResult:
     started = now()
     records = Records.read(lake)
@@ -173,16 +198,27 @@ def _load_locked(
             return LoadResult(result, already_loaded=previous[0])
         if previous:
             _replace(result, previous, records)
-    reader = _core.PgnReader(path, source_name=path, batch_games=batch_games, jobs=jobs)
+    pgn = path if translation is None else translation.pgn_path()
+    reader = _core.PgnReader(pgn, source_name=path, batch_games=batch_games, jobs=jobs)
     stem = f"{input_stem(path)}-{result.load_id}"
     writer = PartitionWriter(lake, result.load_id, stem, encoders=jobs)
     rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
     index = PartitionIndex(lake, exclude=result.removes) if dedup else None
+    # Games the translation refused, before the reader or after it.
+    refused = 0
     try:
+        if translation is not None:
+            rejects.add(translation.early_rejects)
         for partition, arrow_batch, batch_rejects in reader:
+            if translation is not None:
+                batch_rejects = translation.locate(batch_rejects)
             if partition is not None:
                 key = Partition(*partition)
                 part = pa.record_batch(arrow_batch)
+                if translation is not None:
+                    part, disagreeing = translation.adapt(part)
+                    rejects.add(disagreeing)
+                    refused += len(disagreeing)
                 if index is not None:
                     part = _drop_known(part, key, index, result)
                 writer.write(key, part)
@@ -193,6 +229,8 @@ def _load_locked(
         result.rejects_file = rejects.finish()
         result.rejects_by_kind = dict(sorted(rejects.by_kind.items()))
         read_outcome(result, reader, path)
+        if translation is not None:
+            _translated_outcome(result, translation, refused)
         reconcile(result, writer.rows, rejects.count)
         if not force and (previous := records.same_input(result.sha256, None)):
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
@@ -267,6 +305,18 @@ def read_outcome(result: LoadRecord, reader: ReadOutcome, path: str) -> None:
     result.damage = reader.damage
     # The reader hashes what it read; a damaged file stops it early, so hash that file whole here.
     result.sha256 = reader.sha256 or result.sha256 or (file_sha256(path) if result.fingerprint else None)
+
+
+def _translated_outcome(result: LoadRecord, translation: Translation, refused: int) -> None:
+    """The counts of an input read as PGN, its games refused before and after the reader included; the
+    input's compression, size and checksum rather than the PGN's."""
+    early = len(translation.early_rejects)
+    result.games_seen += early
+    result.games_rejected += early + refused
+    result.games_written -= refused
+    result.compression = translation.compression
+    result.size = translation.size
+    result.sha256 = translation.sha256
 
 
 def reconcile(result: LoadRecord, rows: int, reject_lines: int) -> None:

@@ -1,0 +1,274 @@
+"""JSON import: every move replayed and checked against the fields its line gives, hostile lines rejected
+one by one with their line, counts reconciled, loads idempotent; the command's errors in one line; the
+BGN archive read from S3 with a prefix glob; json2pgn."""
+
+from __future__ import annotations
+
+import bz2
+import copy
+import gzip
+import json
+import random
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import chess.pgn
+import zstandard
+from s3_server import S3Server
+from support import (
+    lake_counts,
+    loaded,
+    make_games,
+    module,
+    one_line_error,
+    read_games,
+    read_records,
+    read_rejects,
+    run_module,
+    start,
+    write_zst,
+)
+from test_crash import interrupted_publish
+
+from warehouse.export_json import export_json
+from warehouse.lake import Lake
+
+SITE = "https://lichess.org/abcdEFGH"
+# Scholar's mate, as the BGN export writes it.
+GOOD: dict[str, Any] = {
+    "id": "abcdEFGH",
+    "site": SITE,
+    "result": "W",
+    "moves": [
+        {"p": "P", "f": "e2", "t": "e4"},
+        {"p": "p", "f": "e7", "t": "e5"},
+        {"p": "B", "f": "f1", "t": "c4"},
+        {"p": "n", "f": "b8", "t": "c6"},
+        {"p": "Q", "f": "d1", "t": "h5"},
+        {"p": "n", "f": "g8", "t": "f6"},
+        {"p": "Q", "f": "h5", "t": "f7", "x": "p"},
+    ],
+}
+
+
+def variant(change: dict[str, Any], ply: int | None = None, number: int = 1) -> str:
+    """GOOD with `change` applied to its move `ply` (or to the game), under the lichess id `number`."""
+    game = copy.deepcopy(GOOD)
+    game["id"] = f"abcd{number:04d}"
+    target = game if ply is None else game["moves"][ply]
+    for key, value in change.items():
+        if value is None:
+            del target[key]
+        else:
+            target[key] = value
+    return json.dumps(game)
+
+
+def json2parquet(*args: str | Path) -> Any:
+    return run_module("loaders.json2parquet", [str(a) for a in args], timeout=300)
+
+
+# (line, reject kind, the reason after `line N: `)
+DISAGREEING = [
+    (
+        variant({"x": "p"}, 0),
+        "disagrees",
+        "move 1 of the mainline disagrees with its replay: x p (replay: -)",
+    ),
+    (
+        variant({"p": "P"}, 1),
+        "disagrees",
+        "move 2 of the mainline disagrees with its replay: p P (replay: p)",
+    ),
+    (
+        variant({"x": None}, 6),
+        "disagrees",
+        "move 7 of the mainline disagrees with its replay: x - (replay: p)",
+    ),
+    (variant({"c": 1}, 4), "disagrees", "move 5 of the mainline disagrees with its replay: c 1 (replay: -)"),
+    (variant({"p": "N"}, 2), "illegal_move", "illegal move 'Nf1c4' at ply 3"),
+    (variant({"t": "e5"}, 0), "illegal_move", "illegal move 'e2e5' at ply 1"),
+    (variant({"castle": "K"}, 2), "illegal_move", "illegal move 'O-O' at ply 3"),
+]
+
+
+def test_moves_that_disagree_with_their_replay_are_rejected(tmp_path: Path) -> None:
+    lines = [json.dumps(GOOD)] + [line for line, _, _ in DISAGREEING]
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    done = json2parquet(path, "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    (record,) = read_records(tmp_path / "lake")
+    assert (record["games_seen"], record["games_written"], record["games_rejected"]) == (8, 1, 7)
+    rejects = read_rejects(tmp_path / "lake")
+    starts = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+    got = sorted((r["source_offset"], r["kind"], r["reason"]) for r in rejects)
+    want = [
+        (starts[n + 1], kind, f"line {n + 2}: {reason}") for n, (_, kind, reason) in enumerate(DISAGREEING)
+    ]
+    assert got == want
+    (game,) = read_games(tmp_path / "lake", ["game_id", "source_file", "source_offset"])
+    assert game == {"game_id": "abcdEFGH", "source_file": str(path), "source_offset": 0}
+
+
+HUGE = 100 << 20
+HOSTILE: list[tuple[bytes, str, str]] = [
+    (b"{not json", "not_json", "not JSON: Expecting property name enclosed in double quotes at column 2"),
+    (b'{"moves": "e4"}', "bad_field", "moves is a string, not an array"),
+    (b'{"moves": [{"p": 1, "f": "e2", "t": "e4"}]}', "bad_field", "moves[0].p 1 is not a piece letter"),
+    (b'{"players": {"white": "x"}, "moves": []}', "bad_field", "players is an object, not an array"),
+    (b'{"site": "x"}', "bad_field", "missing required field 'moves'"),
+    (b'{"game_id": "x", "metadata": {"event": "e", "date": "d", "black": "b", "result": "*"}, "moves": []}',
+     "bad_field", "missing required field 'metadata.white'"),
+    (b"[" * 10_000 + b"]" * 10_000, "not_json",
+     "nested deeper than the JSON reader goes (about 1,000 levels)"),
+    (b'{"players": [{"ELO_blitz": 1' + b"0" * 30 + b'}], "moves": []}', "bad_field",
+     "players[0].ELO_blitz 1" + "0" * 30 + " is out of range (0 to 2147483647)"),
+    (variant({"c": 99999}, 0).encode(), "bad_field", "moves[0].c 99999 is out of range (1 to 32767)"),
+    (variant({"a": [{"nag": 300}]}, 0).encode(), "bad_field",
+     "moves[0].a[0].nag 300 is out of range (1 to 255)"),
+    (b'{"event": "caf\xe9", "moves": []}', "not_json", "not UTF-8 (byte 14)"),
+    (b'{"event": "\\ud800", "moves": []}', "bad_field", "a string holds a lone surrogate (\\ud800-\\udfff)"),
+    (b'{"comment": "a } b", "moves": []}', "bad_field", "comment holds '}', which ends a PGN comment"),
+    (b'{"moves": [], "comment": "' + b"x" * HUGE + b'"}', "too_large", ""),
+]  # fmt: skip
+
+
+def test_hostile_lines_are_rejected_one_by_one(tmp_path: Path) -> None:
+    lines = [variant({}, None, 0).encode()] + [
+        line
+        for n, (bad, _, _) in enumerate(HOSTILE, start=1)
+        for line in (bad, variant({}, None, n).encode())
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n\n   \n")  # blank lines are no games
+    done = json2parquet(path, "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    (record,) = read_records(tmp_path / "lake")
+    good = len(HOSTILE) + 1
+    assert (record["games_seen"], record["games_written"], record["games_rejected"]) == (
+        2 * good - 1,
+        good,
+        good - 1,
+    )
+    rejects = sorted(read_rejects(tmp_path / "lake"), key=lambda r: r["source_offset"])
+    starts = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+    for n, ((_, kind, reason), reject) in enumerate(zip(HOSTILE, rejects, strict=True)):
+        number = 2 * n + 2
+        assert (reject["source_offset"], reject["source_length"]) == (
+            starts[number - 1],
+            len(lines[number - 1]) + 1,
+        )
+        assert reject["kind"] == kind
+        assert "\n" not in reject["reason"] and reject["reason"].startswith(f"line {number}: ")
+        if reason:
+            assert reject["reason"] == f"line {number}: {reason}"
+    assert len(read_games(tmp_path / "lake", ["game_id"])) == good
+
+
+def test_loads_are_idempotent_and_bad_files_are_one_line(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "one.json"
+    path.write_text(json.dumps(GOOD))
+    assert json2parquet(path, "--lake", tmp_path / "lake").returncode == 0
+    again = json2parquet(tmp_path / "in", "--lake", tmp_path / "lake")
+    assert again.returncode == 0 and "already loaded" in again.stdout
+    assert len(read_records(tmp_path / "lake")) == 1
+    one_line_error(json2parquet(tmp_path / "missing.json", "--lake", tmp_path / "lake"), "missing.json")
+    (tmp_path / "empty").mkdir()
+    one_line_error(json2parquet(tmp_path / "empty", "--lake", tmp_path / "lake"), "no JSON file")
+    (tmp_path / "broken.json.bz2").write_bytes(bz2.compress(json.dumps(GOOD).encode())[:30])
+    one_line_error(json2parquet(tmp_path / "broken.json.bz2", "--lake", tmp_path / "lake"), "broken.json.bz2")
+    assert len(read_records(tmp_path / "lake")) == 1
+
+
+def test_s3_archive_imported_with_a_prefix_glob(
+    s3_server: S3Server, sample_lake: Path, tmp_path: Path
+) -> None:
+    archive = s3_server.bucket("bgn-archive") + "/archive"
+    exported = export_json(Lake.open(sample_lake), archive)
+    done = json2parquet(f"{archive}/b*/2025/*/G.*.json.bz2", "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    records = read_records(tmp_path / "lake")
+    assert sorted(r["input"] for r in records) == [
+        f"s3://{path}" for path in sorted(exported.files) if path.split("/")[2].startswith("b")
+    ]
+    games = read_games(tmp_path / "lake", ["game_id", "type"])
+    want = read_games(sample_lake, ["game_id", "type"])
+    assert sorted(g["game_id"] for g in games) == sorted(
+        g["game_id"] for g in want if g["type"] in ("blitz", "bullet")
+    )
+    assert sum(r["games_rejected"] for r in records) == 0
+
+
+def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + DISAGREEING[0][0] + "\n")
+    done = run_module("loaders.json2pgn", [str(path), str(tmp_path / "out.pgn")])
+    assert done.returncode == 0, done.stderr
+    assert f"{path}: line 2: move 1 of the mainline" in done.stderr
+    with open(tmp_path / "out.pgn") as f:
+        game = chess.pgn.read_game(f)
+        assert chess.pgn.read_game(f) is None
+    assert game is not None and game.headers["Site"] == SITE
+    assert [m.uci() for m in game.mainline_moves()] == [
+        "e2e4",
+        "e7e5",
+        "f1c4",
+        "b8c6",
+        "d1h5",
+        "g8f6",
+        "h5f7",
+    ]
+    assert game.end().board().is_checkmate()
+
+
+def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> None:
+    source = write_zst(tmp_path / "g.pgn.zst", make_games(0, 600, month=3) + make_games(600, 600, month=4))
+    export_json(Lake.open(loaded([source], tmp_path / "pgn_lake")), tmp_path / "bgn")
+    # The archive's files (one per speed and month), and their games counted from the lines.
+    games = {
+        str(path): bz2.decompress(path.read_bytes()).count(b"\n")
+        for path in sorted((tmp_path / "bgn").glob("**/*.json.bz2"))
+    }
+    assert sum(games.values()) == 1200
+    full = json2parquet(*games, "--lake", tmp_path / "timing")
+    assert full.returncode == 0, full.stderr
+    rng = random.Random(13)
+    for attempt in range(4):
+        lake = tmp_path / f"lake{attempt}"
+        loader = start(module("loaders.json2parquet", *games, "--lake", str(lake)))
+        time.sleep(rng.uniform(0.3, 0.9 * full.seconds))
+        loader.stop(signal.SIGKILL)
+        done = {r["input"] for r in read_records(lake)} if (lake / "_loads").is_dir() else set()
+        if not interrupted_publish(lake):  # else: committed, files being moved; the rerun finishes it
+            n = sum(games[path] for path in done)
+            assert lake_counts(lake) == (n, n), (attempt, done)
+        rerun = json2parquet(*games, "--lake", lake)
+        assert rerun.returncode == 0, rerun.stderr
+        assert rerun.stdout.count("already loaded") == len(done)
+        assert lake_counts(lake) == (1200, 1200)
+        assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+
+
+def test_compressions_and_local_globs(tmp_path: Path) -> None:
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    compressors = {
+        "json": lambda b: b,
+        "jsonl.zst": zstandard.ZstdCompressor().compress,
+        "json.gz": gzip.compress,
+    }
+    for n, (suffix, compress) in enumerate(compressors.items(), start=1):
+        text = "\n".join(variant({}, None, 10 * n + i) for i in range(3)) + "\n"
+        (tmp_path / "in" / "sub" / f"g{n}.{suffix}").write_bytes(compress(text.encode()))
+    (tmp_path / "in" / "notes.txt").write_text("not an input")
+    done = json2parquet(tmp_path / "in" / "**" / "g*", "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    records = read_records(tmp_path / "lake")
+    assert sorted((Path(r["input"]).name, r["compression"], r["games_written"]) for r in records) == [
+        ("g1.json", "json", 3),
+        ("g2.jsonl.zst", "zstd", 3),
+        ("g3.json.gz", "gzip", 3),
+    ]

@@ -1,0 +1,369 @@
+"""JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
+
+Each input file is one load (`warehouse.load.load_input`: its record, dedup, rejects, commit). Its games
+are turned into PGN text (`warehouse.json_games`) in a temporary file that the Rust reader replays, so every
+move is checked as a PGN move is. Then each batch is taken back to the JSON input (`JsonTranslation.adapt`):
+`source_offset` becomes the JSON line's offset; a BGN game whose moves replay to other fields than its line
+gives (capture, checks, castling side, the piece's case) is rejected; a game's JSON id, when the lake can
+take it, becomes its `game_id`; and a BGN game's `san` is left null, since its line holds no SAN.
+
+Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
+`.ndjson` files, compressed or not, recursively), a glob, or an `s3://` prefix or glob, as the BGN archive
+is laid out (`<type>/<year>/<month>/G.<n>.<type>.json.bz2`). A file is JSON-lines, one game a line, unless
+its first line is `{` alone: then it is one (pretty-printed) document.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import fnmatch
+import glob
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import zstandard
+
+from warehouse import _core, json_games
+from warehouse.errors import InputError
+from warehouse.lake.location import Lake
+from warehouse.lake.storage import filesystem
+from warehouse.load import LoadResult, load_input
+
+JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
+GLOB_CHARS = re.compile(r"[*?\[]")
+RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
+# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`).
+NOT_JSON = "not_json"  # not JSON, not UTF-8, or nested deeper than Python's JSON reader goes
+BAD_FIELD = "bad_field"  # a missing field, a wrong type, a number out of its column's range
+DISAGREES = "disagrees"  # the moves replay to other fields than the line gives
+SIGNATURE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote")
+
+
+def json_inputs(inputs: list[str]) -> list[str]:
+    """The JSON files `inputs` name (files, directories, globs, `s3://` prefixes), each sorted.
+
+    :raises InputError: for an input that names no JSON file.
+    """
+    found: list[str] = []
+    for given in inputs:
+        names = _s3_files(given) if given.startswith("s3://") else _local_files(given)
+        if not names:
+            raise InputError(f"{given}: no JSON file (.json, .jsonl, .ndjson, plain or .bz2/.zst/.gz)")
+        found += names
+    return found
+
+
+def _local_files(given: str) -> list[str]:
+    if GLOB_CHARS.search(given):
+        return sorted(p for p in glob.glob(given, recursive=True) if os.path.isfile(p))
+    if os.path.isdir(given):
+        return sorted(
+            os.path.join(root, name)
+            for root, _, names in os.walk(given)
+            for name in names
+            if JSON_NAME.search(name)
+        )
+    return [given] if os.path.exists(given) else []
+
+
+def _s3_files(given: str) -> list[str]:
+    match = GLOB_CHARS.search(given)
+    base = given[: match.start()].rsplit("/", 1)[0] if match else given.rstrip("/")
+    fs, root = filesystem(base)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        return [given] if not match else []
+    try:
+        listed = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    except OSError as e:
+        raise InputError(f"{given}: {e}") from e
+    names = [f"{base}/{entry.path[len(root) + 1 :]}" for entry in listed if entry.type == pafs.FileType.File]
+    return sorted(n for n in names if JSON_NAME.search(n) and (not match or fnmatch.fnmatchcase(n, given)))
+
+
+class _Hashing(io.RawIOBase):
+    """Reads `raw` and hashes the bytes read: the input's SHA-256 and size, as the PGN reader gives."""
+
+    def __init__(self, raw: IO[bytes]):
+        self.raw, self.digest, self.size = raw, hashlib.sha256(), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if not self.closed:
+            self.raw.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.digest.update(data)
+        self.size += len(data)
+        return len(data)
+
+
+def _open_raw(path: str) -> IO[bytes]:
+    if path.startswith("s3://"):
+        fs, key = filesystem(path)
+        return fs.open_input_stream(key)
+    return open(path, "rb")
+
+
+def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
+    """The decompressed stream and its compression, from the first bytes."""
+    head = io.BufferedReader(raw, 1 << 20)
+    magic = head.peek(4)[:4]
+    if magic.startswith(b"BZh"):
+        return bz2.BZ2File(head), "bzip2"
+    if magic == b"\x28\xb5\x2f\xfd":
+        reader = zstandard.ZstdDecompressor().stream_reader(head, read_across_frames=True)
+        return io.BufferedReader(reader, 1 << 20), "zstd"
+    if magic.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=head), "gzip"  # type: ignore[return-value]
+    return head, "json"
+
+
+@dataclass
+class Document:
+    """One game's text in the input: its byte offset and length (decompressed), its line number."""
+
+    offset: int
+    length: int
+    line: int
+    data: bytes
+
+
+def documents(stream: IO[bytes]) -> Iterator[Document]:
+    """The input's games: its lines, or the whole input when its first line is `{` alone."""
+    offset = 0
+    for number, data in enumerate(iter(stream.readline, b""), start=1):
+        if number == 1 and data.strip() == b"{":
+            data += stream.read()
+        if data.strip():
+            yield Document(offset, len(data), number, data)
+        offset += len(data)
+
+
+class NotJson(json_games.Refused):
+    """A line that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
+
+
+def decode(document: Document) -> Any:
+    """:raises NotJson: for text that is not UTF-8 JSON, or nests too deep to read."""
+    try:
+        return json.loads(document.data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise NotJson(f"not UTF-8 (byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise NotJson(f"not JSON: {e.msg} at column {e.colno}") from None
+    except RecursionError:
+        raise NotJson("nested deeper than the JSON reader goes (about 1,000 levels)") from None
+
+
+def _readable(games: Iterator[Document], path: str, compression: str) -> Iterator[Document]:
+    """`games`, a damaged input's failure as the one-line error of a bad file (nothing of it is loaded:
+    unlike a PGN input's, a JSON line cut by the damage cannot be told from a whole one)."""
+    try:
+        yield from games
+    except (EOFError, OSError, zstandard.ZstdError) as e:
+        raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
+
+
+class JsonTranslation:
+    """One JSON input as the `warehouse.load.Translation` a load reads: its games as PGN in a file of
+    `workdir`, and what it takes to bring the reader's batches back to the input."""
+
+    def __init__(self, path: str, workdir: str):
+        self.path, self.workdir = path, workdir
+        self.compression = "json"
+        self.size: int | None = None
+        self.sha256: str | None = None
+        self.early_rejects: list[_core.Reject] = []
+        self._pgn: str | None = None
+
+    def pgn_path(self) -> str:
+        if self._pgn is None:
+            self._pgn = self._write_pgn()
+        return self._pgn
+
+    def _write_pgn(self) -> str:
+        starts, offsets, lengths, lines, ids, signatures = [], [], [], [], [], []
+        pgn_path = os.path.join(self.workdir, "games.pgn")
+        position = 0
+        try:
+            raw = _Hashing(_open_raw(self.path))
+        except OSError as e:
+            raise InputError(f"{self.path}: {e}") from e
+        with raw, open(pgn_path, "wb") as out:
+            stream, self.compression = _decompressed(raw)
+            for document in _readable(documents(stream), self.path, self.compression):
+                try:
+                    doc = decode(document)
+                    game: json_games.Bgn | json_games.Study = (
+                        json_games.study_game(doc)
+                        if isinstance(doc, dict) and "metadata" in doc
+                        else json_games.bgn_game(doc)
+                    )
+                    data = game.pgn.encode("utf-8")
+                except UnicodeEncodeError:
+                    self._refuse(document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)")
+                    continue
+                except json_games.Refused as e:
+                    self._refuse(document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
+                    continue
+                except RecursionError:
+                    self._refuse(document, NOT_JSON, "nested deeper than the JSON reader goes")
+                    continue
+                out.write(data)
+                starts.append(position)
+                position += len(data)
+                offsets.append(document.offset)
+                lengths.append(document.length)
+                lines.append(document.line)
+                ids.append(game.id)
+                signatures.append(game.signature if isinstance(game, json_games.Bgn) else None)
+        self.sha256, self.size = raw.digest.hexdigest(), raw.size
+        self._starts = np.array(starts, dtype=np.int64)
+        self._offsets = np.array(offsets, dtype=np.int64)
+        self._lengths, self._lines = lengths, lines
+        self._ids = pa.array(ids, pa.string())
+        self._signatures = pa.array(signatures, pa.string())
+        return pgn_path
+
+    def _refuse(self, document: Document, kind: str, reason: str) -> None:
+        raw = document.data[:RAW_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
+        reject = (document.offset, document.length, kind, f"line {document.line}: {reason}", raw)
+        self.early_rejects.append(reject)
+
+    def _games(self, pgn_offsets: Any) -> Any:
+        """The index of the input game each PGN offset belongs to."""
+        return np.searchsorted(self._starts, np.asarray(pgn_offsets, dtype=np.int64), side="right") - 1
+
+    def _pgn_text(self, game: int) -> str:
+        """The PGN a game was turned into (the text the reader read), at most `RAW_LIMIT` bytes."""
+        assert self._pgn is not None
+        with open(self._pgn, "rb") as f:
+            f.seek(int(self._starts[game]))
+            return f.read(RAW_LIMIT).decode("utf-8", "replace").split("\n\n[", 1)[0]
+
+    def locate(self, rejects: list[_core.Reject]) -> list[_core.Reject]:
+        if not rejects:
+            return rejects
+        games = self._games([offset for offset, *_ in rejects])
+        return [
+            (int(self._offsets[g]), self._lengths[g], kind, f"line {self._lines[g]}: {reason}", raw)
+            for g, (_, _, kind, reason, raw) in zip(games, rejects, strict=True)
+        ]
+
+    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[_core.Reject]]:
+        games = self._games(batch.column("source_offset").to_numpy())
+        index = pa.array(games)
+        expected = self._signatures.take(index)
+        replayed = signatures(batch)
+        bgn = pc.is_valid(expected)
+        differs = pc.fill_null(pc.and_(bgn, pc.not_equal(expected, replayed)), False)
+        rejects = [
+            (
+                int(self._offsets[games[i]]),
+                self._lengths[games[i]],
+                DISAGREES,
+                f"line {self._lines[games[i]]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
+                self._pgn_text(int(games[i])),
+            )
+            for i in pc.indices_nonzero(differs).to_pylist()
+        ]
+        ids = pc.coalesce(self._ids.take(index), batch.column("game_id"))
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        columns["game_id"] = ids
+        columns["game_key"] = pa.array(_core.game_keys(ids))
+        columns["source_offset"] = pa.array(self._offsets[games])
+        columns["moves"] = without_san(batch.column("moves"), bgn)
+        columns["variations"] = lines_without_san(batch.column("variations"), bgn)
+        adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
+        return adapted.filter(pc.invert(differs)), rejects
+
+
+def difference(expected: str, replayed: str) -> str:
+    """Where a BGN game's moves and their replay first disagree, in one line."""
+    for n, (want, got) in enumerate(zip(expected.split("|"), replayed.split("|"), strict=False)):
+        for ply, (a, b) in enumerate(zip(want.split(" "), got.split(" "), strict=False)):
+            if a != b:
+                where = "the mainline" if n == 0 else f"variation {n}"
+                fields = ", ".join(
+                    f"{name} {x or '-'} (replay: {y or '-'})"
+                    for name, x, y in zip(SIGNATURE_FIELDS, a.split("."), b.split("."), strict=True)
+                    if x != y
+                )
+                return f"move {ply + 1} of {where} disagrees with its replay: {fields}"
+    return "its lines disagree with their replay in number or length"
+
+
+def move_signatures(moves: pa.ListArray) -> pa.Array:
+    """Per list of moves, its moves' p.f.t.x.c.castle.promote, space-separated (see `json_games.Bgn`)."""
+    values = moves.flatten()
+    fields = [pc.fill_null(pc.cast(values.field(name), pa.string()), "") for name in SIGNATURE_FIELDS]
+    per_move = pc.binary_join_element_wise(*fields, ".")
+    offsets = pc.subtract(moves.offsets, moves.offsets[0])
+    return pc.binary_join(pa.ListArray.from_arrays(offsets, per_move), " ")
+
+
+def signatures(batch: pa.RecordBatch) -> pa.Array:
+    """Each game's moves as `json_games.Bgn.signature` writes them, from the lake's fields."""
+    mainline = move_signatures(batch.column("moves"))
+    variations = batch.column("variations")
+    lines = move_signatures(variations.flatten().field("moves")) if len(variations.flatten()) else None
+    if lines is None:
+        return mainline
+    offsets = pc.subtract(variations.offsets, variations.offsets[0])
+    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, lines), "|")
+    has_lines = pc.greater(pc.list_value_length(variations), 0)
+    return pc.if_else(has_lines, pc.binary_join_element_wise(mainline, joined, "|"), mainline)
+
+
+def without_san(moves: pa.ListArray, where: pa.Array) -> pa.ListArray:
+    """`moves` with `san` null in the lists of the games `where` is true (BGN games: no SAN of theirs)."""
+    values = moves.values
+    per_move = pc.list_parent_indices(moves)
+    drop = pc.take(where, per_move) if len(values) else pa.array([], pa.bool_())
+    fields = [values.field(i) for i in range(values.type.num_fields)]
+    san = values.type.get_field_index("san")
+    fields[san] = pc.if_else(drop, pa.nulls(len(values), pa.string()), fields[san])
+    struct = pa.StructArray.from_arrays(fields, fields=list(values.type))
+    return pa.ListArray.from_arrays(moves.offsets, struct, type=moves.type)
+
+
+def lines_without_san(variations: pa.ListArray, where: pa.Array) -> pa.ListArray:
+    lines = variations.values
+    if not len(lines):
+        return variations
+    fields = [lines.field(i) for i in range(lines.type.num_fields)]
+    moves = lines.type.get_field_index("moves")
+    fields[moves] = without_san(fields[moves], pc.take(where, pc.list_parent_indices(variations)))
+    struct = pa.StructArray.from_arrays(fields, fields=list(lines.type))
+    return pa.ListArray.from_arrays(variations.offsets, struct, type=variations.type)
+
+
+def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:
+    """Loads one JSON input (`json_inputs` names them) into `lake`, as `load_input` loads a PGN input,
+    with the same `options`."""
+    workdir = tempfile.mkdtemp(prefix="json2parquet-")
+    try:
+        return load_input(path, lake, translation=JsonTranslation(path, workdir), **options)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(workdir)
