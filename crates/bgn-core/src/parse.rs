@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::reject::{RejectKind, RejectReason};
 use crate::repair;
+use crate::variant;
 use crate::replay::Replayer;
 
 /// Served after each game's text: the blank line that ends a game. Nothing more: pgn-reader refills
@@ -71,7 +72,8 @@ impl Default for GameParser {
 impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
     pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), RejectReason> {
-        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)?;
+        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)
+            .map_err(|e| variant::unsupported_in(text).unwrap_or(e))?;
         let text = if checked.rewritten {
             &self.rewritten[..]
         } else {

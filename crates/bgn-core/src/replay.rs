@@ -459,13 +459,7 @@ impl Replayer {
             Tagged::Chess { chess960: true } => GameVariant::Chess960,
             Tagged::Lichess(v) => GameVariant::Lichess(v),
             Tagged::Unsupported => {
-                return Err(RejectReason::new(
-                    RejectKind::UnsupportedVariant,
-                    format!(
-                        "unsupported variant '{}'",
-                        s.tag(Known::Variant).unwrap_or("")
-                    ),
-                ));
+                return Err(variant::unsupported(s.tag(Known::Variant).unwrap_or("")));
             }
         };
         s.variant = variant;

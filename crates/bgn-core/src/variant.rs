@@ -5,6 +5,7 @@
 
 use shakmaty::fen::Fen;
 use shakmaty::variant::{Variant, VariantPosition};
+use crate::reject::{RejectKind, RejectReason};
 use shakmaty::{
     attacks, Bitboard, CastlingMode, Chess, FromSetup, Move, Position, PositionError, Setup,
 };
@@ -178,4 +179,35 @@ pub fn blast(m: Move, before: Bitboard, after: Bitboard) -> Bitboard {
         spared.add(shakmaty::Square::from_coords(to.file(), from.rank()));
     }
     attacks::king_attacks(m.to()) & before & !after & !spared
+}
+
+/// The reject of a game whose `Variant` tag (read from its raw text: `[Variant "…"]` opening a line
+/// among the tags) names a variant the lake does not replay, `None` otherwise. For a game another
+/// check refused before its tags were parsed: its moves (`S@e4` in Seirawan) are no moves of ours
+/// because of its variant, which the reason must name.
+pub fn unsupported_in(text: &[u8]) -> Option<RejectReason> {
+    let mut value = None;
+    for line in text.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        if !line.starts_with(b"[") {
+            break; // the movetext: the tags are over
+        }
+        if let Some(rest) = line.strip_prefix(b"[Variant \"") {
+            let end = rest.iter().rposition(|&b| b == b'"')?;
+            value = Some(String::from_utf8_lossy(&rest[..end]).into_owned());
+        }
+    }
+    let value = value?;
+    matches!(tagged(Some(&value)), Tagged::Unsupported).then(|| unsupported(&value))
+}
+
+/// The reject of a game of variant `name`, which the lake does not replay.
+pub fn unsupported(name: &str) -> RejectReason {
+    RejectReason::new(
+        RejectKind::UnsupportedVariant,
+        format!("unsupported variant '{name}'"),
+    )
 }
