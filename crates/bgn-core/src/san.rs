@@ -627,6 +627,39 @@ mod tests {
     }
 
     #[test]
+    fn fills_variant_games_drops_and_wins() {
+        let games = [
+            // Crazyhouse: drops, a pawn drop written `P@` as lichess writes it (the source wrote `@f6`).
+            "[Variant \"Crazyhouse\"]\n\n1. e4 d5 2. exd5 Qxd5 3. Nc3 Qxd2+ 4. Bxd2 e6 5. @e5 Bb4 \
+             6. Q@d8+ *",
+            // Atomic: the capture that blows up the black king wins: `#`.
+            "[Variant \"Atomic\"]\n\n1. Nf3 a6 2. Ng5 a5 3. Nxf7 1-0",
+            // Three-check: the third check wins, `#`.
+            "[Variant \"Three-check\"]\n\n1. e4 e5 2. Bc4 Nc6 3. Bxf7+ Kxf7 4. Qh5+ Kf6 5. Qf5# 1-0",
+        ];
+        let batch = filled(&games);
+        assert_eq!(
+            mainline(&batch, 0),
+            all(&["e4", "d5", "exd5", "Qxd5", "Nc3", "Qxd2+", "Bxd2", "e6", "P@e5", "Bb4", "Q@d8+"])
+        );
+        assert_eq!(
+            mainline(&batch, 1),
+            all(&["Nf3", "a6", "Ng5", "a5", "Nxf7"]) // as its source wrote it (below)
+        );
+        assert_eq!(
+            mainline(&batch, 2),
+            all(&["e4", "e5", "Bc4", "Nc6", "Bxf7+", "Kxf7", "Qh5+", "Kf6", "Qf5#"])
+        );
+        // The lake stores the source's SAN only where it is not the position's: `@e5` reads as `P@e5`;
+        // a winning move is `#`, which the atomic game's source does not write.
+        let lake = lake(&games);
+        let stored = |i| texts(lake.column_by_name("moves").unwrap().as_list(), i);
+        assert!(stored(0).iter().all(Option::is_none));
+        assert_eq!(stored(1)[4].as_deref(), Some("Nxf7"));
+        assert!(stored(2).iter().all(Option::is_none));
+    }
+
+    #[test]
     fn fills_the_mainline_with_checks_mates_captures_and_disambiguation() {
         let games = [
             "1. e4 d5 2. exd5 Nf6 3. Nf3 Nxd5 4. d3 e5 5. Nbd2 Bb4 6. c3 O-O 7. cxb4 Re8 8. Be2 Nc6 \
