@@ -69,11 +69,12 @@ def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
     assert len(actual) == len(expected), f"{len(actual)} rows, expected {len(expected)}"
 
 
-def run_cli(name: str, lake: Path) -> list[Row]:
-    """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake."""
+def run_cli(name: str, lake: Path, before: str = "") -> list[Row]:
+    """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake, the statements
+    `before` first."""
     done = run_command(
         ["duckdb", "-json"],
-        stdin=(SQL_DIR / f"{name}.sql").read_bytes(),
+        stdin=before.encode() + (SQL_DIR / f"{name}.sql").read_bytes(),
         env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
         timeout=300,
     )
@@ -122,6 +123,31 @@ def test_lake_from_environment(
     assert connect().sql(count).fetchall() == [(games,)]
     monkeypatch.setenv("CHESS_LAKE", str(tmp_path / "nowhere"))
     assert connect(lake).sql(count).fetchall() == [(games,)]
+
+
+@pytest.mark.parametrize("variant", ["Crazyhouse", "Atomic", "Chess960", "all"])
+def test_a_variable_selects_the_variant(source: Path, lake: Path, variant: str) -> None:
+    """`set variable variant` (the CLI) or `variant=` (Python): the questions count those games only."""
+    if source != SAMPLE and not source.name.startswith(MIXED):
+        pytest.skip("the variants are in the mixed source")
+    games = replay(source)
+    chosen = games if variant == "all" else tuple(game for game in games if game.row["variant"] == variant)
+    want = COUNTS["summary"](chosen)
+    if chosen:  # the sample holds no variant: an empty answer, which assert_rows_match refuses
+        assert_rows_match(query("summary", lake, variant=variant).rows(named=True), want)
+        assert_rows_match(run_cli("summary", lake, f"set variable variant = '{variant}';\n"), want)
+    else:
+        assert query("summary", lake, variant=variant).is_empty()
+        assert run_cli("summary", lake, f"set variable variant = '{variant}';\n") == []
+
+
+def test_an_unknown_variant_is_one_line(lake: Path) -> None:
+    done = run_command(
+        ["duckdb"],
+        stdin=b"set variable variant = 'Atomc';\n" + (SQL_DIR / "summary.sql").read_bytes(),
+        env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
+    )
+    assert "unknown variant 'Atomc'" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_unknown_question_names_the_known_ones(lake: Path) -> None:
