@@ -53,7 +53,9 @@ def random_variant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     by variant name."""
     folder = tmp_path_factory.mktemp("random_variants")
     names = {variant: variant.lower().replace(" ", "_") for variant in BOARDS}
-    return {v: write_pgn(folder / f"{names[v]}.pgn", random_games(v, GAMES_PER_VARIANT, seed=1)) for v in BOARDS}
+    return {
+        v: write_pgn(folder / f"{names[v]}.pgn", random_games(v, GAMES_PER_VARIANT, seed=1)) for v in BOARDS
+    }
 
 
 @pytest.fixture(scope="session")

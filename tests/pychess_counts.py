@@ -389,10 +389,14 @@ def count_variants(games: tuple[Game, ...]) -> list[Row]:
             "variant": variant,
             "games": len(members),
             "avg_plies": mean(len(game.moves) for game in members),
-            "decisive_pct": percent(sum(game.row["result"] != "D" for game in known), len(known)) if known else None,
+            "decisive_pct": percent(sum(game.row["result"] != "D" for game in known), len(known))
+            if known
+            else None,
             "drops": total,
         }
-        row |= {f"{name}_drop_pct": percent(drops[letter], total) if total else None for name, letter in DROPPED}
+        row |= {
+            f"{name}_drop_pct": percent(drops[letter], total) if total else None for name, letter in DROPPED
+        }
         row["explosions"] = sum(move["blast"] is not None for move in moves)
         rows.append(row)
     return sorted(rows, key=lambda row: (-row["games"], row["variant"]))

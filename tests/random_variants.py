@@ -44,7 +44,9 @@ def _toward_center(board: chess.Board, move: chess.Move) -> bool:
 
 def _king_forward(board: chess.Board, move: chess.Move) -> bool:
     piece_type = board.piece_type_at(move.from_square)
-    return piece_type == chess.KING and chess.square_rank(move.to_square) > chess.square_rank(move.from_square)
+    return piece_type == chess.KING and chess.square_rank(move.to_square) > chess.square_rank(
+        move.from_square
+    )
 
 
 def _horde_pawn(board: chess.Board, move: chess.Move) -> bool:
@@ -55,7 +57,9 @@ def _horde_pawn(board: chess.Board, move: chess.Move) -> bool:
 STEERS: dict[str, Steer] = {
     "Crazyhouse": lambda board, move: bool(move.drop or move.promotion or board.is_capture(move)),
     "Atomic": lambda board, move: board.is_capture(move) or bool(move.promotion),
-    "Antichess": lambda board, move: bool(move.promotion) or board.piece_type_at(move.from_square) == chess.PAWN,
+    "Antichess": lambda board, move: (
+        bool(move.promotion) or board.piece_type_at(move.from_square) == chess.PAWN
+    ),
     "Horde": lambda board, move: _horde_pawn(board, move) or bool(move.promotion) or board.is_capture(move),
     "King of the Hill": _toward_center,
     "Racing Kings": _king_forward,

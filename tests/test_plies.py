@@ -27,7 +27,9 @@ INPUTS = [
     support.DATA / "edge" / "promotion.pgn",
     support.DATA / "edge" / "en_passant.pgn",
     support.DATA / "edge" / "fen_start.pgn",
-    *(CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / f for f in ("zh.pgn", "atomic.pgn")),  # drops, blasts
+    *(
+        CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / f for f in ("zh.pgn", "atomic.pgn")
+    ),  # drops, blasts
 ]
 
 

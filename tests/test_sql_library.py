@@ -147,7 +147,9 @@ def test_an_unknown_variant_is_one_line(lake: Path) -> None:
         stdin=b"set variable variant = 'Atomc';\n" + (SQL_DIR / "summary.sql").read_bytes(),
         env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
     )
-    assert "unknown variant 'Atomc'" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "unknown variant 'Atomc'" in done.stderr and len(done.stderr.strip().splitlines()) == 1, (
+        done.stderr
+    )
 
 
 def test_unknown_question_names_the_known_ones(lake: Path) -> None:

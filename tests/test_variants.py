@@ -62,7 +62,10 @@ def events(variant: str, files: dict[str, Path], load: CorpusLoad) -> Counter[st
     ],
 )
 def test_random_games_cover_the_rules(
-    variant: str, wanted: tuple[str, ...], random_variant_files: dict[str, Path], random_variant_load: CorpusLoad
+    variant: str,
+    wanted: tuple[str, ...],
+    random_variant_files: dict[str, Path],
+    random_variant_load: CorpusLoad,
 ) -> None:
     seen = events(variant, random_variant_files, random_variant_load)
     assert all(seen[event] > 0 for event in wanted), seen

@@ -37,7 +37,9 @@ def resolve_lake(lake: Lake) -> str:
     return lake.root if lake.local else f"s3://{lake.root}"
 
 
-def connect(lake: str | os.PathLike[str] | None = None, variant: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    lake: str | os.PathLike[str] | None = None, variant: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over the lake (a directory or s3://bucket/prefix, see `resolve_lake`),
     with the views and macros of sql/views/schema.sql: `games` (one row per game), `rated_games` (both Elos
     and a result known), `plies` (one row per move, the lake's plies/ table), `game_plies` (plies with their

@@ -22,7 +22,6 @@ from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import Records, UpgradeRecord, now
 
-
 # The move field of layout 2 that layout 1 lacks: what an atomic capture's explosion removed.
 BLAST = pa.field("blast", pa.string())
 
@@ -49,7 +48,9 @@ def with_blast(games: pa.RecordBatch) -> pa.RecordBatch:
     line_fields[at] = line_fields[at].with_type(line_arrays[at].type)
     new_line = pa.StructArray.from_arrays(line_arrays, fields=line_fields)
     columns = {"moves": _moves_with_blast(games.column("moves")), "variations": _list_of(lines, new_line)}
-    arrays = [columns.get(name, column) for name, column in zip(games.schema.names, games.columns, strict=True)]
+    arrays = [
+        columns.get(name, column) for name, column in zip(games.schema.names, games.columns, strict=True)
+    ]
     fields = [field.with_type(array.type) for field, array in zip(games.schema, arrays, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 

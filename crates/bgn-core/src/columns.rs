@@ -584,8 +584,7 @@ impl GameColumns {
             self.player_title.append_option(tag(title));
         }
 
-        self.variant
-            .append_value(g.variant.name());
+        self.variant.append_value(g.variant.name());
         self.start_fen
             .append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
         let main = g.mainline();

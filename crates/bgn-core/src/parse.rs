@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::reject::{RejectKind, RejectReason};
 use crate::repair;
-use crate::variant;
 use crate::replay::Replayer;
+use crate::variant;
 
 /// Served after each game's text: the blank line that ends a game. Nothing more: pgn-reader refills
 /// its buffer when fewer than 257 bytes are left, so blank space after the game would spare it a few

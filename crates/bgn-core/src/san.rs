@@ -640,7 +640,9 @@ mod tests {
         let batch = filled(&games);
         assert_eq!(
             mainline(&batch, 0),
-            all(&["e4", "d5", "exd5", "Qxd5", "Nc3", "Qxd2+", "Bxd2", "e6", "P@e5", "Bb4", "Q@d8+"])
+            all(&[
+                "e4", "d5", "exd5", "Qxd5", "Nc3", "Qxd2+", "Bxd2", "e6", "P@e5", "Bb4", "Q@d8+"
+            ])
         );
         assert_eq!(
             mainline(&batch, 1),

@@ -3,9 +3,9 @@
 //! column's one name per variant, the position a game starts from, and what an atomic explosion
 //! removed.
 
+use crate::reject::{RejectKind, RejectReason};
 use shakmaty::fen::Fen;
 use shakmaty::variant::{Variant, VariantPosition};
-use crate::reject::{RejectKind, RejectReason};
 use shakmaty::{
     attacks, Bitboard, CastlingMode, Chess, FromSetup, Move, Position, PositionError, Setup,
 };
@@ -63,7 +63,9 @@ impl GameVariant {
 /// What a `Variant` tag names, read as python-chess reads it (its aliases, case aside).
 pub enum Tagged {
     /// Standard chess, Chess960 when `chess960`.
-    Chess { chess960: bool },
+    Chess {
+        chess960: bool,
+    },
     Lichess(Variant),
     /// A variant lichess does not play (Seirawan, Sittuyin, Suicide…).
     Unsupported,
@@ -76,11 +78,24 @@ pub fn tagged(tag: Option<&str>) -> Tagged {
     };
     let v = tag.to_ascii_lowercase();
     let is = |names: &[&str]| names.contains(&v.as_str());
-    if is(&["chess960", "chess 960", "fischerandom", "fischerrandom", "fischer random"]) {
+    if is(&[
+        "chess960",
+        "chess 960",
+        "fischerandom",
+        "fischerrandom",
+        "fischer random",
+    ]) {
         return Tagged::Chess { chess960: true };
     }
     if v.starts_with("wild/")
-        || is(&["standard", "chess", "classical", "normal", "illegal", "from position"])
+        || is(&[
+            "standard",
+            "chess",
+            "classical",
+            "normal",
+            "illegal",
+            "from position",
+        ])
     {
         return Tagged::Chess { chess960: false };
     }
