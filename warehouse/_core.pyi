@@ -38,8 +38,8 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
     `game_id` when it has them) with every null `san`, in `moves` and in `variations[].moves`, set to the SAN
     the position gives (`+`/`#` included), replaying each game from its squares by the rules `variant` names
     (`Chess960`: Chess960 castling; `Crazyhouse`, `Atomic`…: lichess's variants, a drop's null `f` included;
-    a variant's `#` is any winning move; a pawn drop is written `P@e4`). Same schema; the other columns are passed on without a copy
-    (`pyarrow.record_batch(fill_san(batch))`).
+    a variant's `#` is any winning move; a pawn drop is written `P@e4`). Same schema; the other columns are
+    passed on without a copy (`pyarrow.record_batch(fill_san(batch))`).
 
     :raises ValueError: for a move no legal move matches (a damaged lake: the message names the game and the
         ply), an unreadable `start_fen`, an unknown `variant`, or a batch without the columns needed.
