@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpora import CorpusLoader, corpus_loader
+from corpora import CorpusLoad, CorpusLoader, corpus_loader
+from random_variants import BOARDS, random_games, write_pgn
 from s3_server import S3Server, moto_server
 from support import REPO, SAMPLE, loaded
 
@@ -63,6 +64,26 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+GAMES_PER_VARIANT = 200
+
+
+@pytest.fixture(scope="session")
+def random_variant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A PGN file of `GAMES_PER_VARIANT` seeded random games per lichess variant (random_variants.py),
+    by variant name."""
+    folder = tmp_path_factory.mktemp("random_variants")
+    names = {variant: variant.lower().replace(" ", "_") for variant in BOARDS}
+    return {
+        v: write_pgn(folder / f"{names[v]}.pgn", random_games(v, GAMES_PER_VARIANT, seed=1)) for v in BOARDS
+    }
+
+
+@pytest.fixture(scope="session")
+def random_variant_load(random_variant_files: dict[str, Path], corpus_loads: CorpusLoader) -> CorpusLoad:
+    """The random variant games loaded into one lake by the real loader, once per run."""
+    return corpus_loads(tuple(random_variant_files.values()))
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from typing import Any
 
 import chess
 import chess.pgn
+import chess.variant
 import zstandard
 
 RESULTS = {"1-0": "W", "0-1": "B", "1/2-1/2": "D"}
@@ -46,6 +47,18 @@ COMMAND = "[%"
 TENTH = Decimal("0.1")
 # lichess's speed thresholds on base + 40 * inc seconds, upper bounds excluded.
 SPEEDS = ((30, "ultrabullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid"))
+
+# The `variant` column's name of each lichess variant's python-chess board (Suicide and Giveaway, which
+# python-chess also plays, are no lichess variants: rejected).
+VARIANT_NAMES: dict[type[chess.Board], str] = {
+    chess.variant.CrazyhouseBoard: "Crazyhouse",
+    chess.variant.AtomicBoard: "Atomic",
+    chess.variant.AntichessBoard: "Antichess",
+    chess.variant.HordeBoard: "Horde",
+    chess.variant.KingOfTheHillBoard: "King of the Hill",
+    chess.variant.RacingKingsBoard: "Racing Kings",
+    chess.variant.ThreeCheckBoard: "Three-check",
+}
 
 Row = dict[str, Any]
 
@@ -218,9 +231,9 @@ def rejection(game: _Game) -> str | None:
     if not game.tags and not game.lines[0].nodes:
         # No tag and no move (noise, a stray `0-1`): python-chess makes an empty game of it; not a game.
         return "no tags and no moves: not a game"
-    variant = game.headers.get("Variant")
-    if game.headers.variant() is not chess.Board or game.headers.is_wild():
-        return f"unsupported variant {variant!r}"
+    board_class = game.headers.variant()
+    if board_class is not chess.Board and board_class not in VARIANT_NAMES:
+        return f"unsupported variant {game.headers.get('Variant')!r}"
     if any(not node.move for line in game.lines for node in line.nodes):
         return "null move"
     return None
@@ -233,7 +246,7 @@ def game_row(game: _Game) -> Row:
     date, time = date_time(tags)
     year, month, _ = date_parts(date)
     board = game.board()
-    chess960 = board.chess960
+    variant = VARIANT_NAMES.get(type(board)) or ("Chess960" if board.chess960 else "Standard")
     moves = move_rows(game, board)  # leaves `board` at the mainline's end
     site_match = LICHESS_URL.fullmatch(tags.get("Site", ""))
     return {
@@ -252,14 +265,14 @@ def game_row(game: _Game) -> Row:
         "month": month or 0,
         "opening": opening(tags),
         "players": [player(tags, "White"), player(tags, "Black")],
-        "variant": "Chess960" if chess960 else "Standard",
+        "variant": variant,
         "start_fen": tags.get("FEN"),
         "mate": board.is_checkmate(),
         "has_eval": any(COMMAND in node.comment and EVAL.search(node.comment) for node in mainline),
         "has_clock": any(COMMAND in node.comment and CLOCK.search(node.comment) for node in mainline),
         "n_plies": len(mainline),
         "comment": game.comment.strip() or None,
-        "headers": expected_headers(game.tags, chess960),
+        "headers": expected_headers(game.tags, variant),
         "moves": [moves[id(node)] for node in mainline],
         "variations": [
             {
@@ -274,7 +287,7 @@ def game_row(game: _Game) -> Row:
     }
 
 
-def expected_headers(tags: list[tuple[str, str]], chess960: bool) -> list[tuple[str, str]]:
+def expected_headers(tags: list[tuple[str, str]], variant: str) -> list[tuple[str, str]]:
     """Every tag a column does not give back as written, in file order: tags without a column, earlier
     occurrences of a repeated tag (the columns hold the last), and column tags whose column cannot
     spell the text (`WhiteElo "?"`, `Result "1/2"`, `Variant "chess 960"`). A repeated name is keyed
@@ -283,20 +296,20 @@ def expected_headers(tags: list[tuple[str, str]], chess960: bool) -> list[tuple[
     seen: dict[str, int] = {}
     headers = []
     for i, (name, value) in enumerate(tags):
-        if name in COLUMN_TAGS and last[name] == i and spelled_by_column(name, value, chess960):
+        if name in COLUMN_TAGS and last[name] == i and spelled_by_column(name, value, variant):
             continue
         seen[name] = seen.get(name, 0) + 1
         headers.append((name if seen[name] == 1 else f"{name} ({seen[name]})", value))
     return headers
 
 
-def spelled_by_column(name: str, value: str, chess960: bool) -> bool:
+def spelled_by_column(name: str, value: str, variant: str) -> bool:
     if name == "Result":
         return value in (*RESULTS, "*")
     if name in ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff"):
         return INTEGER.fullmatch(value) is not None and value in (str(int(value)), f"{int(value):+d}")
     if name == "Variant":
-        return value == ("Chess960" if chess960 else "Standard")
+        return value == variant
     return True
 
 
@@ -404,8 +417,12 @@ def move_row(
     (indexed by color) on the way from the start position to the move, this one included."""
     row = move_fields(board, node.move)
     mover = board.turn
+    before = board.copy(stack=False)
     board.push(node.move)
-    if board.is_check() and not board.is_checkmate():
+    row["blast"] = blast(before, board, node.move)
+    # A check adds to `c` unless it wins (mate, or a variant's win); in Three-check every check counts.
+    wins = board.is_checkmate() or board.is_variant_win() or board.is_variant_loss()
+    if board.is_check() and (not wins or isinstance(board, chess.variant.ThreeCheckBoard)):
         counts = list(checks)
         counts[mover] += 1
         checks = (counts[0], counts[1])
@@ -418,6 +435,10 @@ def move_row(
 
 def move_fields(board: chess.Board, move: chess.Move) -> Row:
     """p, f, t, x, castle, promote of `move` on `board` (before it is played); c left None."""
+    if move.drop:  # from the pocket: no from-square, nothing taken
+        dropped = chess.Piece(move.drop, board.turn).symbol()
+        t = chess.square_name(move.to_square)
+        return {"p": dropped, "f": None, "t": t, "x": None, "c": None, "castle": None, "promote": None}
     piece = board.piece_at(move.from_square)
     assert piece is not None, f"no piece on {chess.square_name(move.from_square)}"
     castle = castling_side(board, move)
@@ -434,6 +455,22 @@ def move_fields(board: chess.Board, move: chess.Move) -> Row:
         "castle": castle,
         "promote": chess.Piece(move.promotion, board.turn).symbol() if move.promotion else None,
     }
+
+
+def blast(before: chess.Board, after: chess.Board, move: chess.Move) -> str | None:
+    """Atomic: the pieces around the capture's square that the explosion removed (letter and square, in
+    square order, space separated), not the capturing piece nor the captured one; None when none."""
+    if not isinstance(before, chess.variant.AtomicBoard) or not before.is_capture(move):
+        return None
+    spared = {move.from_square}
+    if before.is_en_passant(move):
+        spared.add(chess.square(chess.square_file(move.to_square), chess.square_rank(move.from_square)))
+    removed = [
+        f"{piece.symbol()}{chess.square_name(square)}"
+        for square in chess.SquareSet(chess.BB_KING_ATTACKS[move.to_square])
+        if square not in spared and (piece := before.piece_at(square)) and after.piece_at(square) is None
+    ]
+    return " ".join(removed) or None
 
 
 def castling_side(board: chess.Board, move: chess.Move) -> str | None:

@@ -26,6 +26,11 @@ PHASES = ("opening", "middlegame", "endgame")
 THINK_BUCKETS = ((1, "<1s"), (10, "1-10s"), (120, "10-120s"))
 CLOCK_BUCKETS = ((10, "<10s"), (30, "10-30s"), (60, "30-60s"), (180, "60-180s"))
 MISTAKES = (2, 4, 6)
+# What the views count unless the variable `variant` says otherwise: standard chess, Chess960 included.
+STANDARD = ("Standard", "Chess960")
+# The questions that compare variants: they count every game.
+EVERY_VARIANT = frozenset({"variants"})
+DROPPED = (("pawn", "P"), ("knight", "N"), ("bishop", "B"), ("rook", "R"), ("queen", "Q"))
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,17 @@ def replay(path: Path) -> tuple[Game, ...]:
             leads.append(material(board, chess.WHITE) - material(board, chess.BLACK))
         games.append(Game(row=game_row(game), checks=checks, white_leads=leads))
     return tuple(games)
+
+
+def standard(games: tuple[Game, ...]) -> tuple[Game, ...]:
+    """The games of standard chess (Chess960 included): what the views count by default."""
+    return tuple(game for game in games if game.row["variant"] in STANDARD)
+
+
+def expected(name: str, path: Path) -> list[Row]:
+    """The answer of question `name` over the games of the PGN file at `path` that it counts."""
+    games = replay(path)
+    return COUNTS[name](games if name in EVERY_VARIANT else standard(games))
 
 
 def material(board: chess.Board, color: chess.Color) -> int:
@@ -360,6 +376,30 @@ def count_terminations(games: tuple[Game, ...]) -> list[Row]:
     ]
     rows = with_share(rows, "type", "pct")
     return sorted(rows, key=lambda row: (row["type"], -row["games"], row["termination"]))
+
+
+def count_variants(games: tuple[Game, ...]) -> list[Row]:
+    rows = []
+    for variant, members in grouped(games, lambda game: game.row["variant"]).items():
+        known = [game for game in members if game.row["result"] in POINTS]
+        moves = [move for game in members for move in game.moves]
+        drops = Counter(move["p"].upper() for move in moves if move["f"] is None)
+        total = sum(drops.values())
+        row: Row = {
+            "variant": variant,
+            "games": len(members),
+            "avg_plies": mean(len(game.moves) for game in members),
+            "decisive_pct": percent(sum(game.row["result"] != "D" for game in known), len(known))
+            if known
+            else None,
+            "drops": total,
+        }
+        row |= {
+            f"{name}_drop_pct": percent(drops[letter], total) if total else None for name, letter in DROPPED
+        }
+        row["explosions"] = sum(move["blast"] is not None for move in moves)
+        rows.append(row)
+    return sorted(rows, key=lambda row: (-row["games"], row["variant"]))
 
 
 def grouped(games: Iterable[Game], key: Callable[[Game], Any]) -> dict[Any, list[Game]]:

@@ -14,6 +14,7 @@ from typing import Any
 import chess.pgn
 import jsonschema
 import pytest
+from corpora import CorpusLoad
 from oracle import Row, expected_games, read_bytes
 from support import CORPORA, REPO, SAMPLE, Run, loaded, read_games, read_rejects, run_module
 
@@ -98,6 +99,24 @@ def test_alternate_lines_match_python_chess(tmp_path: Path) -> None:
     games = [game for file_games in read_export(tmp_path / "out").values() for game in file_games]
     assert result.games == len(games) == len(expected)
     assert sum('"alt"' in json.dumps(game) for game in games) >= 10, "too few games with variations"
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    for game in games:
+        assert not list(validator.iter_errors(game)), game["id"]
+        assert game == expected[game["id"]], game["id"]
+
+
+def test_variant_games_match_python_chess(
+    random_variant_files: dict[str, Path], random_variant_load: CorpusLoad, tmp_path: Path
+) -> None:
+    """Every lichess variant: the `variant` key, drops as `"f":null`, explosions as `blast`."""
+    lake = random_variant_load.lake
+    result = export_json(Lake.open(lake), tmp_path / "out")
+    expected = expected_by_id(lake, list(random_variant_files.values()))
+    games = [game for file_games in read_export(tmp_path / "out").values() for game in file_games]
+    assert result.games == len(games) == len(expected)
+    assert {game["variant"] for game in games} == set(random_variant_files)
+    text = json.dumps(games)
+    assert '"f": null' in text and '"blast"' in text
     validator = jsonschema.Draft202012Validator(SCHEMA)
     for game in games:
         assert not list(validator.iter_errors(game)), game["id"]
@@ -266,9 +285,9 @@ def moves(
         alts = children.get((line_id, ply), [])
         if alts:
             annotations.append({"alt": [moves(a["id"], a["moves"], a["comment"], children) for a in alts]})
-        move = present(
-            p=m["p"], f=m["f"], t=m["t"], x=m["x"], c=m["c"], castle=m["castle"], promote=m["promote"]
-        )
+        # `f` is always there: null for a drop.
+        move = {"p": m["p"], "f": m["f"], "t": m["t"]}
+        move |= present(x=m["x"], c=m["c"], castle=m["castle"], promote=m["promote"], blast=m["blast"])
         if annotations:
             move["a"] = annotations
         out.append(move)

@@ -20,7 +20,7 @@ import chess
 import chess.pgn
 import pytest
 import zstandard
-from corpora import BATCHES, CorpusLoader, folder_batches
+from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_batches
 from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
 from support import Run, run_module
 
@@ -29,9 +29,10 @@ from warehouse.lake import Lake
 
 MAX_REPORTED = 10
 # Tags the lake keeps only as values it derives, not as written (docs/schema.md): the Variant tag's
-# text (kept as Standard/Chess960), a non-numeric Elo/RatingDiff (`?`, `""`: kept as null), a Result
-# other than 1-0, 0-1, 1/2-1/2 (kept as the outcome). The test checks what they mean instead: the variant
-# through the board's chess960 flag.
+# text (kept as lichess's name of the variant: `crazyhouse` is written `Crazyhouse`), a non-numeric
+# Elo/RatingDiff (`?`, `""`: kept as null), a Result other than 1-0, 0-1, 1/2-1/2 (kept as the outcome).
+# The test checks what they mean instead: the variant through python-chess's board class for the game
+# and its chess960 flag.
 LOSSY_TAGS = ("Variant",)
 NON_NUMERIC_LOSSY = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
 # The folders whose files python-chess and the lake read alike, each loaded in one or more batches.
@@ -48,6 +49,18 @@ def test_round_trip(folder: str, corpus_loads: CorpusLoader) -> None:
             lakes.append(loaded.lake)
     if not lakes:
         pytest.skip(f"the lake stored no game of {folder}")
+    assert_round_trip(lakes, folder)
+
+
+def test_random_variant_games_round_trip(random_variant_load: CorpusLoad) -> None:
+    """Seeded random games of every lichess variant (drops `N@f3`, explosions, horde and racing kings'
+    own starts, FEN starts with pockets): the `Variant` tag and every move come back."""
+    assert random_variant_load.returncode == 0, random_variant_load.stderr
+    assert_round_trip([random_variant_load.lake], "random variant games")
+
+
+def assert_round_trip(lakes: list[Path], what: str) -> None:
+    """Every game of `lakes`, exported as PGN, reads in python-chess as its original game."""
     exported = [game for lake in lakes for game in pgn_games(Lake.open(lake))]
     ends = next_offsets((source, offset) for source, offset, _ in exported)
     mismatches = [
@@ -57,7 +70,7 @@ def test_round_trip(folder: str, corpus_loads: CorpusLoader) -> None:
     ]
     if mismatches:
         shown = "\n".join(mismatches[:MAX_REPORTED])
-        pytest.fail(f"{len(mismatches)} mismatches in {folder}:\n{shown}", pytrace=False)
+        pytest.fail(f"{len(mismatches)} mismatches in {what}:\n{shown}", pytrace=False)
 
 
 @functools.cache
@@ -105,6 +118,8 @@ def read(text: str) -> chess.pgn.Game:
 
 def compare(want: chess.pgn.Game, got: chess.pgn.Game) -> Iterator[str]:
     yield from compare_headers(dict(want.headers), dict(got.headers))
+    if type(want.board()) is not type(got.board()):
+        yield f"variant: {type(want.board()).__name__} != {type(got.board()).__name__}"
     if want.board().chess960 != got.board().chess960:
         yield f"chess960: {want.board().chess960} != {got.board().chess960}"
     if want.comment.strip() != got.comment.strip():

@@ -204,11 +204,14 @@ def test_illegal_move_mid_game(tmp_path: Path) -> None:
 
 
 def test_unknown_variant(tmp_path: Path) -> None:
+    """A variant lichess does not play is rejected by name; lichess's own (Crazyhouse) are stored."""
     path = tmp_path / "variant.pgn"
-    path.write_text('[Event "v"]\n[Variant "Crazyhouse"]\n[Result "*"]\n\n1. e4 e5 *\n\n' + GOOD)
+    seirawan = '[Event "v"]\n[Variant "Seirawan"]\n[Result "*"]\n\n1. e4 e5 *\n\n'
+    crazyhouse = '[Event "z"]\n[Variant "Crazyhouse"]\n[Result "*"]\n\n1. e4 d5 2. exd5 Qxd5 3. P@e4 *\n\n'
+    path.write_text(seirawan + crazyhouse + GOOD)
     _, record = loaded(path, tmp_path / "lake")
-    assert (record["games_written"], record["games_rejected"]) == (200, 1)
-    assert "razyhouse" in read_rejects(tmp_path / "lake")[0]["reason"]
+    assert (record["games_written"], record["games_rejected"]) == (201, 1)
+    assert "Seirawan" in read_rejects(tmp_path / "lake")[0]["reason"]
 
 
 def test_bom_crlf_and_mixed_encodings(tmp_path: Path) -> None:

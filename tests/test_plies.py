@@ -27,6 +27,9 @@ INPUTS = [
     support.DATA / "edge" / "promotion.pgn",
     support.DATA / "edge" / "en_passant.pgn",
     support.DATA / "edge" / "fen_start.pgn",
+    *(
+        CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / f for f in ("zh.pgn", "atomic.pgn")
+    ),  # drops, blasts
 ]
 
 
@@ -61,7 +64,12 @@ def test_plies_match_python_chess(lake: Path) -> None:
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"
                 )
-                assert (row["type"], row["year"], row["month"]) == (game["type"], game["year"], game["month"])
+                assert (row["type"], row["year"], row["month"], row["variant"]) == (
+                    game["type"],
+                    game["year"],
+                    game["month"],
+                    want["variant"],
+                )
             compared += len(rows)
     assert len(plies) == len(games), "every game, and no other, has its plies"
     assert compared == sum(len(rows) for rows in plies.values()) > 100_000
@@ -72,10 +80,12 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     moves = pa.array(
         [[{f: f"{f}{g}{i}" for f in MOVE_FIELDS} for i in range(g)] for g in range(6)], pa.list_(move)
     )
-    games = pa.record_batch([pa.array(range(100, 106), pa.int64()), moves], names=["game_key", "moves"])
+    keys = pa.array(range(100, 106), pa.int64())
+    variants = pa.array([f"variant {g}" for g in range(6)])
+    games = pa.record_batch([keys, moves, variants], names=["game_key", "moves", "variant"])
     sliced = plies_of(games.slice(2, 3)).to_pylist()
-    assert [(r["game_key"], r["ply"], r["p"]) for r in sliced] == [
-        (g, i, f"p{g - 100}{i}") for g in (102, 103, 104) for i in range(g - 100)
+    assert [(r["game_key"], r["ply"], r["p"], r["variant"]) for r in sliced] == [
+        (g, i, f"p{g - 100}{i}", f"variant {g - 100}") for g in (102, 103, 104) for i in range(g - 100)
     ]
     assert plies_of(games.slice(0, 1)).num_rows == 0
     assert plies_of(games.slice(6, 0)).num_rows == 0

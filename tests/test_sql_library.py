@@ -2,8 +2,9 @@
 row, the count `pychess_counts` makes from a python-chess replay of that same file.
 
 Each question runs twice: through the duckdb CLI (`duckdb -json < sql/<file>.sql` from the project's root,
-the lake in $CHESS_LAKE) and through `warehouse.query`. Sources: the bundled lichess sample and, when
-present, the lichess files of ../shared/corpora/lichess.
+the lake in $CHESS_LAKE) and through `warehouse.query`. Sources: the bundled lichess sample, the sample
+mixed with games of every lichess variant (the questions count standard chess unless asked otherwise,
+variants.sql every variant) and, when present, the lichess files of ../shared/corpora/lichess.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pychess_counts import COUNTS, Row, replay
-from support import CORPORA, SAMPLE, loaded, run_command
+from pychess_counts import COUNTS, Row, expected, replay, standard
+from random_variants import BOARDS, random_games
+from support import CORPORA, SAMPLE, loaded, run_command, sample_pgn
 
 from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
 
 CORPUS = CORPORA / "lichess"
-SOURCES = [pytest.param(SAMPLE, id="data-sample")] + (
+MIXED = "mixed"  # the sample and variant games, written by the `source` fixture
+VARIANT_GAMES = 30  # random games per variant in the mixed source
+SOURCES = [pytest.param(SAMPLE, id="data-sample"), pytest.param(MIXED, id="mixed-variants")] + (
     [pytest.param(path, id=f"corpora-{path.name}") for path in sorted(CORPUS.glob("*.pgn*"))]
     if CORPUS.is_dir()
     else [pytest.param(None, id="corpora-lichess", marks=pytest.mark.skip(reason=f"{CORPUS} is absent"))]
@@ -29,8 +33,13 @@ HEADER = re.compile(r"Question: .+ Grain: .+ Definitions: .+ Output: ([^;.]+)[;.
 
 
 @pytest.fixture(scope="module", params=SOURCES)
-def source(request: pytest.FixtureRequest) -> Path:
-    return request.param
+def source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if request.param != MIXED:
+        return request.param
+    games = [game for variant in BOARDS for game in random_games(variant, VARIANT_GAMES, seed=2)]
+    path = tmp_path_factory.mktemp("mixed") / "mixed.pgn"
+    path.write_text(sample_pgn().decode() + "\n\n" + "".join(f"{game}\n\n" for game in games))
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +69,12 @@ def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
     assert len(actual) == len(expected), f"{len(actual)} rows, expected {len(expected)}"
 
 
-def run_cli(name: str, lake: Path) -> list[Row]:
-    """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake."""
+def run_cli(name: str, lake: Path, before: str = "") -> list[Row]:
+    """`duckdb -json < sql/<name>.sql` from the project's root, with CHESS_LAKE=lake, the statements
+    `before` first."""
     done = run_command(
         ["duckdb", "-json"],
-        stdin=(SQL_DIR / f"{name}.sql").read_bytes(),
+        stdin=before.encode() + (SQL_DIR / f"{name}.sql").read_bytes(),
         env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
         timeout=300,
     )
@@ -74,12 +84,12 @@ def run_cli(name: str, lake: Path) -> list[Row]:
 
 @pytest.mark.parametrize("name", questions())
 def test_python_api_matches_python_chess(name: str, source: Path, lake: Path) -> None:
-    assert_rows_match(query(name, lake).rows(named=True), COUNTS[name](replay(source)))
+    assert_rows_match(query(name, lake).rows(named=True), expected(name, source))
 
 
 @pytest.mark.parametrize("name", questions())
 def test_duckdb_cli_matches_python_chess(name: str, source: Path, lake: Path) -> None:
-    assert_rows_match(run_cli(name, lake), COUNTS[name](replay(source)))
+    assert_rows_match(run_cli(name, lake), expected(name, source))
 
 
 def test_every_question_is_counted_in_python() -> None:
@@ -103,7 +113,7 @@ def test_lake_from_environment(
     source: Path, lake: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """connect() reads $CHESS_LAKE when given no lake, else ./lake; an explicit lake wins over both."""
-    games = len(replay(source))
+    games = len(standard(replay(source)))
     count = "select count(*) from games"
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CHESS_LAKE", str(lake))
@@ -113,6 +123,33 @@ def test_lake_from_environment(
     assert connect().sql(count).fetchall() == [(games,)]
     monkeypatch.setenv("CHESS_LAKE", str(tmp_path / "nowhere"))
     assert connect(lake).sql(count).fetchall() == [(games,)]
+
+
+@pytest.mark.parametrize("variant", ["Crazyhouse", "Atomic", "Chess960", "all"])
+def test_a_variable_selects_the_variant(source: Path, lake: Path, variant: str) -> None:
+    """`set variable variant` (the CLI) or `variant=` (Python): the questions count those games only."""
+    if source != SAMPLE and not source.name.startswith(MIXED):
+        pytest.skip("the variants are in the mixed source")
+    games = replay(source)
+    chosen = games if variant == "all" else tuple(game for game in games if game.row["variant"] == variant)
+    want = COUNTS["summary"](chosen)
+    if chosen:  # the sample holds no variant: an empty answer, which assert_rows_match refuses
+        assert_rows_match(query("summary", lake, variant=variant).rows(named=True), want)
+        assert_rows_match(run_cli("summary", lake, f"set variable variant = '{variant}';\n"), want)
+    else:
+        assert query("summary", lake, variant=variant).is_empty()
+        assert run_cli("summary", lake, f"set variable variant = '{variant}';\n") == []
+
+
+def test_an_unknown_variant_is_one_line(lake: Path) -> None:
+    done = run_command(
+        ["duckdb"],
+        stdin=b"set variable variant = 'Atomc';\n" + (SQL_DIR / "summary.sql").read_bytes(),
+        env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
+    )
+    assert "unknown variant 'Atomc'" in done.stderr and len(done.stderr.strip().splitlines()) == 1, (
+        done.stderr
+    )
 
 
 def test_unknown_question_names_the_known_ones(lake: Path) -> None:

@@ -36,12 +36,13 @@ def game_keys(ids: ArrowArrayExportable) -> ArrowArray:
 def fill_san(games: ArrowArrayExportable) -> ArrowArray:
     """`games` (a record batch of lake games holding `moves`, `start_fen`, `variant`, and `variations` and
     `game_id` when it has them) with every null `san`, in `moves` and in `variations[].moves`, set to the SAN
-    the position gives (`+`/`#` included), replaying each game from its squares; `variant` `Chess960` means
-    Chess960 castling. Same schema; the other columns are passed on without a copy
-    (`pyarrow.record_batch(fill_san(batch))`).
+    the position gives (`+`/`#` included), replaying each game from its squares by the rules `variant` names
+    (`Chess960`: Chess960 castling; `Crazyhouse`, `Atomic`…: lichess's variants, a drop's null `f` included;
+    a variant's `#` is any winning move; a pawn drop is written `P@e4`). Same schema; the other columns are
+    passed on without a copy (`pyarrow.record_batch(fill_san(batch))`).
 
     :raises ValueError: for a move no legal move matches (a damaged lake: the message names the game and the
-        ply), an unreadable `start_fen`, or a batch without the columns needed.
+        ply), an unreadable `start_fen`, an unknown `variant`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
 # `(type, year, month)` of a batch's games.

@@ -7,7 +7,7 @@ the moves, nests the variations and writes the tags.
 Tag order: the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result, with PGN's `?`,
 `????.??.??` and `*` when unknown), then the `headers` map in file order (UTCDate, UTCTime, SetUp, …), then
 the tags kept in columns: WhiteTitle, BlackTitle, WhiteElo, BlackElo, WhiteRatingDiff, BlackRatingDiff,
-Variant (Chess960 games only), ECO, Opening, TimeControl, Termination, FEN. For a lichess game that is
+Variant (all but standard games), ECO, Opening, TimeControl, Termination, FEN. For a lichess game that is
 lichess's own order.
 """
 

@@ -37,12 +37,18 @@ def resolve_lake(lake: Lake) -> str:
     return lake.root if lake.local else f"s3://{lake.root}"
 
 
-def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    lake: str | os.PathLike[str] | None = None, variant: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over the lake (a directory or s3://bucket/prefix, see `resolve_lake`),
     with the views and macros of sql/views/schema.sql: `games` (one row per game), `rated_games` (both Elos
     and a result known), `plies` (one row per move, the lake's plies/ table), `game_plies` (plies with their
     game's columns), `timed_plies` (those with clocks before the move and think times), `mover`,
     `white_points`, `rating_band`, `phase`, `piece_value`, `material_swing` and their sort keys.
+
+    The views count standard chess (Chess960 included) unless `variant` names another (`Atomic`,
+    `Crazyhouse`…; `all`: every game): it sets the views' variable `variant` (see sql/views/schema.sql),
+    which `set variable variant = …` changes later.
 
     :raises LakeError: for a lake of another layout (see `Lake.open`); the duckdb CLI refuses it through the
         views, in one line too."""
@@ -58,6 +64,8 @@ def connect(lake: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyConnec
         con.register_filesystem(ArrowFSWrapper(opened.fs))
         con.execute("set variable chess_lake_query = ''")
     con.execute("set variable chess_lake = $lake", {"lake": resolve_lake(opened)})
+    if variant is not None:
+        con.execute("set variable variant = $variant", {"variant": variant})
     con.execute(f"import database {sql_string(VIEWS_DIR)}")
     return con
 
@@ -79,11 +87,13 @@ def query(
     name: str,
     lake: str | os.PathLike[str] | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    variant: str | None = None,
 ) -> pl.DataFrame:
-    """The answer of `sql/<name>.sql` over the lake (see `resolve_lake`), or over `con` from `connect()`."""
+    """The answer of `sql/<name>.sql` over the lake (see `resolve_lake`) counting the games of `variant`
+    (see `connect`), or over `con` from `connect()`."""
     if name not in questions():
         raise ValueError(f"no question {name!r} in {SQL_DIR}; there are: {', '.join(questions())}")
-    return (con or connect(lake)).sql(question_text(name)).pl()
+    return (con or connect(lake, variant)).sql(question_text(name)).pl()
 
 
 def getenv_macro(views: str) -> str:

@@ -1,6 +1,7 @@
 """Bringing a lake of layout 1 to layout 2 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
 
-Layout 1 has `games/` only; layout 2 adds `game_key` to every game and the `plies/` table. Every live
+Layout 1 has `games/` only; layout 2 adds `game_key` to every game, `blast` to every move (null: layout 1
+held no variant game) and the `plies/` table. Every live
 `games/` file is rewritten with its key (`warehouse._core.game_keys`, the loader's own function) beside a
 new `plies/` twin, verified (read back, the same `game_id`s in the same order), and the swap is one
 commit (`warehouse.lake.commit`) that also publishes `_layout.json`: a crash or Ctrl-C before it leaves
@@ -21,6 +22,9 @@ from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import Records, UpgradeRecord, now
 
+# The move field of layout 2 that layout 1 lacks: what an atomic capture's explosion removed.
+BLAST = pa.field("blast", pa.string())
+
 
 class UpgradeMismatch(RuntimeError):
     """A rewritten file does not hold the games it replaces: nothing is committed."""
@@ -33,6 +37,40 @@ def with_key(games: pa.RecordBatch) -> pa.RecordBatch:
     return games.add_column(at, pa.field("game_key", pa.int64(), nullable=False), keys)
 
 
+def with_blast(games: pa.RecordBatch) -> pa.RecordBatch:
+    """`games` of layout 1 with the null `blast` field of layout 2 in every move, after `promote`."""
+    lines: pa.ListArray = games.column("variations")
+    line: pa.StructArray = lines.values
+    line_fields = [line.type.field(i) for i in range(line.type.num_fields)]
+    line_arrays = [line.field(i) for i in range(line.type.num_fields)]
+    at = line.type.get_field_index("moves")
+    line_arrays[at] = _moves_with_blast(line_arrays[at])
+    line_fields[at] = line_fields[at].with_type(line_arrays[at].type)
+    new_line = pa.StructArray.from_arrays(line_arrays, fields=line_fields)
+    columns = {"moves": _moves_with_blast(games.column("moves")), "variations": _list_of(lines, new_line)}
+    arrays = [
+        columns.get(name, column) for name, column in zip(games.schema.names, games.columns, strict=True)
+    ]
+    fields = [field.with_type(array.type) for field, array in zip(games.schema, arrays, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _moves_with_blast(moves: pa.ListArray) -> pa.ListArray:
+    move: pa.StructArray = moves.values
+    fields = [move.type.field(i) for i in range(move.type.num_fields)]
+    arrays = [move.field(i) for i in range(move.type.num_fields)]
+    at = move.type.get_field_index("promote") + 1
+    fields.insert(at, BLAST)
+    arrays.insert(at, pa.nulls(len(move), pa.string()))
+    return _list_of(moves, pa.StructArray.from_arrays(arrays, fields=fields))
+
+
+def _list_of(lists: pa.ListArray, values: pa.Array) -> pa.ListArray:
+    """`lists` with `values` for its values (the same length, new fields)."""
+    item = lists.type.value_field.with_type(values.type)
+    return pa.ListArray.from_arrays(lists.offsets, values, type=pa.list_(item))
+
+
 def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, int]:
     """Stages the games of `source` with their keys as the `games/` file `final` of operation `op_id`, and
     their plies as its twin; returns the games and the plies written."""
@@ -43,7 +81,7 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, 
     rows = ply_rows = 0
     try:
         for batch in pq.ParquetFile(lake.path(source), filesystem=lake.fs).iter_batches(ROW_GROUP_GAMES):
-            games = with_key(batch)
+            games = with_blast(with_key(batch))
             plies = plies_of(games)
             games_out = games_out or open_parquet_writer(lake, target, games.schema)
             plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)

@@ -1,13 +1,14 @@
 -- BGN JSON lines of a batch of games (warehouse/export_json.py), over text.sql's macros.
--- One move: `move_head` is the object up to its `a` list; `move_ann` the annotation objects: the first holds
+-- One move: `move_head` is the object up to its `a` list (`"f":null` for a drop, as BGN writes one); `move_ann` the annotation objects: the first holds
 -- the first NAG, eval, clock and comment (`{}` when none), each further NAG gets an object of its own.
 -- `move_json` always writes `"a":[...]`; `drop_empty_a` removes the empty ones from a game's joined moves
 -- afterwards, which costs one pass instead of evaluating every annotation twice (SQL macros are inlined,
 -- `nullif(x, '')` would compute x twice). The pattern cannot occur inside a JSON string, where `"` is `\"`.
 create or replace macro move_head(m) as
-    '{"p":"' || m.p || '","f":"' || m.f || '","t":"' || m.t || '"'
+    '{"p":"' || m.p || '","f":' || coalesce('"' || m.f || '"', 'null') || ',"t":"' || m.t || '"'
     || coalesce(',"x":"' || m.x || '"', '') || coalesce(',"c":' || m.c, '')
-    || coalesce(',"castle":"' || m.castle || '"', '') || coalesce(',"promote":"' || m.promote || '"', '');
+    || coalesce(',"castle":"' || m.castle || '"', '') || coalesce(',"promote":"' || m.promote || '"', '')
+    || coalesce(',"blast":"' || m.blast || '"', '');
 
 create or replace macro move_ann(m) as
     '{' || concat_ws(',',

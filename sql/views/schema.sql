@@ -75,6 +75,26 @@ set variable chess_lake_error = (
     from games
 );
 
+-- Which rules the views count: the variable `variant` unset, standard chess (the `variant`s 'Standard' and
+-- 'Chess960'); set to one of the `variant` column's names ('Standard', 'Chess960', 'Crazyhouse', 'Atomic',
+-- 'Antichess', 'Horde', 'King of the Hill', 'Racing Kings', 'Three-check'), that variant's games only; set
+-- to 'all', every game. So a question never mixes chess with its variants unless asked to:
+--   set variable variant = 'Atomic';
+-- Any other value fails the query with one line naming the choices.
+create or replace temp macro variant_selected(v) as
+    case coalesce(getvariable('variant'), '')
+        when '' then v in ('Standard', 'Chess960')
+        when 'all' then true
+        else if(
+            getvariable('variant') in ('Standard', 'Chess960', 'Crazyhouse', 'Atomic', 'Antichess', 'Horde',
+                'King of the Hill', 'Racing Kings', 'Three-check'),
+            v = getvariable('variant'),
+            error('variable variant: unknown variant ''' || getvariable('variant') || ''' (choose '
+                || 'Standard, Chess960, Crazyhouse, Atomic, Antichess, Horde, King of the Hill, Racing Kings, '
+                || 'Three-check, or all; unset: Standard and Chess960)')
+        )
+    end;
+
 -- The SQL text reading each table, run by query() in lake_table. For a lake the guard refuses, a typed
 -- empty stand-in with the columns the views name, so that the views can still be created.
 create or replace temp macro sql_literal(text) as '''' || replace(text, '''', '''''') || '''';
@@ -84,14 +104,14 @@ set variable chess_games_source = if(
     || ', hive_partitioning = true, filename = true, file_row_number = true)',
     'select null::bigint as game_key, null::varchar as type, null::bigint as year, null::bigint as month, '
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
-    || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, '
+    || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, null::varchar as variant, '
     || 'null::integer as moves, null::integer as variations, null::integer as headers where false'
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
-    'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk '
-    || 'where false'
+    'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
+    || 'null::varchar as variant where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
@@ -102,7 +122,12 @@ create or replace temp macro lake_table(name) as
         error(getvariable('chess_lake_failure'))
     );
 
--- games: one row per game (docs/schema.md; `game_key` is the int64 key the plies join on, unique per game),
+-- all_games: every game of the lake, of every variant (docs/schema.md); what variants.sql compares.
+create or replace temp view all_games as
+select * from query(lake_table('games'));
+
+-- games: one row per game of the variants the variable `variant` selects (unset: standard chess, Chess960
+-- included; see variant_selected) (docs/schema.md; `game_key` is the int64 key the plies join on, unique per game),
 -- with the hive partition columns type, year, month, and the players' fields under their own names:
 -- white_name, white_elo, white_title, white_rating_diff (black_* alike); mean_elo = the mean of the two
 -- Elos, elo_diff = White's Elo - Black's (null unless both known). `filename` and `file_row_number`
@@ -120,7 +145,8 @@ select
     players[2].rating_diff as black_rating_diff,
     (players[1].elo + players[2].elo) / 2 as mean_elo,
     players[1].elo - players[2].elo as elo_diff
-from query(lake_table('games'));
+from all_games
+where variant_selected(variant);
 
 -- rated_games: the games the rating questions count: both Elos known and a result (W, B or D).
 create or replace temp view rated_games as
@@ -132,15 +158,22 @@ where white_elo is not null and black_elo is not null and result in ('W', 'B', '
 -- games set up with Black to move too.
 create or replace temp macro mover(letter) as if(letter = upper(letter), 'white', 'black');
 
--- plies: one row per mainline move, the plies/ table: `game_key` (its game's, see games), `ply` (the
--- move's 0-based index in the game), the move's fields as in games.moves (docs/schema.md): p f t x c
--- castle promote nag eval_cp eval_mate clk; the hive partitions type, year, month (its game's); and
--- `mover` 'white' or 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
+-- all_plies: every ply of the lake, of every variant: the plies/ table, with `mover` and `piece` (below).
+create or replace temp view all_plies as
+select *, mover(p) as mover, upper(p) as piece
+from query(lake_table('plies'));
+
+-- plies: one row per mainline move of the games the variable `variant` selects (as games does): `game_key`
+-- (its game's, see games), `ply` (the move's 0-based index in the game), the move's fields as in
+-- games.moves (docs/schema.md): p f t x c castle promote blast nag eval_cp eval_mate clk (`f` null for a
+-- drop); `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
+-- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
 -- Rows come in the order of the games' files, each game's plies in a row, by ply: what timed_plies uses.
 -- No join: a question that needs a game's columns reads game_plies, which pays for one.
 create or replace temp view plies as
-select *, mover(p) as mover, upper(p) as piece
-from query(lake_table('plies'));
+select *
+from all_plies
+where variant_selected(variant);
 
 -- game_plies: plies (the same columns) beside the columns of their game, but its nested moves, variations
 -- and headers (games' derived white_elo, mean_elo … included), and `mover_elo`, the mover's Elo. A hash
@@ -150,7 +183,7 @@ from query(lake_table('plies'));
 create or replace temp view game_plies as
 select
     plies.*,
-    games.* exclude (game_key, type, year, month, moves, variations, headers),
+    games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
     if(plies.mover = 'white', games.white_elo, games.black_elo) as mover_elo
 from plies
 join games on games.game_key = plies.game_key;
@@ -168,7 +201,7 @@ select *, clock_before - clk + tc_inc as think
 from (
     select
         lagged.* exclude (previous_clk, previous_key, previous_ply),
-        games.* exclude (game_key, type, year, month, moves, variations, headers),
+        games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
         if(lagged.mover = 'white', games.white_elo, games.black_elo) as mover_elo,
         case
             when lagged.ply < 2 then games.tc_base

@@ -14,13 +14,16 @@ import pyarrow as pa
 
 # The fields of `games.moves` that `plies` carries (docs/schema.md); `san`, `nags` and `comment` stay in
 # `games` only.
-MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "nag", "eval_cp", "eval_mate", "clk")
+MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "blast", "nag", "eval_cp", "eval_mate", "clk")
+# The game's `variant`, repeated on each of its plies (Parquet's dictionary and run lengths make it ~free),
+# so that a per-move question filters on the rules without a join.
+VARIANT = pa.field("variant", pa.string(), nullable=False)
 
 
 def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), then the
-    move's fields."""
+    move's fields, then the game's `variant`."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -30,10 +33,11 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     flat: pa.StructArray = moves.flatten()
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
+    columns.append(games.column("variant").take(np.repeat(np.arange(len(games)), lengths)))
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
 
 def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
-    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS])
+    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS] + [VARIANT])

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::annotations::Eval;
 use crate::derive::GameRow;
-use crate::replay::{GameScratch, MoveRec};
+use crate::replay::{GameScratch, MoveRec, NO_SQUARE};
 use crate::tags::{self, Known};
 use arrow_array::builder::ArrayBuilder;
 use arrow_array::builder::{
@@ -49,6 +49,7 @@ fn move_fields() -> Fields {
         Field::new("c", DataType::Int16, true),
         letters("castle"),
         letters("promote"),
+        nullable_utf8("blast"),
         nullable_utf8("san"),
         Field::new("nag", DataType::Int16, true),
         Field::new("nags", list_of(DataType::Int16), true),
@@ -272,6 +273,8 @@ struct MoveColumns {
     offsets: Vec<i32>,
     p: Vec<i8>,
     f: Vec<i8>,
+    /// Rows whose `f` is null: drops (Crazyhouse).
+    drops: Vec<u32>,
     t: Vec<i8>,
     /// Null where the SAN is the position's (most moves).
     san: SparseText,
@@ -279,6 +282,7 @@ struct MoveColumns {
     c: Sparse<i16>,
     castle: Sparse<i8>,
     promote: Sparse<i8>,
+    blast: SparseText,
     /// Every NAG of every move, in order (the first of a move is also its `nag`).
     nags: Sparse<i16>,
     eval_cp: Sparse<i32>,
@@ -300,12 +304,14 @@ impl MoveColumns {
             offsets,
             p: Vec::with_capacity(plies),
             f: Vec::with_capacity(plies),
+            drops: Vec::new(),
             t: Vec::with_capacity(plies),
             san: SparseText::new(),
             x: Sparse::new(),
             c: Sparse::new(),
             castle: Sparse::new(),
             promote: Sparse::new(),
+            blast: SparseText::new(),
             nags: Sparse::new(),
             eval_cp: Sparse::new(),
             eval_mate: Sparse::new(),
@@ -319,13 +325,19 @@ impl MoveColumns {
         for m in moves {
             let row = self.p.len();
             self.p.push(piece_key(m.piece).expect("a move has a piece"));
-            self.f.push(m.from as i8);
+            if m.from == NO_SQUARE {
+                self.drops.push(row as u32);
+                self.f.push(0);
+            } else {
+                self.f.push(m.from as i8);
+            }
             self.t.push(m.to as i8);
             self.san.push(row, m.san.as_ref().map(|r| g.str(r)));
             self.x.push(row, piece_key(m.capture));
             self.c.push(row, (m.checks > 0).then_some(m.checks as i16));
             self.castle.push(row, piece_key(m.castle));
             self.promote.push(row, piece_key(m.promote));
+            self.blast.push(row, m.blast.as_ref().map(|r| g.str(r)));
             for &n in &g.nags[m.nags.clone()] {
                 self.nags.push(row, Some(i16::from(n)));
             }
@@ -369,18 +381,33 @@ impl MoveColumns {
         (first.finish(len), nags)
     }
 
+    /// `f`: null at drops, without a validity buffer when there are none (standard chess).
+    fn finish_from(&mut self, len: usize) -> Int8Array {
+        let values = std::mem::take(&mut self.f);
+        if self.drops.is_empty() {
+            return values.into();
+        }
+        let mut valid = BooleanBufferBuilder::new(len);
+        valid.append_n(len, true);
+        for row in self.drops.drain(..) {
+            valid.set_bit(row as usize, false);
+        }
+        Int8Array::new(values.into(), Some(NullBuffer::new(valid.finish())))
+    }
+
     fn finish(&mut self) -> ListArray {
         let len = self.p.len();
         let (nag, nags) = self.finish_nags(len);
         let clk: Decimal128Array = self.clk.finish(len);
         let columns: Vec<ArrayRef> = vec![
             dictionary(std::mem::take(&mut self.p).into(), &self.pieces),
-            dictionary(std::mem::take(&mut self.f).into(), &self.squares),
+            dictionary(self.finish_from(len), &self.squares),
             dictionary(std::mem::take(&mut self.t).into(), &self.squares),
             dictionary(self.x.finish(len), &self.pieces),
             Arc::new(self.c.finish::<Int16Type>(len)),
             dictionary(self.castle.finish(len), &self.pieces),
             dictionary(self.promote.finish(len), &self.pieces),
+            Arc::new(self.blast.finish(len)),
             Arc::new(self.san.finish(len)),
             Arc::new(nag),
             Arc::new(nags),
@@ -557,8 +584,7 @@ impl GameColumns {
             self.player_title.append_option(tag(title));
         }
 
-        self.variant
-            .append_value(if g.chess960 { "Chess960" } else { "Standard" });
+        self.variant.append_value(g.variant.name());
         self.start_fen
             .append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
         let main = g.mainline();

@@ -88,7 +88,7 @@ fn kept_headers(g: &GameScratch) -> Vec<(Cow<'_, str>, &str)> {
     for (i, (name, value, known)) in g.tags.iter().enumerate() {
         let (name, value) = (g.str(name), g.str(value));
         let held = known.is_some_and(|k| {
-            k.has_column() && g.tag_index(k) == Some(i) && column_holds(k, value, g.chess960)
+            k.has_column() && g.tag_index(k) == Some(i) && column_holds(k, value, g.variant.name())
         });
         if held {
             continue;
@@ -134,14 +134,14 @@ impl<'a> KeyCounts<'a> {
 /// Whether the column of tag `k` gives back `value` exactly, so that `headers` need not keep it: not
 /// so for a non-numeric Elo (`?`), a Result other than the four PGN ones, a Variant tag other than the
 /// `variant` column's text.
-fn column_holds(k: Known, value: &str, chess960: bool) -> bool {
+fn column_holds(k: Known, value: &str, variant: &str) -> bool {
     match k {
         Known::Result => matches!(value, "1-0" | "0-1" | "1/2-1/2" | "*"),
         Known::WhiteElo | Known::BlackElo | Known::WhiteRatingDiff | Known::BlackRatingDiff => {
             tags::parse_int(value)
                 .is_some_and(|n| value == n.to_string() || value == format!("{n:+}"))
         }
-        Known::Variant => value == if chess960 { "Chess960" } else { "Standard" },
+        Known::Variant => value == variant,
         _ => true,
     }
 }

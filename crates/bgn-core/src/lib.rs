@@ -3,7 +3,7 @@
 //! The pipeline, one module a step: [`input`] opens and decompresses, [`framer`] cuts the stream into
 //! games (offsets and raw text for rejects), [`repair`] rewrites what pgn-reader would misread (unescaped
 //! quotes in tag values, sloppy move tokens) or rejects it, [`parse`] runs one game through it and pgn-reader,
-//! [`replay`] replays it with shakmaty, [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
+//! [`replay`] replays it with shakmaty (lichess's variants on [`variant`]'s positions), [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
 //! if asked; [`parallel`] drives it on several threads and yields the same batches. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
 //! lake leaves out. No Python here: the PyO3 glue lives in the `bgn-py` crate.
@@ -21,3 +21,4 @@ pub mod repair;
 pub mod replay;
 pub mod san;
 pub mod tags;
+pub mod variant;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::reject::{RejectKind, RejectReason};
 use crate::repair;
 use crate::replay::Replayer;
+use crate::variant;
 
 /// Served after each game's text: the blank line that ends a game. Nothing more: pgn-reader refills
 /// its buffer when fewer than 257 bytes are left, so blank space after the game would spare it a few
@@ -71,7 +72,8 @@ impl Default for GameParser {
 impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
     pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), RejectReason> {
-        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)?;
+        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)
+            .map_err(|e| variant::unsupported_in(text).unwrap_or(e))?;
         let text = if checked.rewritten {
             &self.rewritten[..]
         } else {

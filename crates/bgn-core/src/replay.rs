@@ -8,20 +8,23 @@
 use std::ops::{ControlFlow, Range};
 
 use pgn_reader::{Nag, Outcome, RawComment, RawTag, SanPlus, Skip, Visitor};
-use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError, Suffix};
-use shakmaty::{
-    CastlingMode, CastlingSide, Chess, Color, FromSetup, Move, Position, PositionError, Role, Setup,
-};
+use shakmaty::variant::Variant;
+use shakmaty::{Bitboard, CastlingSide, Color, Move, Position, Role};
 
 use crate::annotations::{self, Eval};
 use crate::reject::{RejectKind, RejectReason};
 use crate::tags::Known;
+use crate::variant::{self, Board, GameVariant, Tagged};
+
+/// The `from` of a drop (Crazyhouse): the piece comes from the pocket, not from a square.
+pub const NO_SQUARE: u8 = u8::MAX;
 
 /// One ply, in BGN terms. Letters are ASCII bytes, `0` meaning none.
 #[derive(Clone, Debug, Default)]
 pub struct MoveRec {
     pub piece: u8,
+    /// `NO_SQUARE` for a drop.
     pub from: u8,
     pub to: u8,
     pub capture: u8,
@@ -29,6 +32,8 @@ pub struct MoveRec {
     pub checks: u16,
     pub castle: u8,
     pub promote: u8,
+    /// Atomic: the pieces the capture's explosion removed around its square (`blast`), in the arena.
+    pub blast: Option<Range<usize>>,
     /// The move's SAN as the source wrote it (normalized by the parse: `0-0` is `O-O`), in the text
     /// arena; `None` when it is the SAN the position gives (disambiguation and `+`/`#` suffix
     /// included), which the lake leaves null (`crate::san` fills it back).
@@ -56,9 +61,9 @@ pub struct Line {
 /// Where play continues in the current line.
 struct LineCursor {
     line: usize,
-    pos: Chess,
+    pos: Board,
     /// The position before the line's last move, and the check counters then: a variation starts there.
-    before_last: Option<(Chess, [u16; 2])>,
+    before_last: Option<(Board, [u16; 2])>,
     checks: [u16; 2],
 }
 
@@ -84,7 +89,7 @@ pub struct GameScratch {
     pub n_lines: usize,
     pub comment: Option<Range<usize>>,
     pub outcome: Option<Outcome>,
-    pub chess960: bool,
+    pub variant: GameVariant,
     pub start_fen: Option<Range<usize>>,
     pub final_is_mate: bool,
     stack: Vec<Branch>,
@@ -128,7 +133,7 @@ impl GameScratch {
         self.n_lines = 0;
         self.comment = None;
         self.outcome = None;
-        self.chess960 = false;
+        self.variant = GameVariant::Standard;
         self.start_fen = None;
         self.final_is_mate = false;
         self.stack.clear();
@@ -447,48 +452,28 @@ impl Visitor for Replayer {
 }
 
 impl Replayer {
-    fn start_position(&mut self) -> Result<Chess, RejectReason> {
+    fn start_position(&mut self) -> Result<Board, RejectReason> {
         let s = &mut self.scratch;
-        let variant = s.tag(Known::Variant).map(str::to_ascii_lowercase);
-        let chess960_tag = matches!(
-            variant.as_deref(),
-            Some("chess960" | "chess 960" | "fischerandom" | "fischerrandom" | "fischer random")
-        );
-        let standard = match variant.as_deref() {
-            None => true,
-            Some(v) => {
-                chess960_tag
-                    || v.starts_with("wild/")
-                    || [
-                        "standard",
-                        "chess",
-                        "classical",
-                        "normal",
-                        "illegal",
-                        "from position",
-                    ]
-                    .contains(&v)
+        let variant = match variant::tagged(s.tag(Known::Variant)) {
+            Tagged::Chess { chess960: false } => GameVariant::Standard,
+            Tagged::Chess { chess960: true } => GameVariant::Chess960,
+            Tagged::Lichess(v) => GameVariant::Lichess(v),
+            Tagged::Unsupported => {
+                return Err(variant::unsupported(s.tag(Known::Variant).unwrap_or("")));
             }
         };
-        if !standard {
-            return Err(RejectReason::new(
-                RejectKind::UnsupportedVariant,
-                format!(
-                    "unsupported variant '{}'",
-                    s.tag(Known::Variant).unwrap_or("")
-                ),
-            ));
-        }
+        s.variant = variant;
         let fen_tag = s.known[Known::Fen as usize].map(|i| s.tags[usize::from(i)].1.clone());
         let Some(fen_range) = fen_tag else {
-            s.chess960 = chess960_tag;
-            return Ok(Chess::default());
+            return Ok(Board::start(variant));
         };
         let fen_text = s.str(&fen_range).trim();
-        let (pos, mode) = fen_position(fen_text, chess960_tag).map_err(|e| {
+        let (pos, chess960) = Board::from_fen(fen_text, variant).map_err(|e| {
             RejectReason::new(RejectKind::BadFen, format!("invalid FEN '{fen_text}': {e}"))
         })?;
-        s.chess960 = mode == CastlingMode::Chess960;
+        if chess960 && variant == GameVariant::Standard {
+            s.variant = GameVariant::Chess960;
+        }
         s.start_fen = Some(fen_range);
         Ok(pos)
     }
@@ -504,49 +489,42 @@ impl Replayer {
                 format!("null move '--' at ply {}", ply_label(line, &s.lines)),
             ));
         }
-        let (m, strict) = match san_plus.san.to_move(&cursor.pos) {
-            Ok(m) => (m, true),
-            Err(e) => match lenient_move(&cursor.pos, san_plus.san) {
-                Some(m) => (m, false),
-                None => {
-                    let (kind, what) = match e {
-                        SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
-                        SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
-                    };
-                    let at = ply_label(line, &s.lines);
-                    return Err(RejectReason::new(
-                        kind,
-                        format!("{what} '{san_plus}' at ply {at}"),
-                    ));
-                }
-            },
+        if !self.no_variations {
+            cursor.before_last = Some((cursor.pos.clone(), cursor.checks));
+        }
+        let mover = match &cursor.pos {
+            Board::Chess(p) => p.turn(),
+            Board::Variant(p) => p.turn(),
         };
-        // Whether the source's SAN (its suffix aside) is the one the position gives, so that the
-        // lake need not store it. Read strictly, the common shapes are canonical by construction,
-        // which spares a move generation and a comparison on most moves: a piece move without
-        // disambiguation had a single candidate; a pawn move names its file exactly when it
-        // captures (the capture mark and file were checked against the move); castling is `O-O`.
-        let canonical_san = match san_plus.san {
-            San::Normal {
-                role: Role::Pawn,
-                file,
-                rank: None,
-                capture,
-                ..
-            } if strict => file.is_some() == capture,
-            San::Normal {
-                file: None,
-                rank: None,
-                ..
-            }
-            | San::Castle(_)
-                if strict =>
-            {
-                true
-            }
-            _ => San::from_move(&cursor.pos, m) == san_plus.san,
+        let played = match &mut cursor.pos {
+            Board::Chess(pos) => step(pos, san_plus.san, None),
+            Board::Variant(pos) => step(pos, san_plus.san, Some(pos.variant())),
         };
-        let mover = cursor.pos.turn();
+        let played = played.map_err(|e| {
+            let (kind, what) = match e {
+                SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
+                SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
+            };
+            let at = ply_label(line, &s.lines);
+            RejectReason::new(kind, format!("{what} '{san_plus}' at ply {at}"))
+        })?;
+        let checks = if played.counts_check {
+            let n = &mut cursor.checks[mover as usize];
+            *n += 1;
+            *n
+        } else {
+            0
+        };
+        let san = (!played.canonical_san || san_plus.suffix != played.suffix).then(|| {
+            let start = s.text.len();
+            san_plus.append_to_string(&mut s.text);
+            start..s.text.len()
+        });
+        let blast = played.blast.map(|(squares, before)| {
+            let start = s.text.len();
+            write_blast(&mut s.text, squares, &before);
+            start..s.text.len()
+        });
         let MoveLetters {
             piece,
             from,
@@ -554,28 +532,7 @@ impl Replayer {
             capture,
             castle,
             promote,
-        } = describe(m, mover);
-        if !self.no_variations {
-            cursor.before_last = Some((cursor.pos.clone(), cursor.checks));
-        }
-        cursor.pos.play_unchecked(m);
-        let suffix = match cursor.pos.is_check() {
-            false => None,
-            true if cursor.pos.is_checkmate() => Some(Suffix::Checkmate),
-            true => Some(Suffix::Check),
-        };
-        let checks = if suffix == Some(Suffix::Check) {
-            let n = &mut cursor.checks[mover as usize];
-            *n += 1;
-            *n
-        } else {
-            0
-        };
-        let san = (!canonical_san || san_plus.suffix != suffix).then(|| {
-            let start = s.text.len();
-            san_plus.append_to_string(&mut s.text);
-            start..s.text.len()
-        });
+        } = played.letters;
         s.lines[line].moves.push(MoveRec {
             piece,
             from,
@@ -584,6 +541,7 @@ impl Replayer {
             checks,
             castle,
             promote,
+            blast,
             san,
             nags: nags_at..nags_at,
             raw_comment: None,
@@ -595,31 +553,104 @@ impl Replayer {
     }
 }
 
-/// The position of a FEN as a game starts from it, and its castling rules: Chess960's when
-/// `chess960`, else those the FEN implies. Castling rights, an en passant square, material or checks
-/// that could not have come about are forgiven (python-chess reads such FENs too); `Err` is why the
-/// FEN cannot be read.
-pub(crate) fn fen_position(fen: &str, chess960: bool) -> Result<(Chess, CastlingMode), String> {
-    let fen = Fen::from_ascii(fen.as_bytes()).map_err(|e| e.to_string())?;
-    let setup: Setup = fen.into_setup();
-    let mode = if chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::detect(&setup)
+/// A move read from SAN and played: what `Replayer::play` records of it.
+struct Played {
+    letters: MoveLetters,
+    /// The source's SAN, its suffix aside, is the one the position gives.
+    canonical_san: bool,
+    /// The `+`/`#` the position gives the move.
+    suffix: Option<Suffix>,
+    /// The move adds to the mover's `c`.
+    counts_check: bool,
+    /// Atomic: the squares the explosion emptied (none empty: `None`) and the board before it.
+    blast: Option<(Bitboard, shakmaty::Board)>,
+}
+
+/// Reads `san` on `pos` (of lichess variant `variant`, `None` for standard chess) and plays it: strict
+/// SAN first, then as python-chess reads it (`lenient_move`); `Err` is the strict reading's error.
+/// Generic so that standard chess runs on `Chess` itself, not through `VariantPosition`'s dispatch.
+fn step<P: Position>(pos: &mut P, san: San, variant: Option<Variant>) -> Result<Played, SanError> {
+    let (m, strict) = match san.to_move(pos) {
+        Ok(m) => (m, true),
+        Err(e) => (lenient_move(pos, san).ok_or(e)?, false),
     };
-    let pos = Chess::from_setup(setup, mode)
-        .or_else(PositionError::ignore_invalid_castling_rights)
-        .or_else(PositionError::ignore_invalid_ep_square)
-        .or_else(PositionError::ignore_too_much_material)
-        .or_else(PositionError::ignore_impossible_check)
-        .map_err(|e| e.to_string())?;
-    Ok((pos, mode))
+    // Whether the source's SAN (its suffix aside) is the one the position gives, so that the
+    // lake need not store it. Read strictly, the common shapes are canonical by construction,
+    // which spares a move generation and a comparison on most moves: a piece move without
+    // disambiguation had a single candidate; a pawn move names its file exactly when it
+    // captures (the capture mark and file were checked against the move); castling is `O-O`.
+    let canonical_san = match san {
+        San::Normal {
+            role: Role::Pawn,
+            file,
+            rank: None,
+            capture,
+            ..
+        } if strict => file.is_some() == capture,
+        San::Normal {
+            file: None,
+            rank: None,
+            ..
+        }
+        | San::Castle(_)
+        | San::Put { .. }
+            if strict =>
+        {
+            true
+        }
+        _ => San::from_move(pos, m) == san,
+    };
+    let letters = describe(m, pos.turn());
+    let atomic_capture = variant == Some(Variant::Atomic) && m.is_capture();
+    let before = atomic_capture.then(|| pos.board().clone());
+    pos.play_unchecked(m);
+    let (suffix, counts_check) = match variant {
+        // Standard chess: `#` is checkmate, which the position's check tells apart cheaply.
+        None => match pos.is_check() {
+            false => (None, false),
+            true if pos.is_checkmate() => (Some(Suffix::Checkmate), false),
+            true => (Some(Suffix::Check), true),
+        },
+        // A variant's `#` is any move that wins (an explosion, the hill, the third check…), as
+        // python-chess and shakmaty write it. Three-check counts every check, the winning one too.
+        Some(v) => {
+            let suffix = Suffix::from_position(pos);
+            let check = pos.is_check();
+            let counts = check && (v == Variant::ThreeCheck || suffix != Some(Suffix::Checkmate));
+            (suffix, counts)
+        }
+    };
+    let blast = before.and_then(|before| {
+        let squares = variant::blast(m, before.occupied(), pos.board().occupied());
+        squares.any().then_some((squares, before))
+    });
+    Ok(Played {
+        letters,
+        canonical_san,
+        suffix,
+        counts_check,
+        blast,
+    })
+}
+
+/// Writes the pieces that stood on `squares` of `before` as `blast` spells them: letter and square
+/// each, in square order (a1 … h8), separated by spaces (`Nf6 pg7`).
+fn write_blast(text: &mut String, squares: Bitboard, before: &shakmaty::Board) {
+    for (i, sq) in squares.into_iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        if let Some(piece) = before.piece_at(sq) {
+            text.push(piece.char());
+        }
+        text.push_str(&sq.to_string());
+    }
 }
 
 /// Reads SAN as python-chess does when strict SAN fails: the capture mark is ignored (`Raf8` for
 /// `Raxf8`, `ed3` for `exd3`), and a move naming its full from-square is taken as such, piece letter
 /// or not (`g1f3`, `Be2c4`, castling as `e1g1`). `None` unless exactly one legal move fits.
-fn lenient_move(pos: &Chess, san: San) -> Option<Move> {
+fn lenient_move<P: Position>(pos: &P, san: San) -> Option<Move> {
     let San::Normal {
         role,
         file,
@@ -634,7 +665,9 @@ fn lenient_move(pos: &Chess, san: San) -> Option<Move> {
     let full_square = file.is_some() && rank.is_some();
     let mut found = None;
     for m in pos.legal_moves() {
-        let from = m.from()?;
+        let Some(from) = m.from() else {
+            continue; // a drop: SAN names no square it comes from
+        };
         // Castling only by its king's squares in full (`e1g1`, `e1c1`), as python-chess's UCI reading.
         let (target, readable) = match m.castling_side() {
             Some(side) => (side.king_to(pos.turn()), full_square),
@@ -738,7 +771,7 @@ pub(crate) fn describe(m: Move, mover: Color) -> MoveLetters {
         }
         Move::Put { role, to } => MoveLetters {
             piece: letter(role, mover),
-            from: to as u8,
+            from: NO_SQUARE,
             to: to as u8,
             ..none
         },

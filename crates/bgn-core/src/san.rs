@@ -19,9 +19,10 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{CastlingSide, Chess, Move, MoveList, Position, Role, Square};
+use shakmaty::{CastlingSide, Move, MoveList, Position, Role, Square};
 
-use crate::replay::{describe, fen_position};
+use crate::replay::describe;
+use crate::variant::{Board, GameVariant};
 
 /// Why a batch's SAN cannot be filled: a batch without the columns needed, or a move that is not
 /// legal where it stands (a damaged lake).
@@ -44,7 +45,8 @@ fn error(message: impl Into<String>) -> FillError {
 /// present) with every null `san` of `moves` and of `variations[].moves` set to the SAN the position
 /// gives. The schema is unchanged.
 ///
-/// `variant` `Chess960` means Chess960 castling, anything else standard chess. A variation (`id`)
+/// `variant` names the rules (`Chess960`: Chess960 castling; `Crazyhouse`, `Atomic`…: lichess's
+/// variants; null: standard chess). A variation (`id`)
 /// starts from the position before the move at index `ply` of its `parent` line (0 is the mainline),
 /// which must come before it in `variations`.
 pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
@@ -75,10 +77,14 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
     for game in 0..games.num_rows() {
         let id = ids.as_ref().and_then(|t| t.get(game));
         let at = Place { game, id };
-        let chess960 = variants.get(game) == Some("Chess960");
+        let variant = match variants.get(game) {
+            None => GameVariant::Standard,
+            Some(name) => GameVariant::of_name(name)
+                .ok_or_else(|| error(format!("{at}: unknown variant '{name}'")))?,
+        };
         let start = match fens.get(game) {
-            None => Chess::default(),
-            Some(fen) => match fen_position(fen.trim(), chess960) {
+            None => Board::start(variant),
+            Some(fen) => match Board::from_fen(fen.trim(), variant) {
                 Ok((pos, _)) => pos,
                 Err(e) => return Err(error(format!("{at}: invalid start_fen '{fen}': {e}"))),
             },
@@ -146,7 +152,7 @@ struct Replay {
     /// Whether positions are kept (the game has variations).
     keep: bool,
     /// The position before each move of each line played so far, line after line.
-    positions: Vec<Chess>,
+    positions: Vec<Board>,
     /// Each line's positions in `positions`, by line id.
     lines: HashMap<i32, Range<usize>>,
     /// The line being played.
@@ -163,7 +169,7 @@ impl Replay {
     }
 
     /// The position variation `id` starts from: its parent's before the move at index `ply`.
-    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<Chess, String> {
+    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<Board, String> {
         self.current = id;
         let Some(range) = self.lines.get(&parent) else {
             return Err(format!("its parent line {parent} does not come before it"));
@@ -179,7 +185,26 @@ impl Replay {
     /// stored text, or the position's SAN where it is null.
     fn line(
         &mut self,
-        mut pos: Chess,
+        pos: Board,
+        moves: &Moves,
+        rows: Range<usize>,
+        out: &mut SanOut,
+        place: impl Fn(usize) -> String,
+    ) -> Result<(), FillError> {
+        match pos {
+            Board::Chess(pos) => self.line_on(pos, Board::Chess, false, moves, rows, out, place),
+            Board::Variant(pos) => self.line_on(pos, Board::Variant, true, moves, rows, out, place),
+        }
+    }
+
+    /// `line` on a position of type `P` (`Chess` itself for standard chess: no dispatch per move),
+    /// which `board` wraps to keep; a `variant`'s `#` is any winning move (shakmaty's suffix).
+    #[allow(clippy::too_many_arguments)]
+    fn line_on<P: Position + Clone>(
+        &mut self,
+        mut pos: P,
+        board: fn(P) -> Board,
+        variant: bool,
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
@@ -188,7 +213,7 @@ impl Replay {
         let first = self.positions.len();
         for (index, row) in rows.enumerate() {
             if self.keep {
-                self.positions.push(pos.clone());
+                self.positions.push(board(pos.clone()));
             }
             let Some((m, candidates)) = moves.legal_move(&pos, row) else {
                 let squares = moves.squares(row);
@@ -208,11 +233,18 @@ impl Replay {
                     let san = San::disambiguate(m, &candidates);
                     pos.play_unchecked(m);
                     let suffix = match pos.is_check() {
+                        _ if variant => Suffix::from_position(&pos),
                         false => None,
                         true if pos.is_checkmate() => Some(Suffix::Checkmate),
                         true => Some(Suffix::Check),
                     };
                     self.san.clear();
+                    if let San::Put {
+                        role: Role::Pawn, ..
+                    } = san
+                    {
+                        self.san.push('P'); // `P@e4`, as lichess writes a pawn drop (shakmaty: `@e4`)
+                    }
                     SanPlus { san, suffix }.append_to_string(&mut self.san);
                     out.append(Some(&self.san));
                 }
@@ -315,7 +347,8 @@ impl SanOut {
     }
 }
 
-/// No square: a null or unreadable `f`/`t`, which no legal move matches.
+/// No square: a null `f` (a drop's, as `replay::NO_SQUARE`), or an unreadable or null `t`, which no
+/// legal move matches.
 const NO_SQUARE: u8 = u8::MAX;
 
 /// A `list<move>` column: its lists, and the fields of all its moves that replay reads.
@@ -397,10 +430,10 @@ impl<'a> Moves<'a> {
     /// The legal move of `pos` that move `row` describes, and the legal moves it was found among: those
     /// of its piece to its square, or the castling moves of its side (all legal moves when the piece
     /// is unknown).
-    fn legal_move(&self, pos: &Chess, row: usize) -> Option<(Move, MoveList)> {
+    fn legal_move<P: Position>(&self, pos: &P, row: usize) -> Option<(Move, MoveList)> {
         let (from, to) = (self.from[row], self.to[row]);
-        if from == NO_SQUARE || to == NO_SQUARE {
-            return None;
+        if to == NO_SQUARE {
+            return None; // a null `from` is a drop's
         }
         let (promote, castle, turn) = (self.promote[row], self.castle[row], pos.turn());
         let candidates = match (castle, Role::from_char(char::from(self.piece[row]))) {
@@ -591,6 +624,41 @@ mod tests {
 
     fn filled(games: &[&str]) -> RecordBatch {
         fill_san(&lake(games)).expect("a lake batch fills")
+    }
+
+    #[test]
+    fn fills_variant_games_drops_and_wins() {
+        let games = [
+            // Crazyhouse: drops, a pawn drop written `P@` as lichess writes it (the source wrote `@f6`).
+            "[Variant \"Crazyhouse\"]\n\n1. e4 d5 2. exd5 Qxd5 3. Nc3 Qxd2+ 4. Bxd2 e6 5. @e5 Bb4 \
+             6. Q@d8+ *",
+            // Atomic: the capture that blows up the black king wins: `#`.
+            "[Variant \"Atomic\"]\n\n1. Nf3 a6 2. Ng5 a5 3. Nxf7 1-0",
+            // Three-check: the third check wins, `#`.
+            "[Variant \"Three-check\"]\n\n1. e4 e5 2. Bc4 Nc6 3. Bxf7+ Kxf7 4. Qh5+ Kf6 5. Qf5# 1-0",
+        ];
+        let batch = filled(&games);
+        assert_eq!(
+            mainline(&batch, 0),
+            all(&[
+                "e4", "d5", "exd5", "Qxd5", "Nc3", "Qxd2+", "Bxd2", "e6", "P@e5", "Bb4", "Q@d8+"
+            ])
+        );
+        assert_eq!(
+            mainline(&batch, 1),
+            all(&["Nf3", "a6", "Ng5", "a5", "Nxf7"]) // as its source wrote it (below)
+        );
+        assert_eq!(
+            mainline(&batch, 2),
+            all(&["e4", "e5", "Bc4", "Nc6", "Bxf7+", "Kxf7", "Qh5+", "Kf6", "Qf5#"])
+        );
+        // The lake stores the source's SAN only where it is not the position's: `@e5` reads as `P@e5`;
+        // a winning move is `#`, which the atomic game's source does not write.
+        let lake = lake(&games);
+        let stored = |i| texts(lake.column_by_name("moves").unwrap().as_list(), i);
+        assert!(stored(0).iter().all(Option::is_none));
+        assert_eq!(stored(1)[4].as_deref(), Some("Nxf7"));
+        assert!(stored(2).iter().all(Option::is_none));
     }
 
     #[test]
