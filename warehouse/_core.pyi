@@ -44,6 +44,25 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
         ply), an unreadable `start_fen`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowArray, ArrowArray]:
+    """`(plies, finals)` of `games` (a record batch holding `moves`, `start_fen`, `variant`; `game_id` for
+    messages), rebuilt from the moves' squares by XOR updates: `plies` (int64, aligned with
+    `games.column("moves").flatten()`) holds the PolyGlot Zobrist key of the position before each move for
+    the first `keyed_plies` plies of each game, null after; `finals` (int64) the key of each game's final
+    position. Keys are PolyGlot's unsigned 64 bits read as signed; games of variants other than `Standard`
+    and `Chess960` get nulls.
+
+    :raises ValueError: for a move its position does not allow (a damaged lake: the message names the game
+        and the ply), an unreadable `start_fen`, or a batch without the columns needed.
+    :raises TypeError: when `games` is not a record batch."""
+
+def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
+    """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position
+    before the move has the PolyGlot key `key` (signed int64), `n_plies` for the final position; null when
+    no position from `from_ply` on has it (an int32 array).
+
+    :raises ValueError: as `position_keys` does."""
+
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]
 # `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.

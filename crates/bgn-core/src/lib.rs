@@ -21,3 +21,4 @@ pub mod repair;
 pub mod replay;
 pub mod san;
 pub mod tags;
+pub mod zobrist;

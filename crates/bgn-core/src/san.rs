@@ -226,7 +226,7 @@ impl Replay {
 }
 
 /// A string column of any of Arrow's string layouts.
-enum Texts<'a> {
+pub(crate) enum Texts<'a> {
     Utf8(&'a GenericStringArray<i32>),
     Large(&'a GenericStringArray<i64>),
     View(&'a StringViewArray),
@@ -234,7 +234,7 @@ enum Texts<'a> {
 }
 
 impl<'a> Texts<'a> {
-    fn of(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>, FillError> {
+    pub(crate) fn of(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>, FillError> {
         Ok(match array.data_type() {
             DataType::Utf8 => Texts::Utf8(array.as_string()),
             DataType::LargeUtf8 => Texts::Large(array.as_string()),
@@ -257,7 +257,7 @@ impl<'a> Texts<'a> {
         }
     }
 
-    fn get(&self, i: usize) -> Option<&'a str> {
+    pub(crate) fn get(&self, i: usize) -> Option<&'a str> {
         match self {
             Texts::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
             Texts::Large(a) => a.is_valid(i).then(|| a.value(i)),
@@ -433,7 +433,7 @@ impl<'a> Moves<'a> {
 
 /// One code per row of a letter or square field (dictionary-encoded as the loader writes it, or
 /// plain strings), `none` for a null.
-fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Vec<u8>, FillError> {
+pub(crate) fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Vec<u8>, FillError> {
     if let Some(dict) = array.as_any_dictionary_opt() {
         let values = Texts::of(dict.values(), "a move field's dictionary")?;
         if values.len() == 0 {
