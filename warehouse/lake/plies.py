@@ -12,15 +12,22 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from warehouse import _core
+
 # The fields of `games.moves` that `plies` carries (docs/schema.md); `san`, `nags` and `comment` stay in
 # `games` only.
 MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "nag", "eval_cp", "eval_mate", "clk")
+# The plies whose position `key` is stored (null after): the openings, where books, the explorer and most
+# searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
+# why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
+KEYED_PLIES = 10
 
 
-def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
+def plies_of(games: pa.RecordBatch, keys: pa.Array | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
-    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), then the
-    move's fields."""
+    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
+    fields, then `key`: the PolyGlot key of the position before the move, for the first `KEYED_PLIES` (null
+    after; `keys` when the caller has them, `warehouse.lake.positions.derive`; needs `start_fen`, `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -30,10 +37,11 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     flat: pa.StructArray = moves.flatten()
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
+    columns.append(pa.array(_core.position_keys(games, KEYED_PLIES)[0]) if keys is None else keys)
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
 
 def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
-    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS])
+    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS] + [pa.field("key", pa.int64())])

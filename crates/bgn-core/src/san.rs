@@ -453,10 +453,13 @@ pub(crate) fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Re
             })
             .collect());
     }
-    let texts = Texts::of(array, "a move field")?;
-    Ok((0..texts.len())
-        .map(|i| texts.get(i).map_or(none, &code))
-        .collect())
+    // One match per column, not per row: plain strings are what DuckDB hands over.
+    Ok(match Texts::of(array, "a move field")? {
+        Texts::Utf8(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::Large(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::View(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::Null(n) => vec![none; n],
+    })
 }
 
 /// The `variations` column: the lines of each game.

@@ -93,10 +93,24 @@ fn piece_of(code: u8) -> Piece {
     Piece { color, role }
 }
 
-/// The board code of a piece letter (`P`…`k`), `NONE` for anything else.
+/// The board code of each piece letter (`P`…`k`), `NONE` for any other byte.
+const LETTER_CODES: [u8; 256] = {
+    let mut codes = [NONE; 256];
+    let letters = *b"PNBRQKpnbrqk";
+    let mut i = 0;
+    while i < 12 {
+        codes[letters[i] as usize] = i as u8 + 1;
+        i += 1;
+    }
+    codes
+};
+
 fn letter_code(letter: u8) -> u8 {
-    Piece::from_char(char::from(letter)).map_or(NONE, code_of)
+    LETTER_CODES[usize::from(letter)]
 }
+
+const WHITE_PAWN: u8 = 1;
+const BLACK_PAWN: u8 = 7;
 
 /// One position, with its key kept up to date.
 struct Board {
@@ -159,11 +173,11 @@ impl Board {
             // The pawn that stepped stands one rank past `ep`, seen from the side to move.
             let pawn_rank = if self.white { 4 } else { 3 };
             let file = self.ep % 8;
-            let pawn = if self.white { b'P' } else { b'p' };
+            let pawn = if self.white { WHITE_PAWN } else { BLACK_PAWN };
             let beside = [file.wrapping_sub(1), file + 1]
                 .into_iter()
                 .filter(|&f| f < 8)
-                .any(|f| self.squares[usize::from(pawn_rank * 8 + f)] == letter_code(pawn));
+                .any(|f| self.squares[usize::from(pawn_rank * 8 + f)] == pawn);
             if beside {
                 key ^= t.ep_file[usize::from(file)];
             }
