@@ -63,6 +63,12 @@ def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> Arrow
 
     :raises ValueError: as `position_keys` does."""
 
+def fen_key(fen: str, chess960: bool = False) -> int:
+    """The PolyGlot Zobrist key of `fen`'s position (signed int64, as the lake stores keys), by the same
+    rules as `position_keys`; `chess960` reads its castling rights as Chess960's (Shredder or X-FEN letters).
+
+    :raises ValueError: for a FEN that is not a legal position."""
+
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]
 # `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.

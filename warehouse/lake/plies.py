@@ -23,11 +23,11 @@ MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "nag", "eval_cp", "
 KEYED_PLIES = 10
 
 
-def plies_of(games: pa.RecordBatch, keys: pa.Array | None = None) -> pa.RecordBatch:
+def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
     fields, then `key`: the PolyGlot key of the position before the move, for the first `KEYED_PLIES` (null
-    after; `keys` when the caller has them, `warehouse.lake.positions.derive`; needs `start_fen`, `variant`)."""
+    after; `position_keys` when the caller has them, `warehouse.lake.positions.derive`; needs `start_fen`, `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -37,7 +37,9 @@ def plies_of(games: pa.RecordBatch, keys: pa.Array | None = None) -> pa.RecordBa
     flat: pa.StructArray = moves.flatten()
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
-    columns.append(pa.array(_core.position_keys(games, KEYED_PLIES)[0]) if keys is None else keys)
+    if position_keys is None:
+        position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
+    columns.append(position_keys)
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
 

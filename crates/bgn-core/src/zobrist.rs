@@ -447,6 +447,13 @@ pub fn find_position(games: &RecordBatch, key: i64, from_ply: usize) -> Result<I
     Ok(found.finish())
 }
 
+/// The PolyGlot key (signed) of a FEN's position; `chess960` reads its castling rights as Chess960's.
+pub fn fen_key(fen: &str, chess960: bool) -> Result<i64, KeyError> {
+    let (pos, _) =
+        fen_position(fen.trim(), chess960).map_err(|e| error(format!("invalid FEN '{fen}': {e}")))?;
+    Ok(Board::new(&pos).key as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

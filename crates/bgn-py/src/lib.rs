@@ -368,6 +368,13 @@ fn find_position(
     })
 }
 
+/// The PolyGlot key (as int64) of the position of `fen`; `chess960` reads its castling as Chess960's.
+#[pyfunction]
+#[pyo3(signature = (fen, chess960=false))]
+fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
+    zobrist::fen_key(fen, chess960).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -376,6 +383,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
+    m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
