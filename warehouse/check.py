@@ -6,8 +6,9 @@ the committed records list, with the rows they list, that every `games/` file ha
 holding as many plies as its games' `n_plies` add up to (with `--full`: exactly the plies its games'
 moves give, and the games' position columns, `warehouse.lake.positions`, what their moves give), that
 every live load reconciles (seen = written + rejected + duplicates, its rejects file holding one line
-per reject), that every record of `_loads/` can be read, and that no `game_id` appears twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
-the lake cannot be opened (missing, a file, a folder holding no lake).
+per reject), that every record of `_loads/` can be read, and that no `game_id` appears twice. Prints one
+line per problem and exits 1 when there is any, 0 otherwise; 2 when the lake cannot be opened (missing, a
+file, a folder holding no lake).
 """
 
 from __future__ import annotations
@@ -105,7 +106,9 @@ def _disagreements(rel: str, games: pa.Table, twin: str, plies: pa.Table, full: 
             return [f"{twin}: its plies differ from the moves of the games of {rel}"]
         positions = pa.Table.from_batches([g.select(GAME_COLUMNS) for g, _ in derived])
         if games.num_rows and not positions.equals(games.select(GAME_COLUMNS)):
-            return [f"{rel}: its position columns ({', '.join(GAME_COLUMNS)}) differ from what its moves give"]
+            return [
+                f"{rel}: its position columns ({', '.join(GAME_COLUMNS)}) differ from what its moves give"
+            ]
     return []
 
 

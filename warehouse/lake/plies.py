@@ -26,8 +26,9 @@ KEYED_PLIES = 10
 def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
-    fields, then `key`: the PolyGlot key of the position before the move, for the first `KEYED_PLIES` (null
-    after; `position_keys` when the caller has them, `warehouse.lake.positions.derive`; needs `start_fen`, `variant`)."""
+    fields, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`, null
+    after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`; else computed
+    from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)

@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from warehouse import _core
-from warehouse.lake.plies import KEYED_PLIES, plies_of
 from warehouse.lake.openings import opening_table
+from warehouse.lake.plies import KEYED_PLIES, plies_of
 
 # Every ply: the classification needs all of a game's positions, the plies table stores the first ones.
 ALL_PLIES = 1 << 30

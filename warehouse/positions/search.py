@@ -57,6 +57,7 @@ def search(
     en-passant file, as PolyGlot keys them; move counters ignored): `game_id`, `ply` (the first ply index
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
     `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`).
+    `con`, when given, is a `warehouse.connect(lake)` connection to reuse.
 
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
@@ -70,9 +71,10 @@ def search(
         found = pa.concat_tables([found, replayed(Lake.open(lake), key)])
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
+    columns = ", ".join(f"any_value(games.{c}) as {c}" for c in GAME_COLUMNS)
     return con.sql(
         f"""
-        select games.game_id, min(found.ply) as ply, {", ".join(f"any_value(games.{c}) as {c}" for c in GAME_COLUMNS)}
+        select games.game_id, min(found.ply) as ply, {columns}
         from positions_found as found
         join games on games.game_key = found.game_key
         where true {where}
@@ -101,16 +103,21 @@ def replayed(lake: Lake, key: int) -> pa.Table:
     files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         parts = list(pool.map(lambda rel: replay_file(lake, rel, key), files))
-    return pa.concat_tables([pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())}), *parts])
+    return pa.concat_tables(
+        [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())}), *parts]
+    )
 
 
 def replay_file(lake: Lake, rel: str, key: int) -> pa.Table:
     """The matches of one `games/` file (see `replayed`): its games' start positions, its twin's moves."""
-    games = pq.read_table(lake.path(rel), columns=["game_key", "start_fen", "variant", "n_plies"], filesystem=lake.fs)
+    games = pq.read_table(
+        lake.path(rel), columns=["game_key", "start_fen", "variant", "n_plies"], filesystem=lake.fs
+    )
     plies = pq.read_table(lake.path(plies_twin(rel)), columns=list(MOVE_FIELDS), filesystem=lake.fs)
     offsets = np.concatenate([[0], np.cumsum(games["n_plies"].to_numpy())]).astype(np.int32)
     moves = pa.ListArray.from_arrays(
-        pa.array(offsets), pa.StructArray.from_arrays([plies[f].combine_chunks() for f in MOVE_FIELDS], MOVE_FIELDS)
+        pa.array(offsets),
+        pa.StructArray.from_arrays([plies[f].combine_chunks() for f in MOVE_FIELDS], MOVE_FIELDS),
     )
     batch = pa.record_batch(
         [moves, games["start_fen"].combine_chunks(), games["variant"].combine_chunks()],
