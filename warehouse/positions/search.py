@@ -62,8 +62,8 @@ def search(
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
     con = con or connect(lake)
-    columns = {row[0] for row in con.sql("describe games").fetchall()}
-    unknown = sorted(set(filters) - columns)
+    known = {row[0] for row in con.sql("describe games").fetchall()}
+    unknown = sorted(set(filters) - known)
     if unknown:
         raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
     found = stored(con, key)
