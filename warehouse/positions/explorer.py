@@ -12,9 +12,6 @@ import polars as pl
 from warehouse.positions.search import position_key
 from warehouse.sql import connect, question_text
 
-# The explorer's filters: its variables are `explorer_<name>`.
-FILTERS = ("speed", "min_rating", "max_rating", "since", "until", "player")
-
 
 def explore(
     fen: str,
@@ -34,8 +31,8 @@ def explore(
     :raises InputError: for a FEN that is not a legal position."""
     position_key(fen)  # a FEN the SQL would silently key wrong is refused in one line
     con = con or connect(lake)
-    values = {"fen": fen, "speed": speed, "min_rating": min_rating, "max_rating": max_rating}
-    values |= {"since": since, "until": until, "player": player}
+    values: dict[str, str | int | dt.date | None] = {"fen": fen, "speed": speed, "player": player}
+    values |= {"min_rating": min_rating, "max_rating": max_rating, "since": since, "until": until}
     for name, value in values.items():
         con.execute(f"set variable explorer_{name} = $value", {"value": value})
     return con.sql(question_text("explorer")).pl()
