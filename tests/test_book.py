@@ -8,6 +8,7 @@ first 10 plies from the PGN text.
 from __future__ import annotations
 
 import io
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +61,7 @@ def expected_book(texts: list[str], only: Callable[[chess.pgn.Headers], bool] | 
             if ply >= STORED_PLIES:
                 break
             key = chess.polyglot.zobrist_hash(board)
-            row = rows[key - SIGNED if key >= 1 << 63 else key, move.uci()]
+            row = rows[signed(key), move.uci()]
             row["games"] += 1
             if result:
                 row[result] += 1
@@ -69,6 +70,10 @@ def expected_book(texts: list[str], only: Callable[[chess.pgn.Headers], bool] | 
             row["sans"].add((board.fen(), board.san(move)))
             board.push(move)
     return rows
+
+
+def signed(key: int) -> int:
+    return key - SIGNED if key >= 1 << 63 else key
 
 
 def book(lake: Path, out: Path, *options: str) -> Path:
@@ -104,13 +109,12 @@ def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]],
     for san in ("e4", "e5", "Nf3"):
         with chess.polyglot.open_reader(path) as reader:
             entries = {e.move.uci(): e.weight for e in reader.find_all(board)}
-        key = chess.polyglot.zobrist_hash(board)
-        signed = key - SIGNED if key >= 1 << 63 else key
+        key = signed(chess.polyglot.zobrist_hash(board))
         white = board.turn == chess.WHITE
         expected = {}
         for (k, uci), w in want.items():
             weight = 2 * (w["white_wins"] if white else w["black_wins"]) + w["draws"]
-            if k == signed and weight:
+            if k == key and weight:
                 expected[uci] = min(weight, 0xFFFF)
         assert entries == expected and entries, san
         board.push_san(san)
@@ -129,3 +133,41 @@ def test_merged_halves_equal_the_whole(halves: list[tuple[Path, list[str]]], tmp
         for name in ("white_wins", "draws", "black_wins", "games", "rated", "first_date", "last_date"):
             assert a[name] == b[name], (name, a, b)
         assert a["mean_rating"] == pytest.approx(b["mean_rating"])
+
+
+def test_opening_graph(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """Every edge of the graph is a move of python-chess's book played in at least the minimum share of all
+    games, labelled with its share of the games at its position; every node links to its board's SVG."""
+    lake, texts = halves[0]
+    want = expected_book(texts)
+    run = support.run_module(
+        "loaders.opening_graph", ["--lake", lake, tmp_path / "tree.dot", "--min-share", "0.05"]
+    )
+    assert run.returncode == 0, run.stderr
+    dot = (tmp_path / "tree.dot").read_text()
+    start = signed(chess.polyglot.zobrist_hash(chess.Board()))
+    at: defaultdict[int, int] = defaultdict(int)
+    for (k, _), w in want.items():
+        at[k] += w["games"]
+    expected, frontier, seen = set(), [start], {start}
+    while frontier:  # the moves of at least 5% of all games, from the start on
+        k = frontier.pop()
+        for (key, uci), w in want.items():
+            if key != k or w["games"] / at[start] < 0.05:
+                continue
+            fen, san = next(iter(w["sans"]))
+            board = chess.Board(fen)
+            board.push_uci(uci)
+            child = signed(chess.polyglot.zobrist_hash(board))
+            expected.add((k, child, san, f"{w['games'] / at[k]:.0%}"))
+            if child not in seen:
+                seen.add(child)
+                frontier.append(child)
+    pattern = r'"(-?\d+)" -> "(-?\d+)" \[label="(\S+) (\d+%)"\]'
+    edges = {(int(m[1]), int(m[2]), m[3], m[4]) for m in re.finditer(pattern, dot)}
+    assert edges == expected and len(expected) > 3
+    svg = (tmp_path / "tree.svg").read_text()
+    nodes = re.findall(r'^  "(-?\d+)" \[label=', dot, re.M)
+    for key in nodes:
+        assert f"tree_boards/{key}.svg" in svg
+        assert (tmp_path / "tree_boards" / f"{key}.svg").read_text().startswith("<svg")
