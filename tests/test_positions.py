@@ -227,3 +227,28 @@ def test_search_command(lake: Path, games: list[tuple[dict, Replayed]], tmp_path
         assert key in keys
     bad = support.run_module("loaders.positions", ["--lake", lake, "not a fen"])
     support.one_line_error(bad, "invalid FEN")
+
+
+def test_opening_tables_exported(tmp_path: Path) -> None:
+    """The code map holds each (code, ECO, name) of python-chess's reading of the table once; the ECO book
+    each line, with the FEN its moves reach."""
+    run = support.run_module("loaders.openings", [tmp_path])
+    assert run.returncode == 0, run.stderr
+    with (tmp_path / "opening_codes.tsv").open() as f:
+        codes = list(csv.DictReader(f, delimiter="\t"))
+    named = opening_positions()
+    assert {(r["code"], r["eco"], r["name"]) for r in codes} >= {(c, e, n) for e, n, c in named.values()}
+    assert len({r["code"] for r in codes}) == len(codes)
+    assert all(len(r["code"]) == 6 and r["code"].startswith(r["eco"]) for r in codes)
+    with (tmp_path / "eco_book.tsv").open() as f:
+        book = list(csv.DictReader(f, delimiter="\t"))
+    assert (
+        len(book)
+        == sum(
+            1 for path in (REPO / "warehouse" / "data" / "chess-openings").glob("*.tsv") for _ in path.open()
+        )
+        - 5
+    )
+    assert {signed(chess.polyglot.zobrist_hash(chess.Board(r["fen"]))) for r in book} == set(named)
+    again = support.run_module("loaders.openings", [tmp_path])
+    support.one_line_error(again, "exists")
