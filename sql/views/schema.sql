@@ -85,13 +85,14 @@ set variable chess_games_source = if(
     'select null::bigint as game_key, null::varchar as type, null::bigint as year, null::bigint as month, '
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
     || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, '
-    || 'null::integer as moves, null::integer as variations, null::integer as headers where false'
+    || 'null::integer as moves, null::integer as variations, null::integer as headers, '
+    || 'null::bigint as final_key where false'
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
-    'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk '
-    || 'where false'
+    'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
+    || 'null::bigint as key where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
