@@ -77,7 +77,9 @@ def main() -> None:
     wall, used = time.perf_counter(), cpu()
     book = build(con)
     wall, used = time.perf_counter() - wall, cpu() - used
-    print(f"book: {book.num_rows:,} rows, {wall:.2f} s wall, {used:.2f} s CPU, {games / used:,.0f} games/CPU-s")
+    print(
+        f"book: {book.num_rows:,} rows, {wall:.2f} s wall, {used:.2f} s CPU, {games / used:,.0f} games/CPU-s"
+    )
 
     for ply, fen in PROBES.items():
         for deep in (False, True):
@@ -100,7 +102,10 @@ def main() -> None:
     plies_sizes = bytes_per_game(lake, "plies", ("key",))
     games_sizes = bytes_per_game(lake, "games", ("final_key", "opening_eco", "opening_name", "opening_code"))
     n = games_sizes.pop("games")
-    for name, size in {**{f"plies.{k}": v for k, v in plies_sizes.items() if k != "games"}, **games_sizes}.items():
+    for name, size in {
+        **{f"plies.{k}": v for k, v in plies_sizes.items() if k != "games"},
+        **games_sizes,
+    }.items():
         print(f"{name}: {size / n:.1f} B/game")
 
 

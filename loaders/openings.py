@@ -19,7 +19,9 @@ from warehouse.positions.openings import code_map, eco_book, write_tsv
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = cli.OneLineParser(prog="python -m loaders.openings", description=cli.paragraph(__doc__))
-    p.add_argument("out", metavar="OUT_DIR", type=cli.location, help="the folder to write them in (made if needed)")
+    p.add_argument(
+        "out", metavar="OUT_DIR", type=cli.location, help="the folder to write them in (made if needed)"
+    )
     return p.parse_args(argv)
 
 

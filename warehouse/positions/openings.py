@@ -29,7 +29,9 @@ def eco_book() -> list[dict[str, str]]:
         if game is None:
             raise ValueError(f"chess-openings: unreadable line {line['pgn']!r}")
         fen = game.end().board().fen()
-        rows.append({"eco": line["eco"], "name": line["name"], "code": line["code"], "fen": fen, "pgn": line["pgn"]})
+        rows.append(
+            {"eco": line["eco"], "name": line["name"], "code": line["code"], "fen": fen, "pgn": line["pgn"]}
+        )
     return rows
 
 

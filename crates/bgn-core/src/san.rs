@@ -149,9 +149,11 @@ pub fn moves_at(games: &RecordBatch, plies: &[i32]) -> Result<MovesAt, FillError
         let chess960 = variants.get(game) == Some("Chess960");
         let mut pos = match fens.get(game) {
             None => Chess::default(),
-            Some(fen) => fen_position(fen.trim(), chess960)
-                .map_err(|e| error(format!("{at}: invalid start_fen '{fen}': {e}")))?
-                .0,
+            Some(fen) => {
+                fen_position(fen.trim(), chess960)
+                    .map_err(|e| error(format!("{at}: invalid start_fen '{fen}': {e}")))?
+                    .0
+            }
         };
         let rows = mainline.rows(game);
         let target = usize::try_from(ply)
@@ -160,12 +162,22 @@ pub fn moves_at(games: &RecordBatch, plies: &[i32]) -> Result<MovesAt, FillError
             .ok_or_else(|| error(format!("{at}: no move at index {ply}")))?;
         for (index, row) in rows.enumerate() {
             let (m, _) = mainline.legal_move(&pos, row).ok_or_else(|| {
-                error(format!("{}: no legal move goes {}", at.ply(index, 0), mainline.squares(row)))
+                error(format!(
+                    "{}: no legal move goes {}",
+                    at.ply(index, 0),
+                    mainline.squares(row)
+                ))
             })?;
             if index == target {
-                out.fens.push(Fen::from_position(&pos, EnPassantMode::Legal).to_string());
-                out.sans.push(SanPlus::from_move(pos.clone(), m).to_string());
-                let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+                out.fens
+                    .push(Fen::from_position(&pos, EnPassantMode::Legal).to_string());
+                out.sans
+                    .push(SanPlus::from_move(pos.clone(), m).to_string());
+                let mode = if chess960 {
+                    CastlingMode::Chess960
+                } else {
+                    CastlingMode::Standard
+                };
                 out.ucis.push(m.to_uci(mode).to_string());
                 break;
             }
@@ -495,7 +507,11 @@ impl<'a> Moves<'a> {
 
 /// One code per row of a letter or square field (dictionary-encoded as the loader writes it, or
 /// plain strings), `none` for a null.
-pub(crate) fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Vec<u8>, FillError> {
+pub(crate) fn codes(
+    array: &ArrayRef,
+    none: u8,
+    code: impl Fn(&str) -> u8,
+) -> Result<Vec<u8>, FillError> {
     if let Some(dict) = array.as_any_dictionary_opt() {
         let values = Texts::of(dict.values(), "a move field's dictionary")?;
         if values.len() == 0 {

@@ -213,8 +213,7 @@ impl Board {
             let rook_code = self.squares[usize::from(rook)];
             self.toggle(piece, from);
             self.toggle(rook_code, rook);
-            if self.squares[usize::from(to)] != NONE || self.squares[usize::from(rook_to)] != NONE
-            {
+            if self.squares[usize::from(to)] != NONE || self.squares[usize::from(rook_to)] != NONE {
                 return Err("castling onto an occupied square".to_owned());
             }
             self.toggle(piece, to);
@@ -358,9 +357,11 @@ impl<'a> Games<'a> {
         };
         let start = match self.fens.get(game) {
             None => Chess::default(),
-            Some(fen) => fen_position(fen.trim(), chess960)
-                .map_err(|e| error(format!("{}: invalid start_fen '{fen}': {e}", name())))?
-                .0,
+            Some(fen) => {
+                fen_position(fen.trim(), chess960)
+                    .map_err(|e| error(format!("{}: invalid start_fen '{fen}': {e}", name())))?
+                    .0
+            }
         };
         let mut board = Board::new(&start);
         let m = &self.moves;
@@ -371,7 +372,13 @@ impl<'a> Games<'a> {
                 return Ok(true);
             }
             board
-                .play(m.piece[row], m.from[row], m.to[row], m.promote[row], m.castle[row])
+                .play(
+                    m.piece[row],
+                    m.from[row],
+                    m.to[row],
+                    m.promote[row],
+                    m.castle[row],
+                )
                 .map_err(|why| error(format!("{}, ply {}: {why}", name(), row - first + 1)))?;
         }
         visit(rows.len(), board.key);
@@ -431,7 +438,11 @@ pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, Ke
 
 /// For each game of `games`, the first ply from `from_ply` on whose position (before the move; the
 /// final position is ply `n_plies`) has key `key`; null when none has, and for other variants.
-pub fn find_position(games: &RecordBatch, key: i64, from_ply: usize) -> Result<Int32Array, KeyError> {
+pub fn find_position(
+    games: &RecordBatch,
+    key: i64,
+    from_ply: usize,
+) -> Result<Int32Array, KeyError> {
     let g = Games::of(games)?;
     let mut found = Int32Builder::with_capacity(games.num_rows());
     for game in 0..games.num_rows() {
@@ -449,8 +460,8 @@ pub fn find_position(games: &RecordBatch, key: i64, from_ply: usize) -> Result<I
 
 /// The PolyGlot key (signed) of a FEN's position; `chess960` reads its castling rights as Chess960's.
 pub fn fen_key(fen: &str, chess960: bool) -> Result<i64, KeyError> {
-    let (pos, _) =
-        fen_position(fen.trim(), chess960).map_err(|e| error(format!("invalid FEN '{fen}': {e}")))?;
+    let (pos, _) = fen_position(fen.trim(), chess960)
+        .map_err(|e| error(format!("invalid FEN '{fen}': {e}")))?;
     Ok(Board::new(&pos).key as i64)
 }
 
