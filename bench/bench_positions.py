@@ -71,7 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     lake = build_lake(args.games)
     con = connect(lake)
-    games = con.sql("select count(*) from games").fetchone()[0]  # type: ignore[index]
+    ((games,),) = con.sql("select count(*) from games").fetchall()
     print(f"{lake}: {games:,} games; load average {os.getloadavg()[0]:.2f}")
 
     wall, used = time.perf_counter(), cpu()
