@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import InputError
+from warehouse.lake.plies import KEYED_PLIES
+from warehouse.positions.search import MOVE_FIELDS, moves_list
 
 BOOK_SCHEMA = pa.schema(
     [
@@ -116,19 +119,32 @@ def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Ta
 
 
 def describe(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> tuple[list[str], list[str]]:
-    """The FEN and SAN of each book row, from one game that played it (`sample_game`, `sample_ply`)."""
-    con.register("book_samples", rows.select(["sample_game"]))
-    games = con.sql(
-        "select game_key, moves, start_fen, variant from games "
-        "where game_key in (select sample_game from book_samples) order by game_key"
-    ).to_arrow_table()
-    con.unregister("book_samples")
+    """The FEN and SAN of each book row, from one game that played it (`sample_game`, `sample_ply`), replayed
+    from its stored plies (a scan of the few move columns of `plies`, not of `games.moves`)."""
     if rows.num_rows == 0:
         return [], []
+    con.register("book_samples", rows.select(["sample_game"]))
+    try:
+        plies = con.sql(
+            f"select game_key, {', '.join(MOVE_FIELDS)} from plies where ply < {KEYED_PLIES} "
+            "and game_key in (select sample_game from book_samples) order by game_key, ply"
+        ).to_arrow_table()
+        games = con.sql(
+            "select game_key, start_fen, variant from games "
+            "where game_key in (select sample_game from book_samples) order by game_key"
+        ).to_arrow_table()
+    finally:
+        con.unregister("book_samples")
     keys = games["game_key"].to_numpy()
-    at = keys.searchsorted(rows["sample_game"].to_numpy())
-    batch = games.take(pa.array(at)).combine_chunks().to_batches()[0]
-    fens, sans, _ = _core.moves_at(batch, rows["sample_ply"].to_pylist())
+    counts = np.bincount(keys.searchsorted(plies["game_key"].to_numpy()), minlength=len(keys))
+    columns = [
+        moves_list(plies, counts),
+        games["start_fen"].combine_chunks(),
+        games["variant"].combine_chunks(),
+    ]
+    batch = pa.record_batch(columns, names=["moves", "start_fen", "variant"])
+    samples = batch.take(pa.array(keys.searchsorted(rows["sample_game"].to_numpy())))
+    fens, sans, _ = _core.moves_at(samples, rows["sample_ply"].to_pylist())
     return fens, sans
 
 

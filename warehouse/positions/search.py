@@ -108,17 +108,23 @@ def replayed(lake: Lake, key: int) -> pa.Table:
     )
 
 
+def moves_list(plies: pa.Table, counts: np.ndarray) -> pa.ListArray:
+    """The `moves` lists the kernels replay (`MOVE_FIELDS`, and `san` null: the position gives it) of games
+    whose plies are `plies` (`MOVE_FIELDS` columns), `counts[i]` of them for game i, in order."""
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    fields = [plies[f].combine_chunks() for f in MOVE_FIELDS] + [pa.nulls(plies.num_rows, pa.string())]
+    return pa.ListArray.from_arrays(
+        pa.array(offsets), pa.StructArray.from_arrays(fields, [*MOVE_FIELDS, "san"])
+    )
+
+
 def replay_file(lake: Lake, rel: str, key: int) -> pa.Table:
     """The matches of one `games/` file (see `replayed`): its games' start positions, its twin's moves."""
     games = pq.read_table(
         lake.path(rel), columns=["game_key", "start_fen", "variant", "n_plies"], filesystem=lake.fs
     )
     plies = pq.read_table(lake.path(plies_twin(rel)), columns=list(MOVE_FIELDS), filesystem=lake.fs)
-    offsets = np.concatenate([[0], np.cumsum(games["n_plies"].to_numpy())]).astype(np.int32)
-    moves = pa.ListArray.from_arrays(
-        pa.array(offsets),
-        pa.StructArray.from_arrays([plies[f].combine_chunks() for f in MOVE_FIELDS], MOVE_FIELDS),
-    )
+    moves = moves_list(plies, games["n_plies"].to_numpy())
     batch = pa.record_batch(
         [moves, games["start_fen"].combine_chunks(), games["variant"].combine_chunks()],
         names=["moves", "start_fen", "variant"],
