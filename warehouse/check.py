@@ -99,6 +99,9 @@ def _disagreements(rel: str, games: pa.Table, twin: str, plies: pa.Table, full: 
     if not np.array_equal(plies["game_key"].to_numpy(), expected_keys):
         return [f"{twin}: its plies are not those of the games of {rel}, in their order (game_key)"]
     if full:
+        missing = [name for name in GAME_COLUMNS if name not in games.column_names]
+        if missing:
+            return [f"{rel}: no {', '.join(missing)} (written before the position columns): reload its games"]
         derived = [derive(b) for b in games.to_batches()]
         expected = pa.Table.from_batches([p for _, p in derived], plies.schema)
         plain = plain_schema(plies.schema)
