@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import chess.polyglot
 from oracle import game_row, read_games, rejection
 
 Row = dict[str, Any]
@@ -41,6 +42,7 @@ class Game:
     row: Row
     checks: list[bool]
     white_leads: list[int]
+    keys: list[int]  # PolyGlot key of the position before each move (chess.polyglot.zobrist_hash)
 
     @property
     def moves(self) -> list[Row]:
@@ -64,12 +66,13 @@ def replay(path: Path) -> tuple[Game, ...]:
         if rejection(game) is not None:
             continue
         board = game.board()
-        checks, leads = [], []
+        checks, leads, keys = [], [], []
         for move in game.mainline_moves():
+            keys.append(chess.polyglot.zobrist_hash(board))
             board.push(move)
             checks.append(board.is_check())
             leads.append(material(board, chess.WHITE) - material(board, chess.BLACK))
-        games.append(Game(row=game_row(game), checks=checks, white_leads=leads))
+        games.append(Game(row=game_row(game), checks=checks, white_leads=leads, keys=keys))
     return tuple(games)
 
 
@@ -400,6 +403,38 @@ def count_variants(games: tuple[Game, ...]) -> list[Row]:
         row["explosions"] = sum(move["blast"] is not None for move in moves)
         rows.append(row)
     return sorted(rows, key=lambda row: (-row["games"], row["variant"]))
+
+
+def count_explorer(games: tuple[Game, ...]) -> list[Row]:
+    """The explorer of the starting position (explorer_fen unset), over its first 10 plies' positions."""
+    start = chess.polyglot.zobrist_hash(chess.Board())
+    played: defaultdict[str, list[tuple[Game, int]]] = defaultdict(list)
+    for game in games:
+        for ply, key in enumerate(game.keys[:10]):
+            if key == start:
+                move = game.moves[ply]
+                played[move["f"] + move["t"] + (move["promote"] or "").lower()].append((game, ply))
+    rows = []
+    for uci, plays in played.items():
+        results = Counter(game.row["result"] for game, _ in plays)
+        elos = [(w + b) / 2 for w, b in (game.elos for game, _ in plays) if w is not None and b is not None]
+        evals = [game.moves[ply]["eval_cp"] for game, ply in plays if game.moves[ply]["eval_cp"] is not None]
+        thinks = [float(t) for game, ply in plays if (t := think_time(game, ply)) is not None]
+        dates = [game.row["datetime"] for game, _ in plays if game.row["datetime"] is not None]
+        rows.append(
+            {
+                "uci": uci,
+                "games": len(plays),
+                "white_wins": results["W"],
+                "draws": results["D"],
+                "black_wins": results["B"],
+                "mean_elo": mean(elos),
+                "mean_eval_cp": mean(evals),
+                "mean_think": mean(thinks),
+                "first_played": min(dates).strftime("%Y-%m-%d %H:%M:%S") if dates else None,
+            }
+        )
+    return sorted(rows, key=lambda row: (-row["games"], row["uci"]))
 
 
 def grouped(games: Iterable[Game], key: Callable[[Game], Any]) -> dict[Any, list[Game]]:

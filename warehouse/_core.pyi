@@ -45,6 +45,40 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
         ply), an unreadable `start_fen`, an unknown `variant`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowArray, ArrowArray]:
+    """`(plies, finals)` of `games` (a record batch holding `moves`, `start_fen`, `variant`; `game_id` for
+    messages), rebuilt from the moves' squares by XOR updates: `plies` (int64, aligned with
+    `games.column("moves").flatten()`) holds the PolyGlot Zobrist key of the position before each move for
+    the first `keyed_plies` plies of each game, null after; `finals` (int64) the key of each game's final
+    position. Keys are PolyGlot's unsigned 64 bits read as signed; games of variants other than `Standard`
+    and `Chess960` get nulls.
+
+    :raises ValueError: for a move its position does not allow (a damaged lake: the message names the game
+        and the ply), an unreadable `start_fen`, or a batch without the columns needed.
+    :raises TypeError: when `games` is not a record batch."""
+
+def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
+    """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position
+    before the move has the PolyGlot key `key` (signed int64), `n_plies` for the final position; null when
+    no position from `from_ply` on has it (an int32 array).
+
+    :raises ValueError: as `position_keys` does."""
+
+def moves_at(games: ArrowArrayExportable, plies: list[int]) -> tuple[list[str], list[str], list[str]]:
+    """`(fens, sans, ucis)`: for each game of `games` (a record batch as `fill_san` takes), the FEN of the
+    position before its mainline move at index `plies[i]` (en passant written when a legal capture exists, as
+    python-chess writes it), that move's SAN (`+`/`#` included) and its UCI (Chess960 castling as king takes
+    rook), replaying the game from its squares.
+
+    :raises ValueError: for a ply past the game's end, a move no legal move matches, or a batch without the
+        columns needed."""
+
+def fen_key(fen: str, chess960: bool = False) -> int:
+    """The PolyGlot Zobrist key of `fen`'s position (signed int64, as the lake stores keys), by the same
+    rules as `position_keys`; `chess960` reads its castling rights as Chess960's (Shredder or X-FEN letters).
+
+    :raises ValueError: for a FEN that is not a legal position."""
+
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]
 # `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.

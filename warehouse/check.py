@@ -4,10 +4,11 @@ Checks that every data file is readable (its footer and `game_id` column; every 
 that the files of each table share one schema, that the files on disk of both tables are exactly those
 the committed records list, with the rows they list, that every `games/` file has its `plies/` twin
 holding as many plies as its games' `n_plies` add up to (with `--full`: exactly the plies its games'
-moves give), that every live load reconciles (seen = written + rejected + duplicates, its rejects file
-holding one line per reject), that every record of `_loads/` can be read, and that no `game_id` appears
-twice. Prints one line per problem and exits 1 when there is any, 0 otherwise; 2 when
-the lake cannot be opened (missing, a file, a folder holding no lake).
+moves give, and the games' position columns, `warehouse.lake.positions`, what their moves give), that
+every live load reconciles (seen = written + rejected + duplicates, its rejects file holding one line
+per reject), that every record of `_loads/` can be read, and that no `game_id` appears twice. Prints one
+line per problem and exits 1 when there is any, 0 otherwise; 2 when the lake cannot be opened (missing, a
+file, a folder holding no lake).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from warehouse.lake.dedup import encode_ids
 from warehouse.lake.layout import GAMES, PLIES, plies_twin, record_path
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import plain_schema
-from warehouse.lake.plies import plies_of
+from warehouse.lake.positions import GAME_COLUMNS, derive
 from warehouse.lake.records import Records
 
 
@@ -98,10 +99,19 @@ def _disagreements(rel: str, games: pa.Table, twin: str, plies: pa.Table, full: 
     if not np.array_equal(plies["game_key"].to_numpy(), expected_keys):
         return [f"{twin}: its plies are not those of the games of {rel}, in their order (game_key)"]
     if full:
-        expected = pa.Table.from_batches([plies_of(b) for b in games.to_batches()])
+        missing = [name for name in GAME_COLUMNS if name not in games.column_names]
+        if missing:
+            return [f"{rel}: no {', '.join(missing)} (written before the position columns): reload its games"]
+        derived = [derive(b) for b in games.to_batches()]
+        expected = pa.Table.from_batches([p for _, p in derived], plies.schema)
         plain = plain_schema(plies.schema)
         if not expected.cast(plain).equals(plies.cast(plain)):
             return [f"{twin}: its plies differ from the moves of the games of {rel}"]
+        positions = pa.Table.from_batches([g.select(GAME_COLUMNS) for g, _ in derived])
+        if games.num_rows and not positions.equals(games.select(GAME_COLUMNS)):
+            return [
+                f"{rel}: its position columns ({', '.join(GAME_COLUMNS)}) differ from what its moves give"
+            ]
     return []
 
 

@@ -9,7 +9,7 @@ Where the lake's fields go (docs/exports.md, "Study JSON"): the eight metadata f
 recursion: lines nest as deep as the lake keeps them).
 
 With `fen`, each move also gets the position after it, replayed by python-chess (the optional extra
-`bgn-warehouse[fen]`): the lake stores no positions, and this costs a python-chess move a move.
+`bgn-warehouse[chess]`): the lake stores no positions, and this costs a python-chess move a move.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Positions:
             import chess
         except ImportError:
             raise OutputError(
-                "--fen needs python-chess: pip install 'bgn-warehouse[fen]' (or chess)"
+                "--fen needs python-chess: pip install 'bgn-warehouse[chess]' (or chess)"
             ) from None
         self.chess = chess
 

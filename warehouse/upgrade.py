@@ -19,7 +19,7 @@ from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lo
 from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
 from warehouse.lake.location import Lake, layout_text
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
-from warehouse.lake.plies import plies_of
+from warehouse.lake.positions import derive
 from warehouse.lake.records import Records, UpgradeRecord, now
 
 # The move field of layout 2 that layout 1 lacks: what an atomic capture's explosion removed.
@@ -81,8 +81,7 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, 
     rows = ply_rows = 0
     try:
         for batch in pq.ParquetFile(lake.path(source), filesystem=lake.fs).iter_batches(ROW_GROUP_GAMES):
-            games = with_blast(with_key(batch))
-            plies = plies_of(games)
+            games, plies = derive(with_blast(with_key(batch)))
             games_out = games_out or open_parquet_writer(lake, target, games.schema)
             plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)
             games_out.write_batch(games)

@@ -105,13 +105,14 @@ set variable chess_games_source = if(
     'select null::bigint as game_key, null::varchar as type, null::bigint as year, null::bigint as month, '
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
     || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, null::varchar as variant, '
-    || 'null::integer as moves, null::integer as variations, null::integer as headers where false'
+    || 'null::integer as moves, null::integer as variations, null::integer as headers, '
+    || 'null::bigint as final_key where false'
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
-    || 'null::varchar as variant where false'
+    || 'null::varchar as variant, null::bigint as key where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
@@ -250,6 +251,71 @@ create or replace temp macro material_swing(x, promote) as
 
 -- Sort key of a piece letter, either case: P N B R Q K.
 create or replace temp macro piece_order(letter) as instr('PNBRQK', upper(letter));
+
+-- PolyGlot's 781 Zobrist keys (load.sql reads them from polyglot_keys.csv): `idx` in PolyGlot's order
+-- (64 x piece kind + square for the pieces, 768-771 castling K Q k q, 772-779 the en-passant file, 780
+-- White to move), `key` its unsigned 64 bits read as a signed bigint. tests/test_positions.py compares
+-- them with python-chess's POLYGLOT_RANDOM_ARRAY.
+create or replace temp table polyglot_keys(idx smallint primary key, key bigint not null);
+
+-- The PolyGlot key of a FEN's position (a bigint, as plies.key and games.final_key hold keys): the XOR of
+-- polyglot_keys (load.sql) of its pieces, its castling rights (K Q k q: standard FEN letters), its
+-- en-passant file when a pawn of the side to move stands beside the pawn that stepped (PolyGlot's rule),
+-- and White to move. The board's squares are read rank 8 to 1, a digit standing for as many empty squares.
+create or replace temp macro fen_key(fen) as (
+    with fields as (
+        select string_split(trim(fen), ' ') as f
+    ),
+
+    board as (
+        select
+            array_to_string(
+                list_transform(
+                    string_split(replace(f[1], '/', ''), ''),
+                    lambda c: if(c between '1' and '8', repeat('.', c::int), c)
+                ),
+                ''
+            ) as squares,
+            f[2] as turn,
+            coalesce(f[3], '-') as castling,
+            coalesce(f[4], '-') as ep
+        from fields
+    ),
+
+    indexes as (
+        -- pieces: 64 x kind (black pawn 0, white pawn 1, black knight 2 ... white king 11) + square (a1 = 0)
+        select
+            64 * (2 * (instr('pnbrqk', lower(c)) - 1) + (c = upper(c))::int) + 8 * (7 - (i - 1) // 8)
+            + (i - 1) % 8 as idx
+        from board, unnest(range(1, 65)) as s(i), lateral (select substr(squares, i, 1) as c)
+        where c <> '.'
+        union all
+        select 767 + instr('KQkq', c)
+        from board, unnest(string_split(castling, '')) as r(c)
+        where instr('KQkq', c) > 0
+        union all
+        select 772 + ascii(ep[1]) - ascii('a')
+        from board, unnest([-1, 1]) as d(step)
+        where ep <> '-' and ascii(ep[1]) - ascii('a') + step between 0 and 7
+            -- the capturing pawn's square: rank 5 (White to move) or 4, i.e. the 4th or 5th row from the top
+            and substr(squares, if(turn = 'w', 24, 32) + ascii(ep[1]) - ascii('a') + step + 1, 1)
+            = if(turn = 'w', 'P', 'p')
+        group by all
+        union all
+        select 780 from board where turn = 'w'
+    )
+
+    select bit_xor(key) from indexes join polyglot_keys using (idx)
+);
+
+-- games_at(fen): the games (of the games view) whose stored keys hold the position of `fen`: one of their
+-- first 10 plies starts from it (plies.key) or they end in it (games.final_key). A position deeper in a
+-- game is found by a replay scan: warehouse.positions.search, python -m loaders.positions.
+create or replace temp macro games_at(fen) as table
+    select games.*
+    from games
+    where final_key = fen_key(fen)
+        or game_key in (select game_key from plies where key = fen_key(fen));
 
 -- Last: from here on, a lake the guard refuses makes every view fail with its one line.
 set variable chess_lake_failure = getvariable('chess_lake_error');

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from warehouse.lake.layout import Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.plies import plies_of
+from warehouse.lake.positions import derive
 
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
@@ -183,10 +183,11 @@ class PartitionWriter:
         self.rows = 0
 
     def write(self, key: Partition, part: pa.RecordBatch) -> None:
-        """Adds games of partition `key` (`part` without the partition columns), and their plies."""
+        """Adds games of partition `key` (`part` without the partition columns) with their position
+        columns, and their plies."""
         if part.num_rows == 0:
             return
-        plies = plies_of(part)
+        part, plies = derive(part)
         f = self._open.pop(key, None) or self._start(key, part.schema, plies.schema)
         self._open[key] = f  # now the most recently written
         f.pending.append(part)

@@ -12,18 +12,26 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from warehouse import _core
+
 # The fields of `games.moves` that `plies` carries (docs/schema.md); `san`, `nags` and `comment` stay in
 # `games` only.
 MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "blast", "nag", "eval_cp", "eval_mate", "clk")
 # The game's `variant`, repeated on each of its plies (Parquet's dictionary and run lengths make it ~free),
 # so that a per-move question filters on the rules without a join.
 VARIANT = pa.field("variant", pa.string(), nullable=False)
+# The plies whose position `key` is stored (null after): the openings, where books, the explorer and most
+# searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
+# why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
+KEYED_PLIES = 10
 
 
-def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
+def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
-    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), then the
-    move's fields, then the game's `variant`."""
+    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
+    fields, the game's `variant`, then `key`: the PolyGlot key of the position before the move for the first
+    `KEYED_PLIES`, null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`;
+    else computed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -34,10 +42,14 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
     columns.append(games.column("variant").take(np.repeat(np.arange(len(games)), lengths)))
+    if position_keys is None:
+        position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
+    columns.append(position_keys)
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
 
 def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
-    return pa.schema(fields + [move.field(name) for name in MOVE_FIELDS] + [VARIANT])
+    fields += [move.field(name) for name in MOVE_FIELDS]
+    return pa.schema([*fields, VARIANT, pa.field("key", pa.int64())])

@@ -22,3 +22,4 @@ pub mod replay;
 pub mod san;
 pub mod tags;
 pub mod variant;
+pub mod zobrist;

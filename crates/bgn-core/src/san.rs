@@ -18,11 +18,14 @@ use arrow_array::{
     Array, ArrayRef, GenericStringArray, ListArray, RecordBatch, StringViewArray, StructArray,
 };
 use arrow_schema::DataType;
+use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{CastlingSide, Move, MoveList, Position, Role, Square};
+use shakmaty::{
+    CastlingMode, CastlingSide, Chess, EnPassantMode, Move, MoveList, Position, Role, Square,
+};
 
 use crate::replay::describe;
-use crate::variant::{Board, GameVariant};
+use crate::variant::{chess_from_fen, Board, GameVariant};
 
 /// Why a batch's SAN cannot be filled: a batch without the columns needed, or a move that is not
 /// legal where it stands (a damaged lake).
@@ -117,6 +120,74 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         columns[at] = lines.with_moves(out.finish(&moves));
     }
     RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))
+}
+
+/// The position before one move of each game, and that move: FEN (en passant written when a legal
+/// capture exists, as python-chess writes it), SAN with its `+`/`#`, and UCI (Chess960 castling as
+/// king takes rook).
+pub struct MovesAt {
+    pub fens: Vec<String>,
+    pub sans: Vec<String>,
+    pub ucis: Vec<String>,
+}
+
+/// For each game of `games` (as for `fill_san`), the position before its mainline move at index
+/// `plies[game]` and that move (see `MovesAt`), replaying the game from its squares.
+pub fn moves_at(games: &RecordBatch, plies: &[i32]) -> Result<MovesAt, FillError> {
+    let column = |name: &str| {
+        games
+            .column_by_name(name)
+            .ok_or_else(|| error(format!("moves_at: the batch has no `{name}` column")))
+    };
+    let fens = Texts::of(column("start_fen")?, "start_fen")?;
+    let variants = Texts::of(column("variant")?, "variant")?;
+    let mainline = Moves::of(column("moves")?, "moves")?;
+    if plies.len() != games.num_rows() {
+        return Err(error("moves_at: one ply per game"));
+    }
+    let mut out = MovesAt {
+        fens: Vec::with_capacity(plies.len()),
+        sans: Vec::with_capacity(plies.len()),
+        ucis: Vec::with_capacity(plies.len()),
+    };
+    for (game, &ply) in plies.iter().enumerate() {
+        let at = Place { game, id: None };
+        let chess960 = variants.get(game) == Some("Chess960");
+        let mut pos = match fens.get(game) {
+            None => Chess::default(),
+            Some(fen) => chess_from_fen(fen.trim(), chess960)
+                .map_err(|e| error(format!("{at}: invalid start_fen '{fen}': {e}")))?,
+        };
+        let rows = mainline.rows(game);
+        let target = usize::try_from(ply)
+            .ok()
+            .filter(|&p| p < rows.len())
+            .ok_or_else(|| error(format!("{at}: no move at index {ply}")))?;
+        for (index, row) in rows.enumerate() {
+            let (m, _) = mainline.legal_move(&pos, row).ok_or_else(|| {
+                error(format!(
+                    "{}: no legal move goes {}",
+                    at.ply(index, 0),
+                    mainline.squares(row)
+                ))
+            })?;
+            if index == target {
+                out.fens
+                    .push(Fen::from_position(&pos, EnPassantMode::Legal).to_string());
+                out.sans
+                    .push(SanPlus::from_move(pos.clone(), m).to_string());
+                let mode = if chess960 {
+                    CastlingMode::Chess960
+                } else {
+                    CastlingMode::Standard
+                };
+                out.ucis.push(m.to_uci(mode).to_string());
+                break;
+            }
+            pos.play_unchecked(m);
+        }
+    }
+    Ok(out)
 }
 
 /// Where a move is, for messages: the game (its id when the batch has one) and the ply.
@@ -258,7 +329,7 @@ impl Replay {
 }
 
 /// A string column of any of Arrow's string layouts.
-enum Texts<'a> {
+pub(crate) enum Texts<'a> {
     Utf8(&'a GenericStringArray<i32>),
     Large(&'a GenericStringArray<i64>),
     View(&'a StringViewArray),
@@ -266,7 +337,7 @@ enum Texts<'a> {
 }
 
 impl<'a> Texts<'a> {
-    fn of(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>, FillError> {
+    pub(crate) fn of(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>, FillError> {
         Ok(match array.data_type() {
             DataType::Utf8 => Texts::Utf8(array.as_string()),
             DataType::LargeUtf8 => Texts::Large(array.as_string()),
@@ -289,7 +360,7 @@ impl<'a> Texts<'a> {
         }
     }
 
-    fn get(&self, i: usize) -> Option<&'a str> {
+    pub(crate) fn get(&self, i: usize) -> Option<&'a str> {
         match self {
             Texts::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
             Texts::Large(a) => a.is_valid(i).then(|| a.value(i)),
@@ -466,7 +537,11 @@ impl<'a> Moves<'a> {
 
 /// One code per row of a letter or square field (dictionary-encoded as the loader writes it, or
 /// plain strings), `none` for a null.
-fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Vec<u8>, FillError> {
+pub(crate) fn codes(
+    array: &ArrayRef,
+    none: u8,
+    code: impl Fn(&str) -> u8,
+) -> Result<Vec<u8>, FillError> {
     if let Some(dict) = array.as_any_dictionary_opt() {
         let values = Texts::of(dict.values(), "a move field's dictionary")?;
         if values.len() == 0 {
@@ -486,10 +561,13 @@ fn codes(array: &ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Vec<u8
             })
             .collect());
     }
-    let texts = Texts::of(array, "a move field")?;
-    Ok((0..texts.len())
-        .map(|i| texts.get(i).map_or(none, &code))
-        .collect())
+    // One match per column, not per row: plain strings are what DuckDB hands over.
+    Ok(match Texts::of(array, "a move field")? {
+        Texts::Utf8(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::Large(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::View(a) => a.iter().map(|t| t.map_or(none, &code)).collect(),
+        Texts::Null(n) => vec![none; n],
+    })
 }
 
 /// The `variations` column: the lines of each game.

@@ -181,6 +181,19 @@ fn forgiving<P>(result: Result<P, PositionError<P>>) -> Result<P, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A standard chess (`chess960` false) or Chess960 position from a FEN, as `from_fen` reads it.
+pub fn chess_from_fen(fen: &str, chess960: bool) -> Result<Chess, String> {
+    let variant = if chess960 {
+        GameVariant::Chess960
+    } else {
+        GameVariant::Standard
+    };
+    match Board::from_fen(fen, variant)? {
+        (Board::Chess(pos), _) => Ok(pos),
+        (Board::Variant(_), _) => unreachable!("standard chess and Chess960 play on Chess"),
+    }
+}
+
 /// The squares an atomic capture `m` emptied around its target besides the capture itself, given the
 /// board before (`before`) and after (`after`) it: the pieces next to the target that blew up
 /// (pawns survive). The capturing piece and the captured one (`x`) are gone too; they are not listed.

@@ -20,6 +20,7 @@ use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
 use bgn_core::tags::Known;
+use bgn_core::zobrist;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -337,24 +338,88 @@ fn load(counter: &std::sync::atomic::AtomicU64) -> u64 {
 /// and the ply) or a batch without the columns needed.
 #[pyfunction]
 fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
-    let data = import(games)?;
-    if !matches!(data.data_type(), DataType::Struct(_)) {
-        let kind = data.data_type();
-        return Err(PyTypeError::new_err(format!(
-            "fill_san takes a record batch of games, got an array of {kind}"
-        )));
-    }
-    let games = StructArray::from(data);
-    if games.null_count() > 0 {
-        return Err(PyValueError::new_err(
-            "fill_san takes a record batch of games, got a struct array with nulls",
-        ));
-    }
-    let games = RecordBatch::from(games);
+    let games = import_games(games, "fill_san")?;
     let filled = py
         .detach(|| san::fill_san(&games))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(ArrowArray::of_batch(filled))
+}
+
+/// A record batch of games (a struct array without nulls), imported without a copy.
+fn import_games(games: &Bound<'_, PyAny>, what: &str) -> PyResult<RecordBatch> {
+    let data = import(games)?;
+    if !matches!(data.data_type(), DataType::Struct(_)) {
+        let kind = data.data_type();
+        return Err(PyTypeError::new_err(format!(
+            "{what} takes a record batch of games, got an array of {kind}"
+        )));
+    }
+    let games = StructArray::from(data);
+    if games.null_count() > 0 {
+        return Err(PyValueError::new_err(format!(
+            "{what} takes a record batch of games, got a struct array with nulls"
+        )));
+    }
+    Ok(RecordBatch::from(games))
+}
+
+/// `(plies, finals)`: the PolyGlot key (as int64) of the position before each move of `moves` (the
+/// flattened list values) for the first `keyed_plies` plies of each game, null after; and of each
+/// game's final position. Games of variants other than Standard and Chess960 get nulls.
+#[pyfunction]
+fn position_keys(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    keyed_plies: usize,
+) -> PyResult<(ArrowArray, ArrowArray)> {
+    let games = import_games(games, "position_keys")?;
+    let keys = py
+        .detach(|| zobrist::position_keys(&games, keyed_plies))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let wrap = |a: Int64Array| ArrowArray {
+        array: Some(std::sync::Arc::new(a)),
+    };
+    Ok((wrap(keys.plies), wrap(keys.finals)))
+}
+
+/// For each game, the first ply from `from_ply` on whose position (before the move; `n_plies` for the
+/// final position) has PolyGlot key `key` (as int64); null when none.
+#[pyfunction]
+fn find_position(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    key: i64,
+    from_ply: usize,
+) -> PyResult<ArrowArray> {
+    let games = import_games(games, "find_position")?;
+    let found = py
+        .detach(|| zobrist::find_position(&games, key, from_ply))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(ArrowArray {
+        array: Some(std::sync::Arc::new(found)),
+    })
+}
+
+/// `(fens, sans, ucis)`: for each game, the position before its move at index `plies[game]` and that
+/// move (lists of strings).
+#[pyfunction]
+fn moves_at(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    plies: Vec<i32>,
+) -> PyResult<(Vec<String>, Vec<String>, Vec<String>)> {
+    let games = import_games(games, "moves_at")?;
+    let found = py
+        .detach(|| san::moves_at(&games, &plies))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((found.fens, found.sans, found.ucis))
+}
+
+/// The PolyGlot key (as int64) of the position of `fen`; `chess960` reads its castling as Chess960's.
+#[pyfunction]
+#[pyo3(signature = (fen, chess960=false))]
+fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
+    zobrist::fen_key(fen, chess960).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 #[pymodule]
@@ -363,6 +428,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowArray>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
+    m.add_function(wrap_pyfunction!(position_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(find_position, m)?)?;
+    m.add_function(wrap_pyfunction!(fen_key, m)?)?;
+    m.add_function(wrap_pyfunction!(moves_at, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;

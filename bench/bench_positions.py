@@ -1,0 +1,113 @@
+"""Positions benchmark over a lake of a million games: book build speed, FEN search latency, the kernel's
+plies/s, and the bytes per game of the stored keys.
+
+    python bench/bench_positions.py [--games 1000000] [--repeat 3]
+
+The lake is bench_sql's (bench/out/lake-<games>/, built when missing from bench_load's dump; delete it to
+reload after a loader change: a lake loaded before the position columns existed has no keys). Prints:
+  - the book (`warehouse.positions.book.build`, every stored position): wall and CPU seconds (the process's,
+    every DuckDB thread included), games per CPU-second;
+  - search by FEN (`warehouse.positions.search`) of positions at plies 2, 9 (stored keys) and 14 (replay
+    scan): wall seconds with and without the scan (`deep`), best of --repeat, on a warm connection;
+  - the replay kernel (`_core.position_keys` over every ply of 50,000 games): plies/CPU-s;
+  - bytes per game, zstd Parquet as written: plies.key, games.final_key, the opening columns.
+Not a test: it prints figures, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
+
+from bench_sql import build_lake  # noqa: E402  (bench/ is on the path of a script run from it)
+
+from warehouse import _core  # noqa: E402
+from warehouse.positions.book import build  # noqa: E402
+from warehouse.positions.search import search  # noqa: E402
+from warehouse.sql import connect  # noqa: E402
+
+# Positions of the sample's most common line (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5 6. Bb5+
+# c6 7. dxc6 bxc6): plies 2 and 9 are stored keys, ply 14 needs the replay scan.
+PROBES = {
+    2: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    9: "r1bqkb1r/pppp1ppp/2n2n2/4p1N1/2B1P3/8/PPPP1PPP/RNBQK2R b KQkq - 5 4",
+    14: "r1bqkb1r/p4ppp/2p2n2/n3p1N1/8/8/PPPP1PPP/RNBQKB1R w KQkq - 0 8",
+}
+
+
+def cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def bytes_per_game(lake: Path, table: str, columns: tuple[str, ...]) -> dict[str, float]:
+    sizes = dict.fromkeys(columns, 0)
+    games = 0
+    for path in (lake / table).rglob("*.parquet"):
+        meta = pq.read_metadata(path)
+        names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for i, name in enumerate(names):
+                if name in sizes:
+                    sizes[name] += group.column(i).total_compressed_size
+        if table == "games":
+            games += meta.num_rows
+    return {name: size for name, size in sizes.items()} | {"games": games}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    lake = build_lake(args.games)
+    con = connect(lake)
+    ((games,),) = con.sql("select count(*) from games").fetchall()
+    print(f"{lake}: {games:,} games; load average {os.getloadavg()[0]:.2f}")
+
+    wall, used = time.perf_counter(), cpu()
+    book = build(con)
+    wall, used = time.perf_counter() - wall, cpu() - used
+    print(
+        f"book: {book.num_rows:,} rows, {wall:.2f} s wall, {used:.2f} s CPU, {games / used:,.0f} games/CPU-s"
+    )
+
+    for ply, fen in PROBES.items():
+        for deep in (False, True):
+            best, found = float("inf"), 0
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                found = len(search(fen, lake, deep=deep, con=con))
+                best = min(best, time.perf_counter() - start)
+            print(f"search ply {ply:2} {'deep' if deep else 'stored'}: {found:,} games, {best:.3f} s")
+
+    path = next((lake / "games").rglob("*.parquet"))
+    # DuckDB reads the nested moves of a big row group, which pyarrow's reader refuses to chunk.
+    sample = con.sql(f"select game_id, moves, start_fen, variant from read_parquet('{path}') limit 50000")
+    batch = sample.to_arrow_table().combine_chunks().to_batches()[0]
+    plies = len(batch.column("moves").flatten())
+    start = cpu()
+    _core.position_keys(batch, 1 << 30)
+    print(f"kernel: {plies:,} plies, {plies / (cpu() - start) / 1e6:.1f} M plies/CPU-s")
+
+    plies_sizes = bytes_per_game(lake, "plies", ("key",))
+    games_sizes = bytes_per_game(lake, "games", ("final_key", "opening_eco", "opening_name", "opening_code"))
+    n = games_sizes.pop("games")
+    for name, size in {
+        **{f"plies.{k}": v for k, v in plies_sizes.items() if k != "games"},
+        **games_sizes,
+    }.items():
+        print(f"{name}: {size / n:.1f} B/game")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [filters]
+
+Each position of the stored plies (the first 10 of standard games) with each move played from it: its
+FEN, UCI and SAN, white wins, draws, black wins, games, mean rating, first and last date. OUT's name picks
+the format: .parquet, .tsv, or .bin (PolyGlot, weight = 2 x wins + draws of the side to move; python-chess's
+chess.polyglot reads it). --merge joins Parquet books built apart (a month each) into OUT in one streaming
+pass: build them with the default --min-games 1 for exact sums.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders import cli
+from warehouse.errors import InputError, OutputError
+from warehouse.lake.location import Lake
+from warehouse.positions.book import FORMATS, Filters, build, merge, write
+from warehouse.sql import connect
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = cli.OneLineParser(prog="python -m loaders.book", description=cli.paragraph(__doc__))
+    cli.add_lake_argument(p)
+    p.add_argument("out", metavar="OUT", help="the book to write (a new file): .parquet, .tsv or .bin")
+    p.add_argument("--merge", nargs="+", metavar="BOOK", help="merge these Parquet books instead of building")
+    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
+    p.add_argument("--min-rating", type=cli.whole_number(0), help="mean Elo of the two players at least this")
+    p.add_argument("--max-rating", type=cli.whole_number(0), help="mean Elo of the two players at most this")
+    p.add_argument("--since", type=dt.date.fromisoformat, help="games from this date (YYYY-MM-DD)")
+    p.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
+    p.add_argument("--player", help="only the games of this player (either side)")
+    p.add_argument(
+        "--min-games", type=cli.whole_number(1), default=1, help="rows of at least this many games"
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    return cli.run(lambda: run(args), "the book was not written")
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    fmt = out.suffix.lstrip(".")
+    if fmt not in FORMATS:
+        raise InputError(f"{out}: name a .parquet, .tsv or .bin book")
+    if out.exists():
+        raise OutputError(f"{out}: exists; a book is written to a new file")
+    start = time.monotonic()
+    if args.merge:
+        if fmt != "parquet":
+            raise InputError("--merge writes a .parquet book")
+        rows = merge(args.merge, out)
+        print(f"{out}: {rows:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
+        return 0
+    lake = Lake.open_existing(args.lake)
+    filters = Filters(
+        args.type, args.min_rating, args.max_rating, args.since, args.until, args.player, args.min_games
+    )
+    book = build(connect(lake.location), filters)
+    write(book, out, fmt)
+    print(f"{out}: {book.num_rows:,} rows, {time.monotonic() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

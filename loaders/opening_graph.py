@@ -1,0 +1,62 @@
+"""Draw the opening tree: python -m loaders.opening_graph [--lake DIR|s3://...] OUT.dot [--min-share 0.01]
+
+Positions as nodes, moves as edges labelled with their share of the games at their position, pruned at a
+share of all games (--min-share); rendered to OUT.svg by Graphviz's `dot`, each node linking to its board
+(OUT_boards/<key>.svg, drawn by python-chess's chess.svg). The positions are the book's (the first 10
+plies of the lake's standard games).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders import cli
+from warehouse.errors import InputError
+from warehouse.lake.location import Lake
+from warehouse.positions.book import Filters, build
+from warehouse.positions.graph import write_graph
+from warehouse.sql import connect
+
+
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a share from 0 to 1")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = cli.OneLineParser(prog="python -m loaders.opening_graph", description=cli.paragraph(__doc__))
+    cli.add_lake_argument(p)
+    p.add_argument("out", metavar="OUT.dot", type=cli.location, help="the graph to write")
+    p.add_argument(
+        "--min-share", type=share, default=0.01, help="keep moves of at least this share of all games"
+    )
+    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
+    p.add_argument("--no-svg", action="store_true", help="write the .dot and the boards only")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    return cli.run(lambda: run(args), "the graph may be partly written")
+
+
+def run(args: argparse.Namespace) -> int:
+    if Path(args.out).suffix != ".dot":
+        raise InputError(f"{args.out}: name a .dot file")
+    lake = Lake.open_existing(args.lake)
+    book = build(connect(lake.location), Filters(type=args.type))
+    written = write_graph(book, args.out, args.min_share, svg=not args.no_svg)
+    print(f"{written}: the opening tree of {book.num_rows:,} book rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Find the games that reach a position: python -m loaders.positions [--lake DIR|s3://...] FEN [--pgn OUT]
+
+Prints the games (id, the ply the position stands at, players, result, date) or, with --pgn, writes them
+as PGN. Exact match on the position (pieces, side to move, castling rights, en-passant file): the stored
+keys of the first plies and the final positions, then a replay scan of the deeper plies (`--shallow`
+skips it). `warehouse.positions.search` in Python, `games_at(fen)` in SQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+# cli first: it handles Ctrl-C while the libraries load.
+from loaders import cli
+from warehouse.errors import OutputError
+from warehouse.export_pgn import COLUMNS, texts
+from warehouse.lake.layout import PARTITION_COLUMNS, Partition
+from warehouse.lake.location import Lake
+from warehouse.positions.search import search
+from warehouse.sql import connect
+
+PARTITION = list(PARTITION_COLUMNS)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = cli.OneLineParser(prog="python -m loaders.positions", description=cli.paragraph(__doc__))
+    cli.add_lake_argument(p)
+    p.add_argument("fen", metavar="FEN", help="the position, as a FEN (its move counters are ignored)")
+    p.add_argument(
+        "--pgn", metavar="OUT", type=cli.location, help="write the games as PGN to OUT (a new file)"
+    )
+    p.add_argument("--chess960", action="store_true", help="read the FEN's castling rights as Chess960's")
+    p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
+    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
+    p.add_argument("--player", help="only games this player (White or Black) played")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    return cli.run(lambda: run(args), "nothing was written")
+
+
+def run(args: argparse.Namespace) -> int:
+    lake = Lake.open_existing(args.lake)
+    con = connect(lake.location)
+    filters = {"type": args.type} if args.type else {}
+    found = search(args.fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
+    if args.player:
+        found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))
+    if args.pgn is None:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=40):
+            print(found.drop("game_key"))
+        print(f"{len(found):,} games")
+        return 0
+    out = Path(args.pgn)
+    if out.exists():
+        raise OutputError(f"{out}: exists; the games are written to a new file")
+    con.register("found_keys", pa.table({"game_key": found["game_key"].to_arrow()}))
+    games = con.sql(
+        f"select {', '.join(PARTITION + COLUMNS)} from games "
+        "where game_key in (select game_key from found_keys) order by type, year, month, datetime, game_id"
+    ).to_arrow_table()
+    with out.open("x", encoding="utf-8") as f:
+        for _, _, text in texts(by_partition(games)):
+            f.write(text)
+    print(f"{out}: {len(found):,} games")
+    return 0
+
+
+def by_partition(games: pa.Table) -> Iterator[tuple[Partition, pa.RecordBatch]]:
+    """The batches of `games` (sorted by type, year, month) with their partition, as the exports take them."""
+    partitions = games.select(PARTITION).to_pylist()
+    start = 0
+    for end in range(1, len(partitions) + 1):
+        if end == len(partitions) or partitions[end] != partitions[start]:
+            key = Partition(**partitions[start])
+            for batch in games.slice(start, end - start).drop_columns(PARTITION).to_batches():
+                yield key, batch
+            start = end
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Opening books (`python -m loaders.book`) against python-chess: the counts of a replay of the same games,
+the PolyGlot `.bin` read back by `chess.polyglot`, and two half books merged equal to the whole one.
+
+The sample's games are loaded as two lakes, its first and second half; python-chess replays each game's
+first 10 plies from the PGN text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import chess.polyglot
+import pyarrow.parquet as pq
+import pytest
+import support
+
+SIGNED = 1 << 64
+STORED_PLIES = 10
+Book = dict[tuple[int, str], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, list[str]]]:
+    """Two lakes, of the sample's first and second half, with their games' text."""
+    games = support.sample_games()
+    out = []
+    for i, part in enumerate((games[: len(games) // 2], games[len(games) // 2 :])):
+        root = tmp_path_factory.mktemp(f"half{i}")
+        pgn = support.write_zst(root / "half.pgn.zst", "".join(part))
+        out.append((support.loaded([pgn], root / "lake"), part))
+    return out
+
+
+def blitz(headers: chess.pgn.Headers) -> bool:
+    """lichess's speed rule (docs/schema.md `type`): base + 40 x increment seconds in [180, 480)."""
+    base, _, inc = headers.get("TimeControl", "-").partition("+")
+    return base.isdigit() and 180 <= int(base) + 40 * int(inc or 0) < 480
+
+
+def expected_book(texts: list[str], only: Callable[[chess.pgn.Headers], bool] | None = None) -> Book:
+    """(key, uci) → the counts python-chess's replay gives (of the games `only` keeps)."""
+    rows: Book = defaultdict(
+        lambda: {"white_wins": 0, "draws": 0, "black_wins": 0, "games": 0, "ratings": [], "sans": set()}
+    )
+    for text in texts:
+        game = chess.pgn.read_game(io.StringIO(text))
+        assert game is not None
+        if only is not None and not only(game.headers):
+            continue
+        result = {"1-0": "white_wins", "1/2-1/2": "draws", "0-1": "black_wins"}.get(game.headers["Result"])
+        elos = [game.headers.get(f"{side}Elo", "?") for side in ("White", "Black")]
+        board = game.board()
+        for ply, move in enumerate(game.mainline_moves()):
+            if ply >= STORED_PLIES:
+                break
+            key = chess.polyglot.zobrist_hash(board)
+            row = rows[signed(key), move.uci()]
+            row["games"] += 1
+            if result:
+                row[result] += 1
+            if all(e.isdigit() for e in elos):
+                row["ratings"].append((int(elos[0]) + int(elos[1])) / 2)
+            row["sans"].add((board.fen(), board.san(move)))
+            board.push(move)
+    return rows
+
+
+def signed(key: int) -> int:
+    return key - SIGNED if key >= 1 << 63 else key
+
+
+def book(lake: Path, out: Path, *options: str) -> Path:
+    run = support.run_module("loaders.book", ["--lake", lake, out, *options])
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+def test_book_counts_equal_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    lake, texts = halves[0]
+    for options, only in (((), None), (("--type", "blitz"), blitz)):
+        got = pq.read_table(book(lake, tmp_path / f"book{len(options)}.parquet", *options)).to_pylist()
+        want = expected_book(texts, only)
+        assert {(r["key"], r["uci"]) for r in got} == set(want)
+        for row in got:
+            w = want[row["key"], row["uci"]]
+            counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
+            assert counts == {name: w[name] for name in counts}, row
+            assert row["rated"] == len(w["ratings"])
+            assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
+            assert (row["fen"], row["san"]) in w["sans"]
+    popular = book(lake, tmp_path / "popular.parquet", "--min-games", "5")
+    assert {(r["key"], r["uci"]) for r in pq.read_table(popular).to_pylist()} == {
+        k for k, w in expected_book(texts).items() if w["games"] >= 5
+    }
+
+
+def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    lake, texts = halves[0]
+    want = expected_book(texts)
+    path = book(lake, tmp_path / "book.bin")
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3"):
+        with chess.polyglot.open_reader(path) as reader:
+            entries = {e.move.uci(): e.weight for e in reader.find_all(board)}
+        key = signed(chess.polyglot.zobrist_hash(board))
+        white = board.turn == chess.WHITE
+        expected = {}
+        for (k, uci), w in want.items():
+            weight = 2 * (w["white_wins"] if white else w["black_wins"]) + w["draws"]
+            if k == key and weight:
+                expected[uci] = min(weight, 0xFFFF)
+        assert entries == expected and entries, san
+        board.push_san(san)
+
+
+def test_merged_halves_equal_the_whole(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    parts = [book(lake, tmp_path / f"half{i}.parquet") for i, (lake, _) in enumerate(halves)]
+    whole = support.loaded([support.SAMPLE], tmp_path / "whole")
+    merged = tmp_path / "merged.parquet"
+    run = support.run_module("loaders.book", [merged, "--merge", *parts])
+    assert run.returncode == 0, run.stderr
+    full = pq.read_table(book(whole, tmp_path / "whole.parquet")).to_pylist()
+    got = pq.read_table(merged).to_pylist()
+    assert [(r["key"], r["uci"]) for r in got] == [(r["key"], r["uci"]) for r in full]
+    for a, b in zip(got, full, strict=True):
+        for name in ("white_wins", "draws", "black_wins", "games", "rated", "first_date", "last_date"):
+            assert a[name] == b[name], (name, a, b)
+        assert a["mean_rating"] == pytest.approx(b["mean_rating"])
+
+
+def test_opening_graph(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """Every edge of the graph is a move of python-chess's book played in at least the minimum share of all
+    games, labelled with its share of the games at its position; every node links to its board's SVG."""
+    lake, texts = halves[0]
+    want = expected_book(texts)
+    run = support.run_module(
+        "loaders.opening_graph", ["--lake", lake, tmp_path / "tree.dot", "--min-share", "0.05"]
+    )
+    assert run.returncode == 0, run.stderr
+    dot = (tmp_path / "tree.dot").read_text()
+    start = signed(chess.polyglot.zobrist_hash(chess.Board()))
+    at: defaultdict[int, int] = defaultdict(int)
+    for (k, _), w in want.items():
+        at[k] += w["games"]
+    expected, frontier, seen = set(), [start], {start}
+    while frontier:  # the moves of at least 5% of all games, from the start on
+        k = frontier.pop()
+        for (key, uci), w in want.items():
+            if key != k or w["games"] / at[start] < 0.05:
+                continue
+            fen, san = next(iter(w["sans"]))
+            board = chess.Board(fen)
+            board.push_uci(uci)
+            child = signed(chess.polyglot.zobrist_hash(board))
+            expected.add((k, child, san, f"{w['games'] / at[k]:.0%}"))
+            if child not in seen:
+                seen.add(child)
+                frontier.append(child)
+    pattern = r'"(-?\d+)" -> "(-?\d+)" \[label="(\S+) (\d+%)"\]'
+    edges = {(int(m[1]), int(m[2]), m[3], m[4]) for m in re.finditer(pattern, dot)}
+    assert edges == expected and len(expected) > 3
+    svg = (tmp_path / "tree.svg").read_text()
+    nodes = re.findall(r'^  "(-?\d+)" \[label=', dot, re.M)
+    for key in nodes:
+        assert f"tree_boards/{key}.svg" in svg
+        assert (tmp_path / "tree_boards" / f"{key}.svg").read_text().startswith("<svg")

@@ -1,0 +1,273 @@
+"""The lake's positions against python-chess: the stored keys and openings of a load, the SQL FEN key, search
+by FEN three ways (SQL, Python, the command).
+
+The lake holds the bundled lichess sample and, when the corpora are there, a TCEC Chess960 (FRC) file.
+python-chess reads the same PGN files itself, replays every game and hashes every position
+(`chess.polyglot.zobrist_hash`); its games are matched with the lake's by file and order.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.pgn
+import chess.polyglot
+import pytest
+import support
+from support import CORPORA, REPO, SAMPLE
+
+import warehouse
+from warehouse.positions import search
+from warehouse.positions.explorer import explore
+
+CHESS960 = CORPORA / "engine" / "TCEC_Season_21_-_Frc4_Final_League.pgn"
+SIGNED = 1 << 64
+START = chess.STARTING_FEN
+
+
+def signed(key: int) -> int:
+    return key - SIGNED if key >= 1 << 63 else key
+
+
+@dataclass
+class Replayed:
+    """One game as python-chess plays it: the key and FEN of each position, the final one last."""
+
+    source: str
+    keys: list[int]
+    fens: list[str]
+    ucis: list[str]
+
+
+def read_pgn(path: Path) -> Iterator[chess.pgn.Game]:
+    text = support.sample_pgn().decode() if path == SAMPLE else path.read_text(encoding="utf-8")
+    handle = io.StringIO(text)
+    while (game := chess.pgn.read_game(handle)) is not None:
+        yield game
+
+
+def replay(path: Path) -> list[Replayed]:
+    games = []
+    for game in read_pgn(path):
+        board = game.board()
+        keys, fens = [signed(chess.polyglot.zobrist_hash(board))], [board.fen()]
+        ucis = [move.uci() for move in game.mainline_moves()]
+        for move in game.mainline_moves():
+            board.push(move)
+            keys.append(signed(chess.polyglot.zobrist_hash(board)))
+            fens.append(board.fen())
+        games.append(Replayed(str(path), keys, fens, ucis))
+    return games
+
+
+@pytest.fixture(scope="module")
+def inputs() -> list[Path]:
+    return [SAMPLE, CHESS960] if CHESS960.exists() else [SAMPLE]
+
+
+@pytest.fixture(scope="module")
+def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return support.loaded(inputs, tmp_path_factory.mktemp("positions") / "lake")
+
+
+@pytest.fixture(scope="module")
+def games(lake: Path, inputs: list[Path]) -> list[tuple[dict, Replayed]]:
+    """Each game of the lake beside python-chess's replay of it (same file, same order)."""
+    rows = support.read_games(lake)
+    pairs = []
+    for path in inputs:
+        mine = sorted((r for r in rows if r["source_file"] == str(path)), key=lambda r: r["source_offset"])
+        theirs = replay(path)
+        assert len(mine) == len(theirs), path
+        for row, game in zip(mine, theirs, strict=True):
+            assert row["n_plies"] == len(game.keys) - 1
+            pairs.append((row, game))
+    return pairs
+
+
+def test_stored_keys_equal_python_chess(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    con = warehouse.connect(lake)
+    plies = con.sql("select game_key, ply, key from plies").fetchall()
+    stored = {(game_key, ply): key for game_key, ply, key in plies}
+    variants = {row["variant"] for row, _ in games}
+    assert "Standard" in variants and ("Chess960" in variants or not CHESS960.exists())
+    for row, game in games:
+        assert row["final_key"] == game.keys[-1], row["game_id"]
+        for ply, key in enumerate(game.keys[:-1]):
+            assert stored[row["game_key"], ply] == (key if ply < 10 else None), (row["game_id"], ply)
+
+
+def opening_positions() -> dict[int, tuple[str, str, str]]:
+    """python-chess's reading of warehouse/data/chess-openings: the key of each line's position → its ECO,
+    name and code (ECO + 3-digit ordinal of the name within the ECO, in the table's order); the first
+    line of a position names it."""
+    named: dict[int, tuple[str, str, str]] = {}
+    ordinals: dict[str, list[str]] = {}
+    for path in sorted((REPO / "warehouse" / "data" / "chess-openings").glob("*.tsv")):
+        with path.open(encoding="utf-8", newline="") as f:
+            for line in csv.DictReader(f, delimiter="\t"):
+                names = ordinals.setdefault(line["eco"], [])
+                if line["name"] not in names:
+                    names.append(line["name"])
+                code = f"{line['eco']}{names.index(line['name']) + 1:03d}"
+                board = chess.pgn.read_game(io.StringIO(line["pgn"])).end().board()  # type: ignore[union-attr]
+                named.setdefault(
+                    signed(chess.polyglot.zobrist_hash(board)), (line["eco"], line["name"], code)
+                )
+    return named
+
+
+def test_openings_equal_python_chess_classification(games: list[tuple[dict, Replayed]]) -> None:
+    named = opening_positions()
+    classified = 0
+    for row, game in games:
+        deepest = next((named[k] for k in reversed(game.keys) if k in named), (None, None, None))
+        assert (row["opening_eco"], row["opening_name"], row["opening_code"]) == deepest, row["game_id"]
+        classified += deepest[0] is not None
+    assert classified > len(games) // 2
+
+
+def test_polyglot_key_table_is_python_chess() -> None:
+    with (REPO / "sql" / "views" / "polyglot_keys.csv").open() as f:
+        rows = [(int(r["idx"]), int(r["key"])) for r in csv.DictReader(f)]
+    assert rows == [(i, signed(k)) for i, k in enumerate(chess.polyglot.POLYGLOT_RANDOM_ARRAY)]
+
+
+def test_sql_fen_key_equals_python_chess(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """Every 5th position of the sample's games, en-passant positions all (standard FEN castling only)."""
+    con = warehouse.connect(lake)
+    cases = {
+        (fen, key)
+        for row, game in games
+        if row["variant"] == "Standard"
+        for i, (fen, key) in enumerate(zip(game.fens, game.keys, strict=True))
+        if i % 5 == 0 or fen.split()[3] != "-"
+    }
+    assert any(fen.split()[3] != "-" for fen, _ in cases)
+    fens = [fen for fen, _ in cases]
+    keys = con.sql("select fen, fen_key(fen) from (select unnest($fens) as fen)", params={"fens": fens})
+    assert dict(keys.fetchall()) == dict(cases)
+
+
+def reaching(games: list[tuple[dict, Replayed]], key: int, max_ply: int | None = None) -> dict[str, int]:
+    """game_id → the first ply index whose position (before the move; the final as n_plies) has `key`."""
+    found = {}
+    for row, game in games:
+        plies = [i for i, k in enumerate(game.keys) if k == key]
+        if plies and (max_ply is None or plies[0] < max_ply or plies[0] == len(game.keys) - 1):
+            found[row["game_id"]] = plies[0]
+    return found
+
+
+def probe_fens(games: list[tuple[dict, Replayed]]) -> list[str]:
+    """Positions at several depths, inside and beyond the stored plies, and final ones."""
+    standard = [g for row, g in games if row["variant"] == "Standard" and len(g.keys) > 60]
+    fens = [START, standard[0].fens[3], standard[1].fens[9], standard[2].fens[10], standard[3].fens[15]]
+    fens += [standard[4].fens[40], standard[5].fens[-1], standard[6].fens[-2]]
+    chess960 = [g for row, g in games if row["variant"] == "Chess960"]
+    return fens + ([chess960[0].fens[0], chess960[1].fens[30]] if chess960 else [])
+
+
+def test_search_finds_what_python_chess_finds(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    con = warehouse.connect(lake)
+    chess960 = {row["start_fen"] for row, _ in games if row["variant"] == "Chess960"}
+    for fen in probe_fens(games):
+        key = signed(chess.polyglot.zobrist_hash(chess.Board(fen, chess960=True)))
+        as_960 = any(fen.split()[0] == f.split()[0] for f in chess960 if f)
+        found = search(fen, lake, chess960=as_960, con=con)
+        assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(games, key), fen
+        shallow = search(fen, lake, chess960=as_960, deep=False, con=con)
+        assert dict(zip(shallow["game_id"], shallow["ply"], strict=True)) == reaching(games, key, 10), fen
+    blitz = search(START, lake, con=con, type="blitz")
+    types = {
+        row["game_id"]: row["type"] for row in con.sql("select game_id, type from games").pl().to_dicts()
+    }
+    want = {
+        g for g in reaching(games, signed(chess.polyglot.zobrist_hash(chess.Board()))) if types[g] == "blitz"
+    }
+    assert set(blitz["game_id"]) == want and want
+
+
+def test_explorer_with_filters(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """The moves from the position after 1. e4 in the blitz games of players rated 1500+ (mean Elo): counts
+    and results as python-chess's replay gives them (the SQL library's test checks the other columns)."""
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
+    want: dict[str, list[str]] = {}
+    for row, game in games:
+        elos = [p["elo"] for p in row["players"]]
+        if row["type"] != "blitz" or None in elos or sum(elos) / 2 < 1500:
+            continue
+        for ply, k in enumerate(game.keys[: min(10, len(game.ucis))]):  # positions before a move
+            if k == key:
+                want.setdefault(game.ucis[ply], []).append(row["result"])
+    got = explore(fen, lake, speed="blitz", min_rating=1500).rows(named=True)
+    assert {r["uci"]: (r["games"], r["white_wins"], r["draws"], r["black_wins"]) for r in got} == {
+        uci: (len(results), results.count("W"), results.count("D"), results.count("B"))
+        for uci, results in want.items()
+    }
+    assert want
+
+
+def test_games_at_from_the_duckdb_cli(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    fen = probe_fens(games)[1]  # a position of the stored plies
+    query = f"import database 'sql/views';\nselect game_id from games_at('{fen}') order by game_id;\n"
+    run = support.run_command(
+        ["duckdb", "-json"],
+        stdin=query.encode(),
+        env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
+    )
+    assert run.returncode == 0, run.stderr
+    got = sorted(r["game_id"] for r in json.loads(run.stdout or "[]"))
+    key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
+    assert got == sorted(reaching(games, key, 10)) and got
+
+
+def test_search_command(lake: Path, games: list[tuple[dict, Replayed]], tmp_path: Path) -> None:
+    fen = probe_fens(games)[4]  # beyond the stored plies
+    key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
+    want = reaching(games, key)
+    printed = support.run_module("loaders.positions", ["--lake", lake, fen])
+    assert printed.returncode == 0, printed.stderr
+    assert all(game_id in printed.stdout for game_id in want)
+    out = tmp_path / "found.pgn"
+    written = support.run_module("loaders.positions", ["--lake", lake, fen, "--pgn", out])
+    assert written.returncode == 0, written.stderr
+    exported = list(read_pgn(out))
+    assert len(exported) == len(want)
+    for game in exported:  # each game written reaches the position, as python-chess replays it
+        board = game.board()
+        keys = [signed(chess.polyglot.zobrist_hash(board))]
+        for move in game.mainline_moves():
+            board.push(move)
+            keys.append(signed(chess.polyglot.zobrist_hash(board)))
+        assert key in keys
+    bad = support.run_module("loaders.positions", ["--lake", lake, "not a fen"])
+    support.one_line_error(bad, "invalid FEN")
+
+
+def test_opening_tables_exported(tmp_path: Path) -> None:
+    """The code map holds each (code, ECO, name) of python-chess's reading of the table once; the ECO book
+    each line, with the FEN its moves reach."""
+    run = support.run_module("loaders.openings", [tmp_path])
+    assert run.returncode == 0, run.stderr
+    with (tmp_path / "opening_codes.tsv").open() as f:
+        codes = list(csv.DictReader(f, delimiter="\t"))
+    named = opening_positions()
+    assert {(r["code"], r["eco"], r["name"]) for r in codes} >= {(c, e, n) for e, n, c in named.values()}
+    assert len({r["code"] for r in codes}) == len(codes)
+    assert all(len(r["code"]) == 6 and r["code"].startswith(r["eco"]) for r in codes)
+    with (tmp_path / "eco_book.tsv").open() as f:
+        book = list(csv.DictReader(f, delimiter="\t"))
+    tables = sorted((REPO / "warehouse" / "data" / "chess-openings").glob("*.tsv"))
+    assert len(book) == sum(len(path.read_text(encoding="utf-8").splitlines()) - 1 for path in tables)
+    assert {signed(chess.polyglot.zobrist_hash(chess.Board(r["fen"]))) for r in book} == set(named)
+    again = support.run_module("loaders.openings", [tmp_path])
+    support.one_line_error(again, "exists")
