@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import chess.variant
 import jsonschema
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -270,8 +271,8 @@ def test_fen_is_the_position_after_each_move(folder: str, corpus_loads: CorpusLo
         assert not list(VALIDATOR.iter_errors(document))
         tags = document["metadata"].get("other_tags", {})
         # The lake's own Variant tag is its last (`Variant (2)` when the source wrote another text first).
-        chess960 = "Chess960" in [value for name, value in tags.items() if name.startswith("Variant")]
-        pairs += fens_by_san(
-            chess.Board(tags.get("FEN", chess.STARTING_FEN), chess960=chess960), document["moves"]
-        )
+        variant = ([value for name, value in tags.items() if name.startswith("Variant")] or ["Standard"])[-1]
+        chess960 = variant == "Chess960"
+        board = chess.variant.find_variant("Standard" if chess960 else variant)
+        pairs += fens_by_san(board(tags.get("FEN", board.starting_fen), chess960=chess960), document["moves"])
     assert pairs and all(ours == theirs for ours, theirs in pairs)

@@ -19,7 +19,9 @@ import errno
 import fcntl
 import os
 import shutil
+import sys
 from collections import deque
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Protocol
 
@@ -27,6 +29,7 @@ import pyarrow.fs as pafs
 import zstandard
 
 from warehouse.errors import OutputError
+from warehouse.lake.storage import filesystem
 
 # Text per bz2 stream: a few of bz2's 900 kB blocks, so streams cost no ratio and keep every core busy.
 BZ2_CHUNK_BYTES = 4 << 20
@@ -196,6 +199,29 @@ def temp_path(path: str) -> str:
 
 def parent(path: str) -> str:
     return path.rpartition("/")[0]
+
+
+def write_texts(out: str | os.PathLike[str], texts: Iterable[str]) -> tuple[int, int, str | None]:
+    """Writes `texts`, one game each, one after the other to the file `out` (local or s3://; `.bz2` /
+    `.zst` names compressed; it appears only when complete, see `OutputFile`), or to standard output when
+    `out` is `-`. Returns the games written, the bytes of the file and its path (None for stdout)."""
+    games = 0
+    if str(out) == "-":
+        for text in texts:
+            sys.stdout.write(text)
+            games += 1
+        return games, 0, None
+    fs, path = filesystem(out)
+    with thread_pool() as pool:
+        file = OutputFile(fs, path, pool, str(out))
+        try:
+            for text in texts:
+                file.write(text.encode())
+                games += 1
+        except BaseException:
+            file.abort()
+            raise
+        return games, file.close(), path
 
 
 def thread_pool() -> ThreadPoolExecutor:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,10 +23,9 @@ import pyarrow as pa
 
 from warehouse import _core, export_sql
 from warehouse.export_json import ExportResult
-from warehouse.export_out import OutputFile, thread_pool
+from warehouse.export_out import write_texts
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
-from warehouse.lake.storage import filesystem
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
@@ -206,21 +204,6 @@ def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = A
     """
     games = pgn_games(lake, selection)  # the lake's errors before any output is made
     result = ExportResult()
-    if str(out) == "-":
-        for _, _, text in games:
-            sys.stdout.write(text)
-            result.games += 1
-        return result
-    fs, path = filesystem(out)
-    with thread_pool() as pool:
-        file = OutputFile(fs, path, pool, str(out))
-        try:
-            for _, _, text in games:
-                file.write(text.encode())
-                result.games += 1
-        except BaseException:
-            file.abort()
-            raise
-        result.bytes = file.close()
-        result.files.append(path)
+    result.games, result.bytes, path = write_texts(out, (text for _, _, text in games))
+    result.files += [path] if path else []
     return result

@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from warehouse import export_sql
 from warehouse.errors import OutputError
 from warehouse.export_json import ExportResult
-from warehouse.export_out import OutputFile, staged_directory, thread_pool
+from warehouse.export_out import staged_directory, write_texts
 from warehouse.export_pgn import COLUMNS, RESULTS, start_ply, tag_pairs
 from warehouse.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
 from warehouse.lake.location import Lake
@@ -47,6 +46,7 @@ class Positions:
     def __init__(self) -> None:
         try:
             import chess
+            import chess.variant
         except ImportError:
             raise OutputError(
                 "--fen needs python-chess: pip install 'bgn-warehouse[chess]' (or chess)"
@@ -54,8 +54,9 @@ class Positions:
         self.chess = chess
 
     def start(self, game: dict[str, Any]) -> Any:
-        fen = game["start_fen"] or self.chess.STARTING_FEN
-        return self.chess.Board(fen, chess960=game["variant"] == "Chess960")
+        chess960 = game["variant"] == "Chess960"
+        board = self.chess.variant.find_variant(game["variant"] if not chess960 else "Standard")
+        return board(game["start_fen"] or board.starting_fen, chess960=chess960)
 
     def play(self, board: Any, move: dict[str, Any]) -> str:
         """Plays `move` (the lake's squares) on `board`; the FEN after it."""
@@ -64,6 +65,8 @@ class Positions:
             played = next(
                 m for m in board.generate_castling_moves() if board.is_kingside_castling(m) == kingside
             )
+        elif move["f"] is None:  # a drop (Crazyhouse), which its SAN names: `N@f3`
+            played = board.parse_san(move["san"])
         else:
             promote = self.chess.PIECE_SYMBOLS.index(move["promote"].lower()) if move["promote"] else None
             played = self.chess.Move(
@@ -220,25 +223,11 @@ def export_study(
     """
     documents = study_documents(lake, selection, fen)  # the lake's errors before any output is made
     result = ExportResult()
-    if lines and str(out) == "-":
-        for _, text in documents:
-            sys.stdout.write(text + "\n")
-            result.games += 1
+    if lines:
+        result.games, result.bytes, path = write_texts(out, (text + "\n" for _, text in documents))
+        result.files += [path] if path else []
         return result
     fs, path = filesystem(out)
-    if lines:
-        with thread_pool() as pool:
-            file = OutputFile(fs, path, pool, str(out))
-            try:
-                for _, text in documents:
-                    file.write((text + "\n").encode())
-                    result.games += 1
-            except BaseException:
-                file.abort()
-                raise
-            result.bytes = file.close()
-        result.files.append(path)
-        return result
     staging = staged_directory(fs, path, str(out))
     try:
         taken: set[str] = set()

@@ -27,7 +27,7 @@ BGN_EVAL = re.compile(r"-?[0-9]{1,6}(\.[0-9]{1,2})?|#-?[0-9]{1,4}")
 STUDY_EVAL = re.compile(r"[+-][0-9]{1,6}\.[0-9]{2}|#-?[0-9]{1,4}")
 CLOCK = re.compile(r"[0-9]{1,5}:[0-9]{2}:[0-9]{2}(\.[0-9])?")
 # One SAN token and nothing else: no space, comment, variation or NAG can ride along.
-SAN = re.compile(r"[A-Za-z0-9=+#-]{2,12}")
+SAN = re.compile(r"[A-Za-z0-9=+#@-]{2,12}")
 # A PGN-shaped date, `2024.01.05` or `2024.??.??`, written `2024-01-05` / `2024-??-??` in study JSON.
 PGN_DATE = re.compile(r"([0-9?]{4})\.([0-9?]{2})\.([0-9?]{2})")
 STUDY_DATE = re.compile(r"([0-9?]{4})-([0-9?]{2})-([0-9?]{2})")
@@ -322,6 +322,8 @@ def bgn_token(move: dict[str, Any], where: str) -> str:
     piece, start, to = (move.get(key) for key in ("p", "f", "t"))
     if not isinstance(piece, str) or piece not in PIECES:
         raise Refused(f"{where}.p {piece!r} is not a piece letter")
+    if start is None and "f" in move:
+        return drop_token(move, piece, to, where)
     for key, square in (("f", start), ("t", to)):
         if not isinstance(square, str) or not SQUARE.fullmatch(square):
             raise Refused(f"{where}.{key} {square!r} is not a square")
@@ -339,6 +341,17 @@ def bgn_token(move: dict[str, Any], where: str) -> str:
     ):
         raise Refused(f"{where}.promote {promote!r} is not a piece letter")
     return f"{piece.upper()}{start}{'x' if capture else ''}{to}{'=' + promote.upper() if promote else ''}"
+
+
+def drop_token(move: dict[str, Any], piece: str, to: Any, where: str) -> str:
+    """A drop (Crazyhouse: `f` null): `N@f3`, the piece put on `t`, nothing captured, castled or
+    promoted."""
+    if not isinstance(to, str) or not SQUARE.fullmatch(to):
+        raise Refused(f"{where}.t {to!r} is not a square")
+    for key in ("x", "castle", "promote"):
+        if move.get(key) is not None:
+            raise Refused(f"{where}.{key}: a drop (f null) has no {key}")
+    return f"{piece.upper()}@{to}"
 
 
 def bgn_signature(move: dict[str, Any], where: str) -> str:

@@ -174,19 +174,8 @@ def _load_locked(
     jobs: int,
     translation: Translation | None,
 ) -> LoadResult:
-    started = now()
     records = Records.read(lake)
-    result = LoadRecord(
-        load_id=new_op_id(),
-        input=path,
-        fingerprint=fingerprint(path),
-        dedup=dedup,
-        games_seen=0,
-        games_written=0,
-        games_rejected=0,
-        started=started,
-        loader_version=_core.__version__,
-    )
+    result = new_load_record(path, dedup)
     if force and path == STDIN:
         raise LoadError("--force needs the input as a file, not standard input")
     # A fingerprint match is confirmed by the full checksum (one extra read of a file met before);
@@ -294,6 +283,21 @@ class ReadOutcome(Protocol):
     def sha256(self) -> str | None: ...
     @property
     def damage(self) -> str | None: ...
+
+
+def new_load_record(path: str, dedup: bool) -> LoadRecord:
+    """The record of a load of `path` about to start, its counts at zero."""
+    return LoadRecord(
+        load_id=new_op_id(),
+        input=path,
+        fingerprint=fingerprint(path),
+        dedup=dedup,
+        games_seen=0,
+        games_written=0,
+        games_rejected=0,
+        started=now(),
+        loader_version=_core.__version__,
+    )
 
 
 def read_outcome(result: LoadRecord, reader: ReadOutcome, path: str) -> None:

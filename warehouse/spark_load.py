@@ -24,18 +24,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.inputs import file_sha256, fingerprint, input_stem
-from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
+from warehouse.inputs import file_sha256, input_stem
+from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.plies import plies_of
-from warehouse.lake.records import LoadRecord, Records, now
+from warehouse.lake.records import LoadRecord, Records
 from warehouse.lake.storage import is_utf8, printable
-from warehouse.load import BATCH_GAMES, LoadResult, read_outcome, reconcile
+from warehouse.load import BATCH_GAMES, LoadResult, new_load_record, read_outcome, reconcile
 from warehouse.spark_task import Unit, UnitReport, convert, run_partition
 from warehouse.zstd_frames import zstd_frames
 
@@ -130,17 +129,7 @@ def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup
     planned: list[_Planned] = []
     index = 0
     for path in paths:
-        record = LoadRecord(
-            load_id=new_op_id(),
-            input=path,
-            fingerprint=fingerprint(path),
-            dedup=dedup,
-            games_seen=0,
-            games_written=0,
-            games_rejected=0,
-            started=now(),
-            loader_version=_core.__version__,
-        )
+        record = new_load_record(path, dedup)
         # As a local load: a fingerprint match is confirmed by the full checksum.
         if record.fingerprint and known.same_input(None, record.fingerprint):
             record.sha256 = file_sha256(path)
