@@ -30,8 +30,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help="PGN file or glob (quoted, expanded by the driver): plain, .zst, .bz2 or .gz, at a path every "
-        "executor can read",
+        help="PGN file, s3://bucket/key (or a prefix), or a glob of either (quoted, expanded by the driver): "
+        "plain, .zst, .bz2 or .gz; a path must be one every executor can read",
     )
     cli.add_lake_argument(p)
     p.add_argument(

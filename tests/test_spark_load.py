@@ -3,7 +3,7 @@ equals, as values, the one a local load writes from the same inputs (games with 
 source_offset, plies, rejects line by line, each load's counts), with a task per input or per zstd frame
 (frames cut anywhere in games), and passes `warehouse.check`; a task that fails
 once leaves exactly one copy of every game; a driver killed mid-job leaves the lake as it was, and a rerun
-completes it."""
+completes it; inputs on S3 (moto) given by a glob load as the same files would."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 import zstandard
 from support import (
@@ -34,6 +35,7 @@ from support import (
 from warehouse.lake.layout import STAGING
 from warehouse.lake.location import Lake
 from warehouse.lake.records import Records
+from warehouse.lake.storage import filesystem
 from warehouse.load import load_input
 
 pytest.importorskip("pyspark")
@@ -187,3 +189,38 @@ def _wait_gone(session: int) -> None:
         time.sleep(0.1)
     os.killpg(session, signal.SIGKILL)
     pytest.fail("the killed driver's JVM outlived it by 60 s")
+
+
+def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
+    """Inputs on S3 (the moto server), named by a glob: each object read by a task (copied to the
+    executor), the lake equal to a local load of the same files but for `source_file`, which is the
+    object's URL; a rerun finds them already loaded (fingerprints and checksums read from S3)."""
+    if not WITH_REJECTS.is_file():
+        pytest.skip("needs ../shared/corpora")
+    fs, root = filesystem(s3_server.bucket("pgn"))
+    urls = {}
+    for path in (SAMPLE, WITH_REJECTS):
+        with fs.open_output_stream(f"{root}/months/{path.name}") as out:
+            out.write(path.read_bytes())
+        urls[str(path)] = f"s3://pgn/months/{path.name}"
+    lake = tmp_path / "lake"
+    args = ["s3://pgn/months/*.pgn*", "--lake", str(lake), "--master", "local[1]"]
+    run = run_module("loaders.spark_pgn2parquet", args, timeout=300)
+    assert run.returncode == 0, run.stderr
+    local = tmp_path / "local"
+    local_loads = local_lake([SAMPLE, WITH_REJECTS], local)
+    committed = sorted(Records.read(Lake.open(str(lake))).loads, key=lambda r: r.input)
+    assert [r.input for r in committed] == sorted(urls.values())
+    loads = [load_summary(r, lake) for r in committed]
+    for mine, theirs in zip(loads, local_loads, strict=True):
+        # The rejects name the input as given: the URL here, the path there.
+        rejects = [line.replace(theirs["input"], urls[theirs["input"]]) for line in theirs["rejects"]]
+        assert mine == {**theirs, "input": urls[theirs["input"]], "rejects": rejects}
+    games = lake_table(lake, "games", GAME_KEYS)
+    expected = lake_table(local, "games", GAME_KEYS)
+    named = pa.array([urls[name] for name in expected["source_file"].to_pylist()])
+    expected = expected.set_column(expected.schema.get_field_index("source_file"), "source_file", named)
+    assert games.num_rows > 0 and games.equals(expected.cast(games.schema))
+    assert lake_table(lake, "plies", PLY_KEYS).equals(lake_table(local, "plies", PLY_KEYS))
+    again = run_module("loaders.spark_pgn2parquet", args, timeout=300)
+    assert again.returncode == 0 and again.stdout.count("already loaded") == 2, again.stdout + again.stderr

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import fnmatch
 import glob
 import gzip
 import hashlib
@@ -34,17 +33,15 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 import zstandard
 
 from warehouse import _core, json_games
-from warehouse.errors import InputError
+from warehouse.errors import InputError, StorageError
 from warehouse.lake.location import Lake
-from warehouse.lake.storage import filesystem
+from warehouse.lake.storage import GLOB_CHARS, filesystem, s3_files
 from warehouse.load import LoadResult, load_input
 
 JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
-GLOB_CHARS = re.compile(r"[*?\[]")
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
 # Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`).
 NOT_JSON = "not_json"  # not JSON, not UTF-8, or nested deeper than Python's JSON reader goes
@@ -81,18 +78,12 @@ def _local_files(given: str) -> list[str]:
 
 
 def _s3_files(given: str) -> list[str]:
-    match = GLOB_CHARS.search(given)
-    base = given[: match.start()].rsplit("/", 1)[0] if match else given.rstrip("/")
-    fs, root = filesystem(base)
-    info = fs.get_file_info(root)
-    if info.type == pafs.FileType.File:
-        return [given] if not match else []
     try:
-        listed = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-    except OSError as e:
-        raise InputError(f"{given}: {e}") from e
-    names = [f"{base}/{entry.path[len(root) + 1 :]}" for entry in listed if entry.type == pafs.FileType.File]
-    return sorted(n for n in names if JSON_NAME.search(n) and (not match or fnmatch.fnmatchcase(n, given)))
+        names = s3_files(given)
+    except StorageError as e:
+        raise InputError(str(e)) from e
+    # An object named is read whatever its name; under a prefix or glob, the JSON files only.
+    return names if names == [given] else [n for n in names if JSON_NAME.search(n)]
 
 
 class _Hashing(io.RawIOBase):

@@ -13,6 +13,9 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from typing import IO
+
+from warehouse.lake.storage import filesystem, is_s3
 
 STDIN = "-"
 EDGE_BYTES = 1 << 20
@@ -20,11 +23,13 @@ HASH_CHUNK = 8 << 20
 
 
 def fingerprint(path: str) -> str | None:
-    """`size:sha256(first MiB):sha256(last MiB)` of a regular file; None for stdin or a pipe."""
-    if path == STDIN or not os.path.isfile(path):
+    """`size:sha256(first MiB):sha256(last MiB)` of a regular file or an S3 object; None for stdin or a
+    pipe."""
+    if path == STDIN or not (is_s3(path) or os.path.isfile(path)):
         return None
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+    with _open(path) as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(0)
         head = hashlib.sha256(f.read(EDGE_BYTES)).hexdigest()
         f.seek(max(size - EDGE_BYTES, 0))
         tail = hashlib.sha256(f.read(EDGE_BYTES)).hexdigest()
@@ -33,10 +38,18 @@ def fingerprint(path: str) -> str | None:
 
 def file_sha256(path: str) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with _open(path) as f:
         while chunk := f.read(HASH_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _open(path: str) -> IO[bytes]:
+    """A local file, or an S3 object read by ranged requests (seekable)."""
+    if is_s3(path):
+        fs, key = filesystem(path)
+        return fs.open_input_file(key)
+    return open(path, "rb")
 
 
 def input_stem(path: str) -> str:

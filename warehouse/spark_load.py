@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from warehouse.errors import InputError
+from warehouse.errors import InputError, StorageError
 from warehouse.inputs import file_sha256, input_stem
 from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
@@ -33,7 +33,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records
-from warehouse.lake.storage import is_utf8, printable
+from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
 from warehouse.load import BATCH_GAMES, LoadResult, new_load_record, read_outcome, reconcile
 from warehouse.spark_task import Unit, UnitReport, convert, run_partition
 from warehouse.zstd_frames import zstd_frames
@@ -57,24 +57,26 @@ class SparkLoad:
 
 
 def expand(inputs: list[str]) -> list[str]:
-    """Paths and globs, each glob replaced by its matches in name order (a name that exists is a path,
-    whatever its characters).
+    """Paths, ``s3://`` URLs and globs of either, each glob replaced by its matches in name order (a name
+    that exists is a path, whatever its characters; an S3 prefix stands for the objects under it).
 
-    :raises InputError: for a glob that matches nothing, or a URL (the Rust core reads paths)."""
+    :raises InputError: for a glob or prefix that matches nothing, or a URL of another scheme."""
     paths: list[str] = []
     for text in inputs:
-        if "://" in text:
-            raise InputError(
-                f"{text}: inputs are paths every executor can read, not URLs: mount the bucket on every "
-                "node (Databricks /Volumes, mount-s3 on EMR) and give the mounted path (docs/cluster.md)"
-            )
-        if glob.has_magic(text) and not os.path.exists(text):
+        if is_s3(text):
+            try:
+                matches = s3_files(text)
+            except StorageError as e:
+                raise InputError(str(e)) from e
+        elif "://" in text:
+            raise InputError(f"{text}: inputs are paths every executor can read, or s3:// URLs")
+        elif glob.has_magic(text) and not os.path.exists(text):
             matches = sorted(glob.glob(text))
-            if not matches:
-                raise InputError(f"{text}: no file matches")
-            paths += matches
         else:
-            paths.append(text)
+            matches = [text]
+        if not matches:
+            raise InputError(f"{text}: no file matches")
+        paths += matches
     return paths
 
 

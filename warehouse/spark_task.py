@@ -11,6 +11,10 @@ is deleted when the load is published or rolled back.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -21,7 +25,10 @@ from warehouse.inputs import input_stem
 from warehouse.lake.layout import REJECTS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
+from warehouse.lake.storage import filesystem, is_s3
 from warehouse.load import RejectsWriter
+
+COPY_CHUNK = 8 << 20
 
 
 class InjectedFailure(RuntimeError):
@@ -74,9 +81,30 @@ def convert(unit: Unit, attempt: str) -> UnitReport:
     lake = Lake.open(unit.lake)
     report = UnitReport(unit.index, attempt)
     stem = f"{input_stem(unit.input)}-{unit.load_id}-u{unit.index}{attempt}"
+    with local_copy(unit.input) as path:
+        return _convert(unit, attempt, lake, report, stem, path)
+
+
+@contextlib.contextmanager
+def local_copy(source: str) -> Iterator[str]:
+    """A path the Rust core can read for `source`: itself, or for an ``s3://`` object a copy in this
+    executor's temporary directory (an S3 input is one unit: its frames are not listed, which would take a
+    request per block), removed afterwards."""
+    if not is_s3(source):
+        yield source
+        return
+    fs, key = filesystem(source)
+    with tempfile.TemporaryDirectory(prefix="bgn-input-") as folder:
+        path = os.path.join(folder, key.rsplit("/", 1)[-1] or "input")
+        with fs.open_input_stream(key) as stream, open(path, "wb") as copy:
+            shutil.copyfileobj(stream, copy, COPY_CHUNK)
+        yield path
+
+
+def _convert(unit: Unit, attempt: str, lake: Lake, report: UnitReport, stem: str, path: str) -> UnitReport:
     try:
         reader = _core.PgnReader(
-            unit.input,
+            path,
             source_name=unit.input,
             batch_games=unit.batch_games,
             frames=unit.frames,

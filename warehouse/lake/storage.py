@@ -26,7 +26,9 @@ Paths on the returned filesystem are ``/``-separated and have no trailing slash;
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,6 +38,7 @@ import pyarrow.fs as pafs
 from warehouse.errors import StorageError
 
 S3_SCHEME = "s3"
+GLOB_CHARS = re.compile(r"[*?\[]")
 # Used when an endpoint is set and no region is: S3-compatible servers accept any region.
 ENDPOINT_DEFAULT_REGION = "us-east-1"
 
@@ -101,6 +104,28 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
         raise StorageError(f"{location}: no bucket in the S3 URL (use s3://bucket/prefix)")
     path = "/".join(part for part in [bucket, *prefix.split("/")] if part)
     return _s3_filesystem(bucket, location), path
+
+
+def is_s3(location: str) -> bool:
+    return location.lower().startswith(f"{S3_SCHEME}://")
+
+
+def s3_files(given: str) -> list[str]:
+    """The objects an ``s3://`` URL names, sorted: the object itself, every object under it (a prefix), or
+    those matching it (a glob: ``*``, ``?``, ``[…]`` in its key).
+
+    :raises StorageError: when the bucket cannot be listed."""
+    match = GLOB_CHARS.search(given)
+    base = given[: match.start()].rsplit("/", 1)[0] if match else given.rstrip("/")
+    fs, root = filesystem(base)
+    if not match and fs.get_file_info(root).type == pafs.FileType.File:
+        return [given]
+    try:
+        listed = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    except OSError as e:
+        raise StorageError(f"{given}: {e}") from e
+    names = [f"{base}/{entry.path[len(root) + 1 :]}" for entry in listed if entry.type == pafs.FileType.File]
+    return sorted(n for n in names if not match or fnmatch.fnmatchcase(n, given))
 
 
 def is_utf8(name: str) -> bool:
