@@ -172,6 +172,17 @@ class CorpusLoad:
 CorpusLoader = Callable[[tuple[Path, ...]], CorpusLoad]
 
 
+def folder_lakes(folder: str, corpus_loads: CorpusLoader) -> list[Path]:
+    """The lakes of `folder`'s batches (each loaded once a run) that stored games, in order."""
+    lakes = []
+    for inputs in folder_batches(folder):
+        loaded = corpus_loads(tuple(inputs))
+        assert loaded.returncode == 0, loaded.stderr
+        if (loaded.lake / "games").is_dir():
+            lakes.append(loaded.lake)
+    return lakes
+
+
 def corpus_loader(root: Path) -> CorpusLoader:
     """`load(inputs)`: the loader's run on those files into a lake of its own under `root`, run once for the
     same inputs. Processes given the same `root` (parallel test workers) share the runs: the first to ask

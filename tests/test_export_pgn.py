@@ -20,7 +20,7 @@ import chess
 import chess.pgn
 import pytest
 import zstandard
-from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_batches
+from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_lakes
 from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
 from support import Run, run_module
 
@@ -41,12 +41,7 @@ FOLDERS = sorted({batch.folder for batch in BATCHES})
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_round_trip(folder: str, corpus_loads: CorpusLoader) -> None:
-    lakes = []
-    for inputs in folder_batches(folder):
-        loaded = corpus_loads(tuple(inputs))
-        assert loaded.returncode == 0, loaded.stderr
-        if (loaded.lake / "games").is_dir():
-            lakes.append(loaded.lake)
+    lakes = folder_lakes(folder, corpus_loads)
     if not lakes:
         pytest.skip(f"the lake stored no game of {folder}")
     assert_round_trip(lakes, folder)

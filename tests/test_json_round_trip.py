@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import jsonschema
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
-from corpora import CorpusLoader, folder_batches
+from corpora import CorpusLoader, folder_batches, folder_lakes
 from support import read_records, read_rejects
 from test_export_pgn import FOLDERS, compare, next_offsets, original_game, read
 
@@ -43,12 +44,7 @@ def import_json(path: Path, lake: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: Path) -> None:
-    lakes = []
-    for inputs in folder_batches(folder):
-        loaded = corpus_loads(tuple(inputs))
-        assert loaded.returncode == 0, loaded.stderr
-        if (loaded.lake / "games").is_dir():
-            lakes.append(loaded.lake)
+    lakes = folder_lakes(folder, corpus_loads)
     if not lakes:
         pytest.skip(f"the lake stored no game of {folder}")
     sources: list[tuple[str, int]] = []
@@ -210,16 +206,9 @@ def test_hand_written_study_comes_back(name: str, tmp_path: Path) -> None:
 def written_with_fen(written: dict[str, Any]) -> dict[str, Any]:
     """`written` with python-chess's position after each move, from its SAN."""
     out = copy.deepcopy(written)
-    tags = out["metadata"].get("other_tags", {})
-    board = chess.Board(tags.get("FEN", chess.STARTING_FEN))
-    stack = [(board, out["moves"])]
-    while stack:
-        position, line = stack.pop()
-        for m in line:
-            for variation in m["variations"]:
-                stack.append((position.copy(), variation["line"]))
-            position.push_san(m["san"])
-            m["fen"] = position.fen(en_passant="fen")
+    board = chess.Board(out["metadata"].get("other_tags", {}).get("FEN", chess.STARTING_FEN))
+    for m, fen in positions_by_san(board, out["moves"]):
+        m["fen"] = fen
     return out
 
 
@@ -246,10 +235,9 @@ def test_the_specs_example_is_refused_for_its_illegal_mainline(tmp_path: Path) -
     assert json.loads(text) == fixed
 
 
-def fens_by_san(board: chess.Board, moves: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(the document's fen, python-chess's position after the move read from its SAN) for every move of
-    `moves` and of their variations, `board` the position before the first."""
-    out = []
+def positions_by_san(board: chess.Board, moves: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each move of `moves` and of their variations, with python-chess's position (FEN) after the move read
+    from its SAN, `board` the position before the first."""
     stack = [(board, moves)]
     while stack:
         position, line = stack.pop()
@@ -257,8 +245,12 @@ def fens_by_san(board: chess.Board, moves: list[dict[str, Any]]) -> list[tuple[s
             for variation in m["variations"]:
                 stack.append((position.copy(), variation["line"]))
             position.push_san(m["san"])
-            out.append((m["fen"], position.fen(en_passant="fen")))
-    return out
+            yield m, position.fen(en_passant="fen")
+
+
+def fens_by_san(board: chess.Board, moves: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(the document's fen, python-chess's position after the move) for every move (`positions_by_san`)."""
+    return [(m["fen"], fen) for m, fen in positions_by_san(board, moves)]
 
 
 @pytest.mark.parametrize("folder", ["data/edge", "corpora/edge/python-chess/data/pgn", "corpora/tournament"])
