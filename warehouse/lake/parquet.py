@@ -141,9 +141,9 @@ class _Encoders:
         self._queued: deque[Future[None]] = deque()
 
     def run(self, write: Callable[..., None], table: pa.Table, row_group_size: int) -> Future[None]:
-        done: Future[None] = Future()
         if self._pool is None:
             write(table, row_group_size=row_group_size)
+            done: Future[None] = Future()
             done.set_result(None)
             return done
         while len(self._queued) >= self._limit:
