@@ -20,6 +20,7 @@ import glob
 import os
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
@@ -261,28 +262,40 @@ def _drop_known(lake: Lake, record: LoadRecord, files: dict[str, int], plies: di
             continue
         record.games_duplicate += duplicates
         twin = plies_twin(rel)
-        games = pq.read_table(lake.path(path), filesystem=lake.fs).filter(pa.array(keep))
-        lake.delete(path)
-        lake.delete(staged(record.load_id, twin))
-        if games.num_rows == 0:
+        rows, ply_rows = _rewrite_kept(lake, path, staged(record.load_id, twin), keep)
+        if rows == 0:
             del files[rel], plies[twin]
-            continue
-        games_out = open_parquet_writer(lake, staged(record.load_id, rel), games.schema)
-        plies_out: pq.ParquetWriter | None = None
-        files[rel], plies[twin] = games.num_rows, 0
-        # Row groups as the load's writer makes them: the same games in a games/ and its plies/ group.
-        for batch in games.to_batches(max_chunksize=ROW_GROUP_GAMES):
-            if batch.num_rows == 0:  # a row group whose games were all duplicates
+        else:
+            files[rel], plies[twin] = rows, ply_rows
+
+
+def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[int, int]:
+    """Rewrites the staged games file `path` with its rows where `keep`, and its plies twin `twin`, a
+    batch at a time (a file holds up to a million games: never read whole); returns their row counts. Row
+    groups as the load's writer makes them: the same games in a games/ and its plies/ group."""
+    games_out: pq.ParquetWriter | None = None
+    plies_out: pq.ParquetWriter | None = None
+    read = rows = ply_rows = 0
+    with pq.ParquetFile(lake.path(path), filesystem=lake.fs) as source:
+        for batch in source.iter_batches(ROW_GROUP_GAMES):
+            kept = batch.filter(pa.array(keep[read : read + batch.num_rows]))
+            read += batch.num_rows
+            if kept.num_rows == 0:  # a row group whose games were all duplicates
                 continue
-            ply_batch = plies_of(batch)
-            if plies_out is None:
-                plies_out = open_parquet_writer(lake, staged(record.load_id, twin), ply_batch.schema)
-            games_out.write_batch(batch, row_group_size=batch.num_rows)
+            ply_batch = plies_of(kept)
+            games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
+            plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_batch.schema)
+            games_out.write_batch(kept, row_group_size=kept.num_rows)
             plies_out.write_batch(ply_batch, row_group_size=max(ply_batch.num_rows, 1))
-            plies[twin] += ply_batch.num_rows
+            rows, ply_rows = rows + kept.num_rows, ply_rows + ply_batch.num_rows
+    lake.delete(path)
+    lake.delete(twin)
+    if games_out is not None and plies_out is not None:
         games_out.close()
-        if plies_out is not None:
-            plies_out.close()
+        plies_out.close()
+        lake.move(f"{path}.kept", path)
+        lake.move(f"{twin}.kept", twin)
+    return rows, ply_rows
 
 
 def _file_order(rel: str) -> tuple[str, int]:
