@@ -164,7 +164,28 @@ class UpgradeRecord(Record):
         return [*super().paths(), self.layout_file]
 
 
-KINDS: dict[str, type[Record]] = {cls.KIND: cls for cls in (LoadRecord, CompactRecord, UpgradeRecord)}
+@dataclass(kw_only=True)
+class IndexRecord(Record):
+    """The optional position index built (`warehouse.positions.index`): `index_files` (key-sorted) hold every
+    position of the games of `covers` (`games/` file → games, in the order of the index's `file` column),
+    and retire (`removes`) the index built before."""
+
+    KIND: ClassVar[str] = "index"
+
+    index_files: list[str] = field(default_factory=list)
+    covers: dict[str, int] = field(default_factory=dict)
+    positions: int = 0
+
+    def added_files(self) -> list[str]:
+        return [*super().added_files(), *self.index_files]
+
+    def paths(self) -> list[str]:
+        return [*super().paths(), *self.index_files]
+
+
+KINDS: dict[str, type[Record]] = {
+    cls.KIND: cls for cls in (LoadRecord, CompactRecord, UpgradeRecord, IndexRecord)
+}
 
 
 _HINTS: dict[type[Record], dict[str, Any]] = {}

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from warehouse import _core
 from warehouse.errors import InputError
 from warehouse.lake.plies import KEYED_PLIES
-from warehouse.positions.search import MOVE_FIELDS, moves_list
+from warehouse.positions.replay import MOVE_FIELDS, moves_list
 
 BOOK_SCHEMA = pa.schema(
     [

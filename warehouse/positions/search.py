@@ -1,9 +1,10 @@
 """Games by position: every game that reaches a FEN's position, with the first ply it stands at.
 
-Two ways, one answer: the stored keys (`plies.key` for the first `KEYED_PLIES` plies, `games.final_key`)
-answer through DuckDB in a few hundredths of a second; the positions after those plies are rebuilt by a
-replay scan of `plies/` (`_core.find_position`: the move squares of each file and its twin's start
-positions, XOR updates in Rust, files on parallel threads). `deep=False` skips the scan.
+Three ways, one answer: the stored keys (`plies.key` for the first `KEYED_PLIES` plies, `games.final_key`)
+answer through DuckDB; the positions after those plies are rebuilt by a replay scan of `plies/`
+(`_core.find_position`: the move squares of each file and its twin's start positions, XOR updates in Rust,
+files on parallel threads); and when the optional position index was built (`warehouse.positions.index`),
+it answers for the files it covers, the replay scan for the others. `deep=False` reads the stored keys only.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import duckdb
-import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.lake.layout import GAMES, plies_twin
+from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
+from warehouse.lake.records import Records
+from warehouse.positions.index import PositionIndex
+from warehouse.positions.replay import replay_batch
 from warehouse.sql import connect
 
 # The columns of the answer, from the games view, after `game_id`, `ply`.
@@ -30,8 +32,6 @@ GAME_COLUMNS = (
     "white_name", "white_elo", "black_name", "black_elo", "result", "datetime", "type", "opening_eco",
     "opening_name", "n_plies", "game_key",
 )  # fmt: skip
-# The move fields a replay reads.
-MOVE_FIELDS = ("p", "f", "t", "promote", "castle")
 
 
 def position_key(fen: str, chess960: bool = False) -> int:
@@ -66,20 +66,19 @@ def search(
     unknown = sorted(set(filters) - known)
     if unknown:
         raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
-    found = stored(con, key)
-    if deep:
-        found = pa.concat_tables([found, replayed(Lake.open(lake), key)])
+    found = positions_at(Lake.open(lake), con, key) if deep else stored(con, key)
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
-    columns = ", ".join(f"any_value(games.{c}) as {c}" for c in GAME_COLUMNS)
+    columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
+    # One row per game before the join: the join then carries no wide group by.
     return con.sql(
         f"""
-        select games.game_id, min(found.ply) as ply, {columns}
-        from positions_found as found
+        with found as (select game_key, min(ply) as ply from positions_found group by game_key)
+        select games.game_id, found.ply, {columns}
+        from found
         join games on games.game_key = found.game_key
         where true {where}
-        group by games.game_id
-        order by any_value(games.datetime), games.game_id
+        order by games.datetime, games.game_id
         """,
         params=filters,
     ).pl()
@@ -97,38 +96,31 @@ def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
     ).to_arrow_table()
 
 
-def replayed(lake: Lake, key: int) -> pa.Table:
-    """`(game_key, ply)` of the positions from ply `KEYED_PLIES` on whose key is `key`, by a replay scan of
-    every `games/` file's plies twin."""
+def positions_at(lake: Lake, con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
+    """`(game_key, ply)` of every position whose key is `key` (a game may come more than once): from the
+    position index for the files it covers and a replay of every ply of the others, when the index was
+    built (`warehouse.positions.index`); else the stored keys and a replay from ply `KEYED_PLIES` on."""
     files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
+    index = PositionIndex.open(lake, Records.read(lake))
+    if index is None:
+        return pa.concat_tables([stored(con, key), replayed(lake, files, key, KEYED_PLIES)])
+    uncovered = [rel for rel in files if rel not in index.covered]
+    return pa.concat_tables([index.lookup(key), replayed(lake, uncovered, key, 0)])
+
+
+def replayed(lake: Lake, files: list[str], key: int, from_ply: int) -> pa.Table:
+    """`(game_key, ply)` of the positions from ply `from_ply` on whose key is `key`, by a replay scan of
+    the plies twins of the `games/` files `files` (on parallel threads: the kernel releases the GIL)."""
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        parts = list(pool.map(lambda rel: replay_file(lake, rel, key), files))
+        parts = list(pool.map(lambda rel: replay_file(lake, rel, key, from_ply), files))
     return pa.concat_tables(
         [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())}), *parts]
     )
 
 
-def moves_list(plies: pa.Table, counts: np.ndarray) -> pa.ListArray:
-    """The `moves` lists the kernels replay (`MOVE_FIELDS`, and `san` null: the position gives it) of games
-    whose plies are `plies` (`MOVE_FIELDS` columns), `counts[i]` of them for game i, in order."""
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    fields = [plies[f].combine_chunks() for f in MOVE_FIELDS] + [pa.nulls(plies.num_rows, pa.string())]
-    return pa.ListArray.from_arrays(
-        pa.array(offsets), pa.StructArray.from_arrays(fields, [*MOVE_FIELDS, "san"])
-    )
-
-
-def replay_file(lake: Lake, rel: str, key: int) -> pa.Table:
+def replay_file(lake: Lake, rel: str, key: int, from_ply: int) -> pa.Table:
     """The matches of one `games/` file (see `replayed`): its games' start positions, its twin's moves."""
-    games = pq.read_table(
-        lake.path(rel), columns=["game_key", "start_fen", "variant", "n_plies"], filesystem=lake.fs
-    )
-    plies = pq.read_table(lake.path(plies_twin(rel)), columns=list(MOVE_FIELDS), filesystem=lake.fs)
-    moves = moves_list(plies, games["n_plies"].to_numpy())
-    batch = pa.record_batch(
-        [moves, games["start_fen"].combine_chunks(), games["variant"].combine_chunks()],
-        names=["moves", "start_fen", "variant"],
-    )
-    ply = pa.array(_core.find_position(batch, key, KEYED_PLIES))
+    games, batch = replay_batch(lake, rel)
+    ply = pa.array(_core.find_position(batch, key, from_ply))
     hit = ply.is_valid()
     return pa.table({"game_key": games["game_key"].combine_chunks().filter(hit), "ply": ply.filter(hit)})

@@ -1,0 +1,103 @@
+"""The optional position index against python-chess: a lake loaded in two parts, the index built between
+them (so it covers the first part only and the second is found by the replay scan), searched by FEN;
+then rebuilt over both. Every answer must be python-chess's replay's, index or not.
+
+The games, their python-chess replays and the probe positions are test_positions' (same inputs: the bundled
+lichess sample, and the TCEC Chess960 file when the corpora are there).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pytest
+import support
+import test_positions
+from test_positions import CHESS960, Replayed, probe_fens, reaching, signed
+
+import warehouse
+from warehouse.lake.location import Lake
+from warehouse.lake.records import IndexRecord, Records
+from warehouse.positions import search
+from warehouse.positions.index import PositionIndex, bucket_bits
+
+# test_positions' fixtures, here over this module's `lake`.
+games = test_positions.games
+inputs = test_positions.inputs
+
+pytestmark = pytest.mark.skipif(not CHESS960.exists(), reason="needs the corpora: a second input to load")
+
+
+@pytest.fixture(scope="module")
+def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The inputs loaded one at a time, the index built after the first."""
+    first, second = inputs
+    lake = support.loaded([first], tmp_path_factory.mktemp("index") / "lake")
+    built = support.run_module("loaders.position_index", ["--lake", lake])
+    assert built.returncode == 0, built.stderr
+    return support.loaded([second], lake)
+
+
+def index_of(lake: Path) -> PositionIndex:
+    index = PositionIndex.open(Lake.open(lake), Records.read(Lake.open(lake)))
+    assert index is not None
+    return index
+
+
+def answers(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """Every probe's search equals python-chess's replay of every game."""
+    con = warehouse.connect(lake)
+    chess960 = {row["start_fen"].split()[0] for row, _ in games if row["variant"] == "Chess960"}
+    for fen in probe_fens(games):
+        key = signed(chess.polyglot.zobrist_hash(chess.Board(fen, chess960=True)))
+        found = search(fen, lake, chess960=fen.split()[0] in chess960, con=con)
+        assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(games, key), fen
+
+
+def test_index_covers_the_first_load_and_the_replay_the_second(
+    lake: Path, games: list[tuple[dict, Replayed]]
+) -> None:
+    index = index_of(lake)
+    records = Records.read(Lake.open(lake))
+    first, second = (load.file_rows for load in records.loads)
+    assert index.record.covers == first and index.covered == set(first)
+    assert set(records.live_files()) == set(first) | set(second) and second
+    # The index answers by itself for the first load's games, deep positions included.
+    standard = [(row, g) for row, g in games if row["variant"] == "Standard" and len(g.keys) > 60]
+    for row, game in standard[:5]:
+        hits = index.lookup(game.keys[40])
+        assert (row["game_key"], reaching(games, game.keys[40])[row["game_id"]]) in zip(
+            hits["game_key"].to_pylist(), hits["ply"].to_pylist(), strict=True
+        )
+    answers(lake, games)
+
+
+def test_rebuilt_index_covers_both_and_replaces_the_first(
+    lake: Path, games: list[tuple[dict, Replayed]]
+) -> None:
+    before = index_of(lake).record
+    built = support.run_module("loaders.position_index", ["--lake", lake])
+    assert built.returncode == 0, built.stderr
+    after = index_of(lake)
+    live = Records.read(Lake.open(lake)).live_files()
+    assert after.covered == set(live) and after.record.covers == live
+    assert after.record.removes == before.index_files
+    assert not any((lake / rel).exists() for rel in before.index_files)
+    assert all((lake / rel).exists() for rel in after.record.index_files)
+    assert after.record.positions == sum(len(g.keys) for _, g in games)  # every position, final included
+    answers(lake, games)
+    assert isinstance(after.record, IndexRecord)
+    checked = support.run_module("loaders.check", ["--lake", lake])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_bucket_bits_keep_buckets_small() -> None:
+    assert bucket_bits(0) == 0 and bucket_bits(4_000_000) == 0
+    assert bucket_bits(4_000_001) == 1 and bucket_bits(66_000_000) == 5
+
+
+def test_index_command_on_no_lake(tmp_path: Path) -> None:
+    run = support.run_module("loaders.position_index", ["--lake", tmp_path / "nowhere"])
+    support.one_line_error(run, "nowhere")

@@ -1,0 +1,198 @@
+"""The optional position index: the PolyGlot key of every position of every game (before each ply, and the
+final one) with its game and ply, sorted by key, so that a search by FEN reads a few row groups instead of
+replaying every ply of the lake.
+
+Built on demand (`python -m loaders.position_index`), never by a load: it costs far more bytes than the
+stored keys (docs/positions.md), and sits outside the lake's 2.0x storage bound because it is optional.
+It is written through the lake's commit protocol (`warehouse.lake.commit`): staged, committed by an
+`IndexRecord` (the index files, and the `games/` files it covers with their rows), published; a rebuild's
+record retires the index before it. Files it does not cover (loaded after it, or rewritten by a
+compaction or a `--force` reload) are searched by the replay scan (`warehouse.positions.search`), so
+answers stay the same, only slower for those files; rebuilding covers them again.
+
+Files: `_index/positions/<op>/<bucket>.parquet`, 2^b buckets by the key's top b bits (b such that a bucket
+holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's positions are
+first split into bucket parts staged beside, which publishing drops), each sorted by key, file, row, ply, in
+row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that can hold a
+key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row` (the game's
+row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it: `n_plies` for
+the final position); delta-encoded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from warehouse import _core
+from warehouse.lake.commit import commit, new_op_id, recover, writer_lock
+from warehouse.lake.layout import staged
+from warehouse.lake.location import Lake
+from warehouse.lake.records import IndexRecord, Records, now
+from warehouse.positions.replay import replay_batch
+
+INDEX_DIR = "_index/positions"
+SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.int64(), nullable=False),
+        pa.field("file", pa.int32(), nullable=False),
+        pa.field("row", pa.int32(), nullable=False),
+        pa.field("ply", pa.int32(), nullable=False),
+    ]
+)
+# Rows per row group: a lookup reads whole groups, so small ones (~100 KB of zstd at most).
+ROW_GROUP = 16_384
+# Positions per bucket the build sorts at once (~100 MB of rows); at most 2^16 buckets (`bucket_of`).
+BUCKET_POSITIONS = 4_000_000
+# Every ply of a game (`_core.position_keys` keys the first `keyed_plies`).
+ALL_PLIES = 1 << 31
+
+
+def build(lake: Lake) -> IndexRecord:
+    """Builds the index of every `games/` file of `lake` and commits it, retiring the previous one.
+    Takes the lake's writer lock (one writer at a time, as loads and compactions)."""
+    with writer_lock(lake):
+        recover(lake)
+        records = Records.read(lake)
+        previous = latest(records)
+        covers = dict(sorted(records.live_files().items()))
+        record = IndexRecord(
+            load_id=new_op_id(),
+            started=now(),
+            covers=covers,
+            removes=previous.index_files if previous else [],
+        )
+        bits = bucket_bits(sum(records.live_plies().values()) + sum(covers.values()))
+        for file, rel in enumerate(covers):
+            for bucket, part in split(file_positions(lake, rel, file), bits):
+                write(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}/{file}.parquet"), part)
+        for bucket in range(1 << bits):
+            sorted_rows = merged(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}"))
+            rel = f"{INDEX_DIR}/{record.load_id}/{bucket:04x}.parquet"
+            write(lake, staged(record.load_id, rel), sorted_rows)
+            record.index_files.append(rel)
+            record.positions += sorted_rows.num_rows
+        record.written()
+        commit(lake, record, "the position index")
+        return record
+
+
+def bucket_bits(positions: int) -> int:
+    """How many top bits of the key pick a bucket, for buckets of about `BUCKET_POSITIONS` positions."""
+    return max(0, math.ceil(math.log2(max(positions, 1) / BUCKET_POSITIONS)))
+
+
+def bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
+    """The bucket of each key: its top `bits` bits, the key read unsigned (as PolyGlot's). As uint16, which
+    numpy's stable sort sorts by radix, 10x faster than int64."""
+    if bits == 0:
+        return np.zeros(len(keys), np.uint16)
+    return (keys.view(np.uint64) >> np.uint64(64 - bits)).astype(np.uint16)
+
+
+def file_positions(lake: Lake, rel: str, file: int) -> pa.Table:
+    """Every keyed position of the games of `rel` (variants without keys have none), `file` its number."""
+    games, batch = replay_batch(lake, rel)
+    plies, finals = (pa.array(a) for a in _core.position_keys(batch, ALL_PLIES))
+    counts = games["n_plies"].to_numpy()
+    rows = np.arange(len(counts), dtype=np.int32)
+    starts = np.cumsum(counts) - counts
+    ply = np.arange(counts.sum(), dtype=np.int32) - np.repeat(starts, counts).astype(np.int32)
+    table = pa.table(
+        {
+            "key": pa.concat_arrays([plies, finals]),
+            "file": np.full(len(plies) + len(finals), file, np.int32),
+            "row": np.concatenate([np.repeat(rows, counts), rows]),
+            "ply": np.concatenate([ply, counts.astype(np.int32)]),
+        }
+    )
+    return table.filter(pc.is_valid(table["key"])).cast(SCHEMA)
+
+
+def split(positions: pa.Table, bits: int) -> list[tuple[int, pa.Table]]:
+    """`positions` by bucket (the buckets that hold any)."""
+    buckets = bucket_of(positions["key"].to_numpy(), bits)
+    order = np.argsort(buckets, kind="stable")
+    ordered = positions.take(order)
+    bounds = np.searchsorted(buckets[order], np.arange((1 << bits) + 1))
+    return [
+        (bucket, ordered.slice(bounds[bucket], bounds[bucket + 1] - bounds[bucket]))
+        for bucket in range(1 << bits)
+        if bounds[bucket + 1] > bounds[bucket]
+    ]
+
+
+def merged(lake: Lake, parts: str) -> pa.Table:
+    """The positions of the staged bucket parts under `parts` (one per input file, each in file, row, ply
+    order), sorted by key, then file, row, ply: a stable sort by key of the parts in file order."""
+    files = sorted(lake.files(parts), key=lambda i: int(i.base_name.removesuffix(".parquet")))
+    tables = [pq.read_table(i.path, filesystem=lake.fs) for i in files]
+    rows = pa.concat_tables([SCHEMA.empty_table(), *tables]).combine_chunks()
+    return rows.take(np.argsort(rows["key"].to_numpy(), kind="stable"))
+
+
+def write(lake: Lake, rel: str, table: pa.Table) -> None:
+    lake.make_parent(rel)
+    # Delta encoding: sorted keys, and rows and plies that repeat or climb within a key, take a few bits.
+    pq.write_table(
+        table,
+        lake.path(rel),
+        filesystem=lake.fs,
+        row_group_size=ROW_GROUP,
+        compression="zstd",
+        use_dictionary=False,
+        column_encoding=dict.fromkeys(SCHEMA.names, "DELTA_BINARY_PACKED"),
+    )
+
+
+def latest(records: Records) -> IndexRecord | None:
+    """The index in force: the last one built."""
+    built = [r for r in records.all if isinstance(r, IndexRecord)]
+    return built[-1] if built else None
+
+
+@dataclass(frozen=True)
+class PositionIndex:
+    """The index in force on a lake, and the `games/` files it covers among the live ones."""
+
+    lake: Lake
+    record: IndexRecord
+    covered: frozenset[str]
+
+    @classmethod
+    def open(cls, lake: Lake, records: Records) -> PositionIndex | None:
+        """The lake's index, None when none was built."""
+        record = latest(records)
+        if record is None:
+            return None
+        live = records.live_files()
+        covered = frozenset(f for f, rows in record.covers.items() if live.get(f) == rows)
+        return cls(lake, record, covered)
+
+    def lookup(self, key: int) -> pa.Table:
+        """`(game_key, ply)` of the positions whose key is `key` in the covered files: the row groups of
+        the key's bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
+        bits = int(math.log2(len(self.record.index_files)))
+        bucket = int(bucket_of(np.array([key], np.int64), bits)[0])
+        parquet = pq.ParquetFile(self.lake.path(self.record.index_files[bucket]), filesystem=self.lake.fs)
+        groups = [g for g in range(parquet.metadata.num_row_groups) if _may_hold(parquet.metadata, g, key)]
+        found = parquet.read_row_groups(groups) if groups else SCHEMA.empty_table()
+        found = found.filter(pc.equal(found["key"], key))
+        parts = [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())})]
+        for file, rel in enumerate(self.record.covers):
+            hits = found.filter(pc.equal(found["file"], file))
+            if rel in self.covered and hits.num_rows:
+                game_keys = pq.read_table(self.lake.path(rel), columns=["game_key"], filesystem=self.lake.fs)
+                keys = game_keys["game_key"].take(hits["row"])
+                parts.append(pa.table({"game_key": keys, "ply": hits["ply"]}))
+        return pa.concat_tables(parts)
+
+
+def _may_hold(meta: pq.FileMetaData, group: int, key: int) -> bool:
+    stats = meta.row_group(group).column(0).statistics
+    return stats is None or not stats.has_min_max or stats.min <= key <= stats.max
