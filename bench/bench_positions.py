@@ -1,5 +1,6 @@
-"""Positions benchmark over a lake of a million games: book build speed, FEN search latency, the kernel's
-plies/s, and the bytes per game of the stored keys.
+"""Positions benchmark over a lake of a million games: book build speed, FEN search latency without and with
+the position index, the index's build speed and size, the kernel's plies/s, and the bytes per game of the
+stored keys.
 
     python bench/bench_positions.py [--games 1000000] [--repeat 3]
 
@@ -8,7 +9,12 @@ reload after a loader change: a lake loaded before the position columns existed 
   - the book (`warehouse.positions.book.build`, every stored position): wall and CPU seconds (the process's,
     every DuckDB thread included), games per CPU-second;
   - search by FEN (`warehouse.positions.search`) of positions at plies 2, 9 (stored keys) and 14 (replay
-    scan): wall seconds with and without the scan (`deep`), best of --repeat, on a warm connection;
+    scan), without the index: wall seconds with and without the scan (`deep`), best of --repeat, on a warm
+    connection;
+  - the position index (`warehouse.positions.index.build`, rebuilt: it replaces the lake's index): wall and
+    CPU seconds, games per CPU-second, bytes per game;
+  - the same searches with the index: the first on a new connection (cold: no metadata read yet in the
+    process; the OS's file cache is warm), then the best of --repeat, and the index lookup's share;
   - the replay kernel (`_core.position_keys` over every ply of 50,000 games): plies/CPU-s;
   - bytes per game, zstd Parquet as written: plies.key, games.final_key, the opening columns.
 Not a test: it prints figures, it asserts nothing.
@@ -30,8 +36,11 @@ sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
 from bench_sql import build_lake  # noqa: E402  (bench/ is on the path of a script run from it)
 
 from warehouse import _core  # noqa: E402
+from warehouse.lake.location import Lake  # noqa: E402
+from warehouse.lake.records import Records  # noqa: E402
+from warehouse.positions import index  # noqa: E402
 from warehouse.positions.book import build  # noqa: E402
-from warehouse.positions.search import search  # noqa: E402
+from warehouse.positions.search import position_key, search  # noqa: E402
 from warehouse.sql import connect  # noqa: E402
 
 # Positions of the sample's most common line (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5 6. Bb5+
@@ -86,9 +95,39 @@ def main() -> None:
             best, found = float("inf"), 0
             for _ in range(args.repeat):
                 start = time.perf_counter()
-                found = len(search(fen, lake, deep=deep, con=con))
+                found = len(search(fen, lake, deep=deep, index=False, con=con))
                 best = min(best, time.perf_counter() - start)
-            print(f"search ply {ply:2} {'deep' if deep else 'stored'}: {found:,} games, {best:.3f} s")
+            print(
+                f"search ply {ply:2} {'deep' if deep else 'stored'}, no index: {found:,} games, {best:.3f} s"
+            )
+
+    wall, used = time.perf_counter(), cpu()
+    record = index.build(Lake.open(lake))
+    wall, used = time.perf_counter() - wall, cpu() - used
+    size = sum((lake / rel).stat().st_size for rel in record.index_files)
+    print(
+        f"index: {record.positions:,} positions, {len(record.index_files)} files, {wall:.2f} s wall, "
+        f"{used:.2f} s CPU, {games / used:,.0f} games/CPU-s, {size / games:.1f} B/game"
+    )
+    for ply, fen in PROBES.items():
+        cold = connect(lake)
+        start = time.perf_counter()
+        found = len(search(fen, lake, con=cold))
+        first = time.perf_counter() - start
+        best = lookup = float("inf")
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            search(fen, lake, con=con)
+            best = min(best, time.perf_counter() - start)
+            start = time.perf_counter()
+            opened = index.PositionIndex.open(Lake.open(lake), Records.read(Lake.open(lake)))
+            assert opened is not None
+            opened.lookup(position_key(fen))
+            lookup = min(lookup, time.perf_counter() - start)
+        print(
+            f"search ply {ply:2} with the index: {found:,} games, cold {first:.3f} s, warm {best:.3f} s "
+            f"(index lookup {lookup:.3f} s)"
+        )
 
     path = next((lake / "games").rglob("*.parquet"))
     # DuckDB reads the nested moves of a big row group, which pyarrow's reader refuses to chunk.

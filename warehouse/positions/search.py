@@ -50,6 +50,7 @@ def search(
     *,
     chess960: bool = False,
     deep: bool = True,
+    index: bool = True,
     con: duckdb.DuckDBPyConnection | None = None,
     **filters: Any,
 ) -> pl.DataFrame:
@@ -57,7 +58,9 @@ def search(
     en-passant file, as PolyGlot keys them; move counters ignored): `game_id`, `ply` (the first ply index
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
     `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`).
-    `con`, when given, is a `warehouse.connect(lake)` connection to reuse.
+    `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`
+    ignores the position index (the same answer, by the stored keys and the replay scan). `con`, when
+    given, is a `warehouse.connect(lake)` connection to reuse.
 
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
@@ -66,7 +69,7 @@ def search(
     unknown = sorted(set(filters) - known)
     if unknown:
         raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
-    found = positions_at(Lake.open(lake), con, key) if deep else stored(con, key)
+    found = positions_at(Lake.open(lake), con, key, index) if deep else stored(con, key)
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
     columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
@@ -96,12 +99,13 @@ def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
     ).to_arrow_table()
 
 
-def positions_at(lake: Lake, con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
+def positions_at(lake: Lake, con: duckdb.DuckDBPyConnection, key: int, use_index: bool = True) -> pa.Table:
     """`(game_key, ply)` of every position whose key is `key` (a game may come more than once): from the
     position index for the files it covers and a replay of every ply of the others, when the index was
-    built (`warehouse.positions.index`); else the stored keys and a replay from ply `KEYED_PLIES` on."""
+    built (`warehouse.positions.index`) and `use_index`; else the stored keys and a replay from ply
+    `KEYED_PLIES` on."""
     files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
-    index = PositionIndex.open(lake, Records.read(lake))
+    index = PositionIndex.open(lake, Records.read(lake)) if use_index else None
     if index is None:
         return pa.concat_tables([stored(con, key), replayed(lake, files, key, KEYED_PLIES)])
     uncovered = [rel for rel in files if rel not in index.covered]
