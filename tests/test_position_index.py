@@ -47,17 +47,18 @@ def index_of(lake: Path) -> PositionIndex:
 
 
 def answers(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
-    """Every probe's search equals python-chess's replay of every game, with the index and without."""
+    """Every probe's search, deep and shallow, equals python-chess's replay of every game, with the index
+    and without."""
     con = warehouse.connect(lake)
     chess960 = {row["start_fen"].split()[0] for row, _ in games if row["variant"] == "Chess960"}
     for fen in probe_fens(games):
         key = signed(chess.polyglot.zobrist_hash(chess.Board(fen, chess960=True)))
+        as_960 = fen.split()[0] in chess960
         for index in (True, False):
-            found = search(fen, lake, chess960=fen.split()[0] in chess960, index=index, con=con)
-            assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(games, key), (
-                fen,
-                index,
-            )
+            for deep, max_ply in ((True, None), (False, 10)):
+                found = search(fen, lake, chess960=as_960, deep=deep, index=index, con=con)
+                got = dict(zip(found["game_id"], found["ply"], strict=True))
+                assert got == reaching(games, key, max_ply), (fen, index, deep)
 
 
 def test_index_covers_the_first_load_and_the_replay_the_second(

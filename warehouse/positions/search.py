@@ -69,19 +69,40 @@ def search(
     unknown = sorted(set(filters) - known)
     if unknown:
         raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
-    found = positions_at(Lake.open(lake), con, key, index) if deep else stored(con, key)
+    found = positions_at(Lake.open(lake), con, key, deep, index)
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
     columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
+    # A shallow search answers as the stored keys would, whatever found the positions: the first stored
+    # ply, else the final position (the last ply found, when it is the game's end).
+    ply = (
+        "found.first"
+        if deep
+        else "coalesce(found.first_stored, if(found.last = games.n_plies, found.last, null))"
+    )
     # One row per game before the join: the join then carries no wide group by.
     return con.sql(
         f"""
-        with found as (select game_key, min(ply) as ply from positions_found group by game_key)
-        select games.game_id, found.ply, {columns}
-        from found
-        join games on games.game_key = found.game_key
-        where true {where}
-        order by games.datetime, games.game_id
+        with found as (
+            select
+                game_key,
+                min(ply) as first,
+                min(ply) filter (where ply < {KEYED_PLIES}) as first_stored,
+                max(ply) as last
+            from positions_found
+            group by game_key
+        ),
+        answer as (
+            select
+                games.game_id,
+                {ply} as ply,
+                {columns}
+            from found
+            join games on games.game_key = found.game_key
+            where true {where}
+        )
+        select * from answer where ply is not null
+        order by datetime, game_id
         """,
         params=filters,
     ).pl()
@@ -99,13 +120,17 @@ def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
     ).to_arrow_table()
 
 
-def positions_at(lake: Lake, con: duckdb.DuckDBPyConnection, key: int, use_index: bool = True) -> pa.Table:
-    """`(game_key, ply)` of every position whose key is `key` (a game may come more than once): from the
+def positions_at(
+    lake: Lake, con: duckdb.DuckDBPyConnection, key: int, deep: bool = True, use_index: bool = True
+) -> pa.Table:
+    """`(game_key, ply)` of positions whose key is `key` (a game may come more than once): from the
     position index for the files it covers and a replay of every ply of the others, when the index was
-    built (`warehouse.positions.index`) and `use_index`; else the stored keys and a replay from ply
-    `KEYED_PLIES` on."""
-    files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
+    built (`warehouse.positions.index`) and `use_index`; else the stored keys, and with `deep` a replay
+    from ply `KEYED_PLIES` on."""
     index = PositionIndex.open(lake, Records.read(lake)) if use_index else None
+    if index is None and not deep:
+        return stored(con, key)
+    files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
     if index is None:
         return pa.concat_tables([stored(con, key), replayed(lake, files, key, KEYED_PLIES)])
     uncovered = [rel for rel in files if rel not in index.covered]
