@@ -3,7 +3,8 @@
 Prints the games (id, the ply the position stands at, players, result, date) or, with --pgn, writes them
 as PGN. Exact match on the position (pieces, side to move, castling rights, en-passant file): the stored
 keys of the first plies and the final positions, then a replay scan of the deeper plies (`--shallow`
-skips it). `warehouse.positions.search` in Python, `games_at(fen)` in SQL.
+skips it); or the position index, when `python -m loaders.position_index` built it, for the files it
+covers. `warehouse.positions.search` in Python, `games_at(fen)` in SQL.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
     plies/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
                                   the plies of exactly the games of the `games/` file of the same name
     rejects/<input>-<load>.jsonl
+    _index/positions/<op>/<bucket>.parquet
+                                  the optional position index (`warehouse.positions.index`), when built
     _loads/<op>.json              the commit record of an operation (a load or a compaction)
     _staging/<op>/...             files of an operation not yet published, at the same relative paths
     _lock                         local lakes: held by the one writer at work
