@@ -1,9 +1,11 @@
 """The optional position index against python-chess: a lake loaded in two parts, the index built between
 them (so it covers the first part only and the second is found by the replay scan), searched by FEN;
-then rebuilt over both. Every answer must be python-chess's replay's, index or not.
+then rebuilt over both; then compacted (the compacted files are new: the index covers none of them).
+Every answer must be python-chess's replay's, with the index or without.
 
-The games, their python-chess replays and the probe positions are test_positions' (same inputs: the bundled
-lichess sample, and the TCEC Chess960 file when the corpora are there).
+The inputs: the bundled lichess sample cut in two halves (the first part; the second half lands in the
+same partitions, so a compaction merges files), and the TCEC Chess960 file when the corpora are there
+(second part). The games' python-chess replays and the probe positions are test_positions'.
 """
 
 from __future__ import annotations
@@ -23,21 +25,27 @@ from warehouse.lake.records import IndexRecord, Records
 from warehouse.positions import search
 from warehouse.positions.index import PositionIndex, bucket_bits
 
-# test_positions' fixtures, here over this module's `lake`.
+# test_positions' fixture, here over this module's `inputs` and `lake`.
 games = test_positions.games
-inputs = test_positions.inputs
 
-pytestmark = pytest.mark.skipif(not CHESS960.exists(), reason="needs the corpora: a second input to load")
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("inputs")
+    sample = support.sample_games()
+    halves = [folder / "first.pgn", folder / "second.pgn"]
+    halves[0].write_text("".join(sample[: len(sample) // 2]), encoding="utf-8")
+    halves[1].write_text("".join(sample[len(sample) // 2 :]), encoding="utf-8")
+    return [*halves, *([CHESS960] if CHESS960.exists() else [])]
 
 
 @pytest.fixture(scope="module")
 def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The inputs loaded one at a time, the index built after the first."""
-    first, second = inputs
-    lake = support.loaded([first], tmp_path_factory.mktemp("index") / "lake")
+    """The first input loaded, the index built, then the others loaded."""
+    lake = support.loaded(inputs[:1], tmp_path_factory.mktemp("index") / "lake")
     built = support.run_module("loaders.position_index", ["--lake", lake])
     assert built.returncode == 0, built.stderr
-    return support.loaded([second], lake)
+    return support.loaded(inputs[1:], lake)
 
 
 def index_of(lake: Path) -> PositionIndex:
@@ -66,9 +74,9 @@ def test_index_covers_the_first_load_and_the_replay_the_second(
 ) -> None:
     index = index_of(lake)
     records = Records.read(Lake.open(lake))
-    first, second = (load.file_rows for load in records.loads)
+    first, *later = (load.file_rows for load in records.loads)
     assert index.record.covers == first and index.covered == set(first)
-    assert set(records.live_files()) == set(first) | set(second) and second
+    assert set(records.live_files()) == set(first).union(*later) and later
     # The index answers by itself for the first load's games, deep positions included.
     standard = [(row, g) for row, g in games if row["variant"] == "Standard" and len(g.keys) > 60]
     for row, game in standard[:5]:
@@ -106,3 +114,15 @@ def test_bucket_bits_keep_buckets_small() -> None:
 def test_index_command_on_no_lake(tmp_path: Path) -> None:
     run = support.run_module("loaders.position_index", ["--lake", tmp_path / "nowhere"])
     support.one_line_error(run, "nowhere")
+
+
+def test_compaction_leaves_files_the_index_does_not_cover(
+    lake: Path, games: list[tuple[dict, Replayed]]
+) -> None:
+    """Runs after the rebuild: the index covers every file until the compaction rewrites some."""
+    compacted = support.run_module("warehouse.compact", ["--lake", lake])
+    assert compacted.returncode == 0, compacted.stderr
+    index = index_of(lake)
+    live = set(Records.read(Lake.open(lake)).live_files())
+    assert index.covered < set(index.record.covers) and live - index.covered
+    answers(lake, games)
