@@ -37,7 +37,6 @@ from bench_sql import build_lake  # noqa: E402  (bench/ is on the path of a scri
 
 from warehouse import _core  # noqa: E402
 from warehouse.lake.location import Lake  # noqa: E402
-from warehouse.lake.records import Records  # noqa: E402
 from warehouse.positions import index  # noqa: E402
 from warehouse.positions.book import build  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
@@ -120,7 +119,7 @@ def main() -> None:
             search(fen, lake, con=con)
             best = min(best, time.perf_counter() - start)
             start = time.perf_counter()
-            opened = index.PositionIndex.open(Lake.open(lake), Records.read(Lake.open(lake)))
+            opened = index.PositionIndex.open(Lake.open(lake))
             assert opened is not None
             opened.lookup(position_key(fen))
             lookup = min(lookup, time.perf_counter() - start)

@@ -49,7 +49,7 @@ def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def index_of(lake: Path) -> PositionIndex:
-    index = PositionIndex.open(Lake.open(lake), Records.read(Lake.open(lake)))
+    index = PositionIndex.open(Lake.open(lake))
     assert index is not None
     return index
 

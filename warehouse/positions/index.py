@@ -165,8 +165,12 @@ class PositionIndex:
     covered: frozenset[str]
 
     @classmethod
-    def open(cls, lake: Lake, records: Records) -> PositionIndex | None:
-        """The lake's index, None when none was built."""
+    def open(cls, lake: Lake) -> PositionIndex | None:
+        """The lake's index, None when none was built (one existence check then). A damaged record does
+        not stop a search: its files count as uncovered (replayed), as the views read them regardless."""
+        if not lake.exists(INDEX_DIR):
+            return None
+        records, _damaged = Records.scan(lake)
         record = latest(records)
         if record is None:
             return None

@@ -22,7 +22,6 @@ from warehouse.errors import InputError
 from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
-from warehouse.lake.records import Records
 from warehouse.positions.index import PositionIndex
 from warehouse.positions.replay import replay_batch
 from warehouse.sql import connect
@@ -127,7 +126,7 @@ def positions_at(
     position index for the files it covers and a replay of every ply of the others, when the index was
     built (`warehouse.positions.index`) and `use_index`; else the stored keys, and with `deep` a replay
     from ply `KEYED_PLIES` on."""
-    index = PositionIndex.open(lake, Records.read(lake)) if use_index else None
+    index = PositionIndex.open(lake) if use_index else None
     if index is None and not deep:
         return stored(con, key)
     files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
