@@ -17,6 +17,7 @@ import chess.polyglot
 import pytest
 import support
 import test_positions
+from s3_server import S3Server
 from test_positions import CHESS960, Replayed, probe_fens, reaching, signed
 
 import warehouse
@@ -126,3 +127,20 @@ def test_compaction_leaves_files_the_index_does_not_cover(
     live = set(Records.read(Lake.open(lake)).live_files())
     assert index.covered < set(index.record.covers) and live - index.covered
     answers(lake, games)
+
+
+def test_index_on_s3(s3_server: S3Server, inputs: list[Path], games: list[tuple[dict, Replayed]]) -> None:
+    """Built and searched on S3 (moto): the first input alone, deep probes."""
+    url = s3_server.bucket("position-index") + "/lake"
+    loaded = support.load(inputs[:1], url)
+    assert loaded.returncode == 0, loaded.stderr
+    built = support.run_module("loaders.position_index", ["--lake", url])
+    assert built.returncode == 0, built.stderr
+    first = [(row, game) for row, game in games if row["source_file"] == str(inputs[0])]
+    index = PositionIndex.open(Lake.open(url))
+    assert index is not None and index.covered == set(index.record.covers)
+    con = warehouse.connect(url)
+    for fen in probe_fens(first):
+        key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
+        found = search(fen, url, con=con)
+        assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(first, key), fen
