@@ -24,7 +24,7 @@ import warehouse
 from warehouse.lake.location import Lake
 from warehouse.lake.records import IndexRecord, Records
 from warehouse.positions import search
-from warehouse.positions.index import PositionIndex, bucket_bits
+from warehouse.positions.index import INDEX_DIR, PositionIndex, bucket_bits
 
 # test_positions' fixture, here over this module's `inputs` and `lake`.
 games = test_positions.games
@@ -98,7 +98,7 @@ def test_rebuilt_index_covers_both_and_replaces_the_first(
     live = Records.read(Lake.open(lake)).live_files()
     assert after.covered == set(live) and after.record.covers == live
     assert after.record.removes == before.index_files
-    assert not any((lake / rel).exists() for rel in before.index_files)
+    assert not (lake / INDEX_DIR / before.load_id).exists()
     assert all((lake / rel).exists() for rel in after.record.index_files)
     assert after.record.positions == sum(len(g.keys) for _, g in games)  # every position, final included
     answers(lake, games)

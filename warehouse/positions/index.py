@@ -79,6 +79,8 @@ def build(lake: Lake) -> IndexRecord:
             record.positions += sorted_rows.num_rows
         record.written()
         commit(lake, record, "the position index")
+        if previous is not None:  # its files are gone; publishing deletes files, not their folder
+            lake.delete_dir(f"{INDEX_DIR}/{previous.load_id}")
         return record
 
 
