@@ -110,6 +110,7 @@ def test_rebuilt_index_covers_both_and_replaces_the_first(
 def test_bucket_bits_keep_buckets_small() -> None:
     assert bucket_bits(0) == 0 and bucket_bits(4_000_000) == 0
     assert bucket_bits(4_000_001) == 1 and bucket_bits(66_000_000) == 5
+    assert bucket_bits(1 << 60) == 16
 
 
 def test_index_command_on_no_lake(tmp_path: Path) -> None:
@@ -144,3 +145,15 @@ def test_index_on_s3(s3_server: S3Server, inputs: list[Path], games: list[tuple[
         key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
         found = search(fen, url, con=con)
         assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(first, key), fen
+
+
+def test_damaged_file_stops_the_build_in_one_line(inputs: list[Path], tmp_path: Path) -> None:
+    """A plies file cut short: the build names it, commits nothing and leaves no staged file."""
+    lake = support.loaded(inputs[:1], tmp_path / "lake")
+    records = sorted((lake / "_loads").iterdir())
+    damaged = next((lake / "plies").rglob("*.parquet"))
+    damaged.write_bytes(damaged.read_bytes()[:1000])
+    run = support.run_module("loaders.position_index", ["--lake", lake])
+    support.one_line_error(run, damaged.name)
+    assert sorted((lake / "_loads").iterdir()) == records
+    assert not list((lake / "_staging").rglob("*")) and not (lake / INDEX_DIR).exists()

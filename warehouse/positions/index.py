@@ -21,6 +21,7 @@ the final position); delta-encoded.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -30,7 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse import _core
-from warehouse.lake.commit import commit, new_op_id, recover, writer_lock
+from warehouse.errors import LakeError
+from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import staged
 from warehouse.lake.location import Lake
 from warehouse.lake.records import IndexRecord, Records, now
@@ -47,7 +49,7 @@ SCHEMA = pa.schema(
 )
 # Rows per row group: a lookup reads whole groups, so small ones (~100 KB of zstd at most).
 ROW_GROUP = 16_384
-# Positions per bucket the build sorts at once (~100 MB of rows); at most 2^16 buckets (`bucket_of`).
+# Positions per bucket the build sorts at once (~100 MB of rows).
 BUCKET_POSITIONS = 4_000_000
 # Every ply of a game (`_core.position_keys` keys the first `keyed_plies`).
 ALL_PLIES = 1 << 31
@@ -67,16 +69,12 @@ def build(lake: Lake) -> IndexRecord:
             covers=covers,
             removes=previous.index_files if previous else [],
         )
-        bits = bucket_bits(sum(records.live_plies().values()) + sum(covers.values()))
-        for file, rel in enumerate(covers):
-            for bucket, part in split(file_positions(lake, rel, file), bits):
-                write(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}/{file}.parquet"), part)
-        for bucket in range(1 << bits):
-            sorted_rows = merged(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}"))
-            rel = f"{INDEX_DIR}/{record.load_id}/{bucket:04x}.parquet"
-            write(lake, staged(record.load_id, rel), sorted_rows)
-            record.index_files.append(rel)
-            record.positions += sorted_rows.num_rows
+        try:
+            stage(lake, record, bucket_bits(sum(records.live_plies().values()) + sum(covers.values())))
+        except BaseException:  # Ctrl-C included: nothing was committed, the staged files go
+            with contextlib.suppress(OSError):
+                discard(lake, record.load_id)
+            raise
         record.written()
         commit(lake, record, "the position index")
         if previous is not None:  # its files are gone; publishing deletes files, not their folder
@@ -84,9 +82,24 @@ def build(lake: Lake) -> IndexRecord:
         return record
 
 
+def stage(lake: Lake, record: IndexRecord, bits: int) -> None:
+    """Writes the index of `record.covers` in 2^`bits` buckets under the staging folder of `record`, and
+    notes its files and positions in it."""
+    for file, rel in enumerate(record.covers):
+        for bucket, part in split(file_positions(lake, rel, file), bits):
+            write(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}/{file}.parquet"), part)
+    for bucket in range(1 << bits):
+        sorted_rows = merged(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}"))
+        rel = f"{INDEX_DIR}/{record.load_id}/{bucket:04x}.parquet"
+        write(lake, staged(record.load_id, rel), sorted_rows)
+        record.index_files.append(rel)
+        record.positions += sorted_rows.num_rows
+
+
 def bucket_bits(positions: int) -> int:
-    """How many top bits of the key pick a bucket, for buckets of about `BUCKET_POSITIONS` positions."""
-    return max(0, math.ceil(math.log2(max(positions, 1) / BUCKET_POSITIONS)))
+    """How many top bits of the key pick a bucket, for buckets of about `BUCKET_POSITIONS` positions
+    (at most 16: `bucket_of`'s uint16; past 2^16 x `BUCKET_POSITIONS` positions buckets grow instead)."""
+    return min(16, max(0, math.ceil(math.log2(max(positions, 1) / BUCKET_POSITIONS))))
 
 
 def bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
@@ -98,9 +111,14 @@ def bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def file_positions(lake: Lake, rel: str, file: int) -> pa.Table:
-    """Every keyed position of the games of `rel` (variants without keys have none), `file` its number."""
-    games, batch = replay_batch(lake, rel)
-    plies, finals = (pa.array(a) for a in _core.position_keys(batch, ALL_PLIES))
+    """Every keyed position of the games of `rel` (variants without keys have none), `file` its number.
+
+    :raises LakeError: for a damaged file (not Parquet, or a move its position does not allow), naming it."""
+    try:  # pyarrow's ArrowInvalid is a ValueError, as the kernel's errors are
+        games, batch = replay_batch(lake, rel)
+        plies, finals = (pa.array(a) for a in _core.position_keys(batch, ALL_PLIES))
+    except ValueError as e:
+        raise LakeError(f"{lake.location}/{rel}: {str(e).splitlines()[0]}") from None
     counts = games["n_plies"].to_numpy()
     rows = np.arange(len(counts), dtype=np.int32)
     starts = np.cumsum(counts) - counts
