@@ -80,7 +80,7 @@ def search(
         else "coalesce(found.first_stored, if(found.last = games.n_plies, found.last, null))"
     )
     # One row per game before the join: the join then carries no wide group by.
-    return con.sql(
+    answer = con.sql(
         f"""
         with found as (
             select
@@ -101,10 +101,11 @@ def search(
             where true {where}
         )
         select * from answer where ply is not null
-        order by datetime, game_id
         """,
         params=filters,
     ).pl()
+    # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.03 s here.
+    return answer.sort(["datetime", "game_id"], nulls_last=True)
 
 
 def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
