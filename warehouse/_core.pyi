@@ -57,6 +57,17 @@ def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowA
         and the ply), an unreadable `start_fen`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def named_positions(
+    games: ArrowArrayExportable, keyed_plies: int, named_keys: ArrowArrayExportable
+) -> tuple[ArrowArray, ArrowArray, ArrowArray]:
+    """`(plies, finals, named)`: `plies` and `finals` as `position_keys(games, keyed_plies)` gives them, and
+    `named` (int32): for each game, the index in `named_keys` (a sorted int64 array without nulls) of its
+    deepest position found there (the positions before its plies in order, then its final one), null when
+    none is and for games of other variants. One replay gives both.
+
+    :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
+    :raises TypeError: when `games` is not a record batch, or `named_keys` not an int64 array without nulls."""
+
 def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
     """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position
     before the move has the PolyGlot key `key` (signed int64), `n_plies` for the final position; null when

@@ -664,13 +664,22 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, st
     }
 }
 
-/// A reader of batches on its own thread, so that reading overlaps whatever the consumer does.
+/// A reader of batches for a consumer: on a thread of its own, so that reading overlaps whatever the
+/// consumer does ([`BatchStream::spawn`]), or on the consumer's thread ([`BatchStream::inline`]).
 pub struct BatchStream {
-    rx: Receiver<Batch>,
-    worker: Option<JoinHandle<Finished>>,
+    source: Source,
     finished: Option<Finished>,
     counters: Arc<Counters>,
     raw_read: Arc<AtomicU64>,
+}
+
+enum Source {
+    Thread {
+        rx: Receiver<Batch>,
+        worker: Option<JoinHandle<Finished>>,
+    },
+    /// `None` once read to the end.
+    Inline(Option<Box<BatchReader>>),
 }
 
 impl BatchStream {
@@ -689,23 +698,45 @@ impl BatchStream {
             reader.into_finished()
         });
         BatchStream {
-            rx,
-            worker: Some(worker),
+            source: Source::Thread {
+                rx,
+                worker: Some(worker),
+            },
             finished: None,
             counters,
             raw_read,
         }
     }
 
+    /// Reads with `reader` on the thread that asks for the batches: one thread in all, for a load
+    /// that is to use one core.
+    pub fn inline(reader: BatchReader) -> BatchStream {
+        BatchStream {
+            counters: reader.counters(),
+            raw_read: reader.raw_read(),
+            source: Source::Inline(Some(Box::new(reader))),
+            finished: None,
+        }
+    }
+
     /// Blocks for the next batch; `None` at the end.
     pub fn next_batch(&mut self) -> Option<Batch> {
-        match self.rx.recv() {
-            Ok(batch) => Some(batch),
-            Err(_) => {
-                if let Some(worker) = self.worker.take() {
-                    self.finished = Some(worker.join().expect("reader thread panicked"));
+        match &mut self.source {
+            Source::Thread { rx, worker } => match rx.recv() {
+                Ok(batch) => Some(batch),
+                Err(_) => {
+                    if let Some(worker) = worker.take() {
+                        self.finished = Some(worker.join().expect("reader thread panicked"));
+                    }
+                    None
                 }
-                None
+            },
+            Source::Inline(reader) => {
+                let batch = reader.as_mut()?.next_batch();
+                if batch.is_none() {
+                    self.finished = reader.take().map(|r| r.into_finished());
+                }
+                batch
             }
         }
     }

@@ -395,19 +395,50 @@ pub struct Keys {
 /// The keys of `games` (a batch holding `moves`, `start_fen`, `variant`; `game_id` for messages), as
 /// signed 64-bit integers (PolyGlot's unsigned keys, same bits).
 pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, KeyError> {
+    Ok(named_positions(games, keyed_plies, &[])?.0)
+}
+
+/// The keys of `games` as [`position_keys`] gives them, and for each game the index in `named` (sorted
+/// keys) of its deepest position found there: its plies' positions in order, then its final one; null
+/// when none is, and for games of other variants. One replay gives both, so that a load classifies
+/// its games' openings at the cost of a lookup per position.
+pub fn named_positions(
+    games: &RecordBatch,
+    keyed_plies: usize,
+    named: &[i64],
+) -> Result<(Keys, Int32Array), KeyError> {
     let g = Games::of(games)?;
     let n = games.num_rows();
     let offsets = g.moves.list.value_offsets();
     let span = offsets[n] as usize - offsets[0] as usize;
     let mut plies = Int64Builder::with_capacity(span);
     let mut finals = Int64Builder::with_capacity(n);
+    let mut deepest = Int32Builder::with_capacity(n);
+    // Most positions are not named: a bit per value of a key's low 16 bits (8 KB, in L1) turns most
+    // of them away before the binary search.
+    let mut maybe = vec![0u64; 1 << 10];
+    for &key in named {
+        let low = key as u16 as usize;
+        maybe[low >> 6] |= 1 << (low & 63);
+    }
+    let lookup = |key: i64| {
+        let low = key as u16 as usize;
+        if maybe[low >> 6] & (1 << (low & 63)) == 0 {
+            return None;
+        }
+        named.binary_search(&key).ok()
+    };
     for game in 0..n {
         // Moves of a null list between games: none in a lake, but keep the alignment.
         let start = offsets[game] as usize - offsets[0] as usize;
         plies.append_nulls(start - plies.len());
         let rows = g.moves.rows(game).len();
         let mut last = 0;
+        let mut found = None;
         let keyed = g.replay(game, |ply, key| {
+            if let Some(at) = lookup(key as i64) {
+                found = Some(at as i32);
+            }
             if ply < rows {
                 if ply < keyed_plies {
                     plies.append_value(key as i64);
@@ -425,12 +456,14 @@ pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, Ke
             plies.append_nulls(rows);
             finals.append_null();
         }
+        deepest.append_option(found);
     }
     plies.append_nulls(span - plies.len());
-    Ok(Keys {
+    let keys = Keys {
         plies: plies.finish(),
         finals: finals.finish(),
-    })
+    };
+    Ok((keys, deepest.finish()))
 }
 
 /// For each game of `games`, the first ply from `from_ply` on whose position (before the move; the

@@ -1,8 +1,8 @@
 //! `warehouse._core`: the Python face of bgn-core.
 //!
 //! Only Arrow data crosses the boundary, through the Arrow PyCapsule interface (`__arrow_c_array__`),
-//! so pyarrow, polars or DuckDB take the batches without a copy. Reading happens on a Rust thread; a
-//! call that waits for a batch releases the GIL.
+//! so pyarrow, polars or DuckDB take the batches without a copy. A call that reads or waits for a batch
+//! releases the GIL.
 
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
@@ -159,7 +159,8 @@ fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
 /// to `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, kind, reason,
 /// raw_text)`.
 ///
-/// `jobs` worker threads parse and replay (1, the default: the single-threaded reader); the batches,
+/// `jobs` worker threads parse and replay, beside a thread that decompresses and frames; with 1 (the
+/// default) the single-threaded reader reads on the calling thread, as `__next__` asks. The batches,
 /// their rows and the rejects are the same for any `jobs`.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
@@ -210,7 +211,7 @@ impl PgnReader {
                 first: first_game,
                 end,
             };
-            BatchStream::spawn(BatchReader::windowed(input, source_name, options, window))
+            BatchStream::inline(BatchReader::windowed(input, source_name, options, window))
         } else if jobs > 1 {
             // Tests cut tiny chunks, so that small files cross chunk boundaries everywhere.
             let chunk_bytes = std::env::var("BGN_CHUNK_BYTES")
@@ -221,7 +222,8 @@ impl PgnReader {
                 ParallelReader::with_chunk_bytes(input, source_name, options, jobs, chunk_bytes);
             BatchStream::spawn(reader)
         } else {
-            BatchStream::spawn(BatchReader::new(input, source_name, options))
+            // One job, one thread: the caller's, so that `jobs` counts the cores a load uses.
+            BatchStream::inline(BatchReader::new(input, source_name, options))
         };
         let stream = Mutex::new(stream);
         Ok(PgnReader {
@@ -382,6 +384,36 @@ fn position_keys(
     Ok((wrap(keys.plies), wrap(keys.finals)))
 }
 
+/// `(plies, finals, named)`: the keys `position_keys` gives, and for each game the index in
+/// `named_keys` (a sorted int64 array) of its deepest position found there (its plies' positions, then its
+/// final one), null when none is; one replay for both.
+#[pyfunction]
+fn named_positions(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    keyed_plies: usize,
+    named_keys: &Bound<'_, PyAny>,
+) -> PyResult<(ArrowArray, ArrowArray, ArrowArray)> {
+    let games = import_games(games, "named_positions")?;
+    let named = arrow_array::make_array(import(named_keys)?);
+    let named = named
+        .as_primitive_opt::<arrow_array::types::Int64Type>()
+        .filter(|keys| keys.null_count() == 0)
+        .ok_or_else(|| PyTypeError::new_err("named_keys must be an int64 array without nulls"))?;
+    if !named.values().is_sorted() {
+        return Err(PyValueError::new_err("named_keys must be sorted"));
+    }
+    let (keys, found) = py
+        .detach(|| zobrist::named_positions(&games, keyed_plies, named.values()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let wrap = |a: ArrayRef| ArrowArray { array: Some(a) };
+    Ok((
+        wrap(std::sync::Arc::new(keys.plies)),
+        wrap(std::sync::Arc::new(keys.finals)),
+        wrap(std::sync::Arc::new(found)),
+    ))
+}
+
 /// For each game, the first ply from `from_ply` on whose position (before the move; `n_plies` for the
 /// final position) has PolyGlot key `key` (as int64); null when none.
 #[pyfunction]
@@ -429,6 +461,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(moves_at, m)?)?;
