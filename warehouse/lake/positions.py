@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.lake.openings import opening_table
-from warehouse.lake.plies import KEYED_PLIES, plies_of
+from warehouse.lake.plies import KEYED_PLIES, plies_of, plies_schema
 
 GAME_FIELDS = (
     pa.field("final_key", pa.int64()),
@@ -43,6 +43,12 @@ def derive(games: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     for field, column in zip(GAME_FIELDS, columns, strict=True):
         games = games.append_column(field, column)
     return games, plies_of(games, ply_keys)
+
+
+def derived_schemas(games: pa.Schema) -> tuple[pa.Schema, pa.Schema]:
+    """The schemas of what `derive` makes of games of schema `games`: the games', and their plies'."""
+    kept = [f for f in games if f.name not in GAME_COLUMNS]
+    return pa.schema([*kept, *GAME_FIELDS]), plies_schema(games.field("moves").type.value_type)
 
 
 @functools.cache
