@@ -66,7 +66,7 @@ def named_positions(
     none is and for games of other variants. One replay gives both.
 
     :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
-    :raises TypeError: when `games` is not a record batch, or `named_keys` not an int64 array without nulls."""
+    :raises TypeError: when `games` is not a record batch, or `named_keys` not int64 without nulls."""
 
 def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
     """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position

@@ -35,9 +35,7 @@ def derive(games: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """`games` with the position columns (`GAME_FIELDS`, last; replaced when present), and its plies."""
     games = games.drop_columns([name for name in GAME_COLUMNS if name in games.schema.names])
     keys, names = _openings()
-    ply_keys, finals, rows = (
-        pa.array(a) for a in _core.named_positions(games, KEYED_PLIES, keys)
-    )
+    ply_keys, finals, rows = (pa.array(a) for a in _core.named_positions(games, KEYED_PLIES, keys))
     # A null row (no named position) takes a null name.
     columns = [finals] + [column.take(rows) for column in names]
     for field, column in zip(GAME_FIELDS, columns, strict=True):

@@ -541,4 +541,29 @@ mod tests {
             assert_eq!(board.key, key, "after {from}{to}");
         }
     }
+
+    #[test]
+    fn named_positions_give_each_games_deepest_named_position() {
+        use crate::input::Input;
+        use crate::reader::{BatchReader, Options};
+        let pgn = "[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. d4 d5 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. c4 1-0\n\n";
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(pgn)), None).unwrap();
+        let mut reader = BatchReader::new(input, "t", Options::default());
+        let batch = reader.next_batch().expect("a batch").games;
+        let keys = position_keys(&batch, usize::MAX).unwrap();
+        let ply = |i: usize| keys.plies.value(i);
+        // Game 1's positions before its plies 2 and 4 (of 6), game 2's final position, and a stranger.
+        let mut named = vec![ply(2), ply(4), keys.finals.value(1), 12345];
+        named.sort_unstable();
+        let at = |key: i64| named.iter().position(|&k| k == key).unwrap() as i32;
+        let (again, found) = named_positions(&batch, 3, &named).unwrap();
+        assert_eq!(found.value(0), at(ply(4)), "the deeper of two");
+        assert_eq!(found.value(1), at(keys.finals.value(1)), "the final position counts");
+        assert!(found.is_null(2), "none named");
+        assert_eq!(again.finals, keys.finals);
+        let stored: Vec<_> = again.plies.iter().collect();
+        assert_eq!(&stored[..4], &[Some(ply(0)), Some(ply(1)), Some(ply(2)), None]);
+    }
 }
