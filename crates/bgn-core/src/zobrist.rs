@@ -560,10 +560,17 @@ mod tests {
         let at = |key: i64| named.iter().position(|&k| k == key).unwrap() as i32;
         let (again, found) = named_positions(&batch, 3, &named).unwrap();
         assert_eq!(found.value(0), at(ply(4)), "the deeper of two");
-        assert_eq!(found.value(1), at(keys.finals.value(1)), "the final position counts");
+        assert_eq!(
+            found.value(1),
+            at(keys.finals.value(1)),
+            "the final position counts"
+        );
         assert!(found.is_null(2), "none named");
         assert_eq!(again.finals, keys.finals);
         let stored: Vec<_> = again.plies.iter().collect();
-        assert_eq!(&stored[..4], &[Some(ply(0)), Some(ply(1)), Some(ply(2)), None]);
+        assert_eq!(
+            &stored[..4],
+            &[Some(ply(0)), Some(ply(1)), Some(ply(2)), None]
+        );
     }
 }
