@@ -192,21 +192,24 @@ class PartitionWriter:
         self.ply_rows: dict[str, int] = {}  # the same for their `plies/` twins
         self.rows = 0
 
-    def write(self, key: Partition, part: pa.RecordBatch) -> None:
-        """Adds games of partition `key` (`part` without the partition columns) with their position
-        columns, and their plies."""
-        if part.num_rows == 0:
+    def write(self, key: Partition, *parts: pa.RecordBatch) -> None:
+        """Adds games of partition `key` (`parts`, without the partition columns, one batch of the
+        reader's in one or more pieces) with their position columns, and their plies."""
+        parts = tuple(part for part in parts if part.num_rows)
+        if not parts:
             return
-        f = self._open.pop(key, None) or self._start(key, part.schema)
+        f = self._open.pop(key, None) or self._start(key, parts[0].schema)
         self._open[key] = f  # now the most recently written
-        f.pending.append(part)
-        moves = part.column("moves").offsets
-        plies = moves[-1].as_py() - moves[0].as_py()
-        f.pending_rows += part.num_rows
-        f.pending_plies += plies
-        # The plies will share the games' move arrays; their own are the game_key, ply and key columns.
-        f.pending_bytes += part.nbytes + _PLY_BYTES * plies
-        self.rows += part.num_rows
+        for part in parts:
+            f.pending.append(part)
+            moves = part.column("moves").offsets
+            plies = moves[-1].as_py() - moves[0].as_py()
+            f.pending_rows += part.num_rows
+            f.pending_plies += plies
+            # The plies will share the games' move arrays; their own are the game_key, ply and key
+            # columns.
+            f.pending_bytes += part.nbytes + _PLY_BYTES * plies
+            self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
             f.write_pending(self._encoders)
             if f.rows >= FILE_GAMES:

@@ -261,6 +261,9 @@ impl Board {
 /// The fields of a `list<move>` column that positions need, one code per move.
 struct Moves<'a> {
     list: &'a ListArray,
+    /// The first move of the batch among the list's values: a sliced batch (a run of a reader
+    /// thread's batch) reads only its own moves.
+    base: usize,
     piece: Vec<u8>,
     from: Vec<u8>,
     to: Vec<u8>,
@@ -273,8 +276,12 @@ impl<'a> Moves<'a> {
         let list = column
             .as_list_opt::<i32>()
             .ok_or_else(|| error("`moves` is not a list of moves"))?;
-        let moves = list
+        let offsets = list.value_offsets();
+        let base = offsets[0] as usize;
+        let values = list
             .values()
+            .slice(base, offsets[list.len()] as usize - base);
+        let moves = values
             .as_struct_opt()
             .ok_or_else(|| error("`moves` is not a list of moves"))?;
         let field = |name: &str| {
@@ -294,6 +301,7 @@ impl<'a> Moves<'a> {
         let fail = |e: crate::san::FillError| error(e.0);
         Ok(Moves {
             list,
+            base,
             piece: codes(field("p")?, NONE, piece).map_err(fail)?,
             from: codes(field("f")?, NO_SQUARE, square).map_err(fail)?,
             to: codes(field("t")?, NO_SQUARE, square).map_err(fail)?,
@@ -307,7 +315,7 @@ impl<'a> Moves<'a> {
             return 0..0;
         }
         let offsets = self.list.value_offsets();
-        offsets[game] as usize..offsets[game + 1] as usize
+        offsets[game] as usize - self.base..offsets[game + 1] as usize - self.base
     }
 }
 
@@ -551,7 +559,7 @@ mod tests {
                    [Result \"1-0\"]\n\n1. c4 1-0\n\n";
         let input = Input::from_reader("t", Box::new(std::io::Cursor::new(pgn)), None).unwrap();
         let mut reader = BatchReader::new(input, "t", Options::default());
-        let batch = reader.next_batch().expect("a batch").games;
+        let batch = reader.next_batch().expect("a batch").games.remove(0);
         let keys = position_keys(&batch, usize::MAX).unwrap();
         let ply = |i: usize| keys.plies.value(i);
         // Game 1's positions before its plies 2 and 4 (of 6), game 2's final position, and a stranger.

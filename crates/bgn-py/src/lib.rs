@@ -9,7 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use arrow_array::cast::AsArray;
 use arrow_array::ffi::FFI_ArrowArray;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, RecordBatchIterator, StructArray};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::DataType;
@@ -152,11 +153,63 @@ fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
     })
 }
 
+/// The games of one batch handed over by the reader: record batches of one schema, in order. Take them
+/// as a stream (`__arrow_c_stream__`: `pyarrow.table(games).to_batches()`, no copy) or as one record
+/// batch (`__arrow_c_array__`: `pyarrow.record_batch(games)`, a copy when there are several).
+#[pyclass(module = "warehouse._core")]
+struct GameBatches {
+    batches: Option<Vec<RecordBatch>>,
+}
+
+impl GameBatches {
+    fn take(&mut self) -> PyResult<Vec<RecordBatch>> {
+        self.batches
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("these games were already exported"))
+    }
+}
+
+#[pymethods]
+impl GameBatches {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // we only offer our own type
+        let batches = self.take()?;
+        let batch = match batches.is_empty() {
+            true => RecordBatch::new_empty(bgn_core::columns::schema()),
+            false => py.detach(|| bgn_core::parallel::concat(&batches)),
+        };
+        export(py, &StructArray::from(batch).to_data())
+    }
+
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema; // we only offer our own type
+        let batches = self.take()?;
+        let schema = match batches.first() {
+            Some(batch) => batch.schema(),
+            None => bgn_core::columns::schema(),
+        };
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        let name = CString::new("arrow_array_stream").unwrap();
+        PyCapsule::new(py, stream, Some(name))
+    }
+}
+
 /// Reads a PGN input (path or `-`) into batches of games.
 ///
 /// Iterating yields `(partition, batch, rejects)`: `partition` is the `(type, year, month)` of the
-/// batch's games (`None` for a batch of rejects alone), `batch` implements `__arrow_c_array__` (pass it
-/// to `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, kind, reason,
+/// batch's games (`None` for a batch of rejects alone), `batch` their `GameBatches` (pass it to
+/// `pyarrow.record_batch`, or to `pyarrow.table` without a copy), `rejects` is a list of `(source_offset, source_length, kind, reason,
 /// raw_text)`.
 ///
 /// `jobs` worker threads parse and replay, beside a thread that decompresses and frames; with 1 (the
@@ -240,7 +293,7 @@ impl PgnReader {
     fn __next__(
         &mut self,
         py: Python<'_>,
-    ) -> Option<(Option<PartitionTuple>, ArrowArray, Vec<RejectTuple>)> {
+    ) -> Option<(Option<PartitionTuple>, GameBatches, Vec<RejectTuple>)> {
         let stream = &self.stream;
         let batch = py.detach(|| lock(stream).next_batch())?;
         let partition = batch.partition.map(|p| (p.kind, p.year, p.month));
@@ -252,7 +305,9 @@ impl PgnReader {
                 (r.offset, r.length, kind, r.reason.message, r.raw)
             })
             .collect();
-        let games = ArrowArray::of_batch(batch.games);
+        let games = GameBatches {
+            batches: Some(batch.games),
+        };
         Some((partition, games, rejects))
     }
 
@@ -458,6 +513,7 @@ fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
     m.add_class::<ArrowArray>()?;
+    m.add_class::<GameBatches>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
