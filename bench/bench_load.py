@@ -1,6 +1,6 @@
 """Loader benchmark: games/s per core, end to end, beside baselines measured in the same run.
 
-    python bench/bench_load.py [--games 200000] [--oracle-games 2000] [--jobs 1 2 ...]
+    python bench/bench_load.py [--games 200000] [--oracle-games 2000] [--jobs 1 2 ...] [--runs 1]
 
 Builds a realistic multi-frame `.pgn.zst` with ../shared/tools/make-bench-dump (cached in bench/out/),
 then measures on that file:
@@ -11,7 +11,12 @@ then measures on that file:
   - the peer binding (rust-pgn-reader-python-binding, installed into a throwaway venv in bench/out/ when
     missing) parsing and replaying the same games on one thread, writing nothing;
   - `zstd -d` alone;
-  - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input).
+  - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input);
+  - where a game's CPU goes, stage by stage, in this process on the quarter dump: the Rust reader
+    (decompress, parse, replay, Arrow), `derive` (position keys, openings, plies), pyarrow's Parquet
+    encoding of `games/` then of `plies/` (µs per game, CPU time).
+`--jobs N` is N cores' work: N reader threads (beside one that decompresses and frames) and N encoder
+threads; `--jobs 1` reads and encodes on the loading thread alone, so the speed-up over it is the scaling.
 Not a test: it prints figures, it asserts nothing.
 """
 
@@ -28,7 +33,14 @@ import time
 from pathlib import Path
 
 import chess.pgn
+import pyarrow as pa
 import zstandard
+
+from warehouse import _core
+from warehouse.lake.location import Lake
+from warehouse.lake.openings import opening_table
+from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.positions import derive
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
@@ -129,8 +141,67 @@ def zstd_rate(dump: Path, games: int) -> float | None:
     if not shutil.which("zstd"):
         return None
     with open(os.devnull, "wb") as sink:
-        _, cpu, _ = run_measured(["zstd", "-dc", str(dump)], stdout=sink)
+        # zstd refuses symbolic links (bench/out/ may link to a shared dump).
+        _, cpu, _ = run_measured(["zstd", "-dc", str(dump.resolve())], stdout=sink)
     return games / cpu
+
+
+def stages(dump: Path) -> dict[str, float]:
+    """CPU µs per game of each stage of a load of `dump` on this thread, in order (the games held in
+    memory between stages: run it on a small dump)."""
+    spent: dict[str, float] = {}
+
+    def timed(name: str, work):
+        start = time.process_time()
+        out = work()
+        spent[name] = time.process_time() - start
+        return out
+
+    def read() -> dict[tuple, list[pa.RecordBatch]]:
+        parts: dict[tuple, list[pa.RecordBatch]] = {}
+        for partition, batch, _ in _core.PgnReader(str(dump), jobs=1):
+            if partition is not None:
+                parts.setdefault(partition, []).append(pa.record_batch(batch))
+        return parts
+
+    opening_table()  # read once per process, as a load reads it: not a cost per game
+    parts = timed("read: zstd, parse, replay, Arrow (Rust)", read)
+    derived = timed(
+        "derive: position keys, openings, plies",
+        lambda: [[derive(batch) for batch in batches] for batches in parts.values()],
+    )
+    games = sum(batch.num_rows for batches in parts.values() for batch in batches)
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Lake.open(tmp)
+        for table, name in ((0, "games"), (1, "plies")):
+
+            def encode(table: int = table, name: str = name) -> None:
+                for i, pairs in enumerate(derived):
+                    schema = pairs[0][table].schema
+                    writer = open_parquet_writer(lake, f"{name}-{i}.parquet", schema)
+                    # Row groups of a partition's games as a load cuts them (≤ ROW_GROUP_GAMES games),
+                    # and the plies of the same games.
+                    for group in _row_groups(pairs):
+                        part = pa.Table.from_batches([pair[table] for pair in group])
+                        writer.write_table(part, row_group_size=max(part.num_rows, 1))
+                    writer.close()
+
+            timed(f"Parquet encoding of {name}/ (pyarrow, zstd)", encode)
+    return {name: seconds * 1e6 / games for name, seconds in spent.items()}
+
+
+def _row_groups(pairs: list[tuple[pa.RecordBatch, pa.RecordBatch]]):
+    """`pairs` (games, plies) in runs of at most `ROW_GROUP_GAMES` games."""
+    group: list[tuple[pa.RecordBatch, pa.RecordBatch]] = []
+    rows = 0
+    for pair in pairs:
+        group.append(pair)
+        rows += pair[0].num_rows
+        if rows >= ROW_GROUP_GAMES:
+            yield group
+            group, rows = [], 0
+    if group:
+        yield group
 
 
 def main() -> None:
@@ -146,6 +217,7 @@ def main() -> None:
         default=sorted({1, cores}),
         help=f"loader --jobs values to measure, unpinned (default: 1 and {cores}, the cores available)",
     )
+    ap.add_argument("--runs", type=int, default=1, help="runs of each --jobs value, the fastest kept")
     args = ap.parse_args()
 
     dump = build_dump(args.games)
@@ -156,7 +228,10 @@ def main() -> None:
     baseline = python_chess(dump, args.oracle_games)
     zstd = zstd_rate(dump, args.games)
     peer = peer_rate(dump, args.peer_games)
-    scaling = [(jobs, *loader(dump, jobs)) for jobs in args.jobs]
+    # Best of --runs (the fastest wall clock): on a machine shared with other jobs, a run that the others
+    # left fewer cores is not the loader's scaling.
+    scaling = [(jobs, *min(loader(dump, jobs) for _ in range(args.runs))) for jobs in args.jobs]
+    breakdown = stages(small)
 
     print(f"dump: {dump.name}, {args.games:,} games, {dump.stat().st_size / 1e6:.1f} MB")
     print(f"{'what':44s} {'games/s':>12s}")
@@ -169,14 +244,19 @@ def main() -> None:
         print(f"{'zstd -d alone, 1 core':44s} {zstd:12,.0f}")
     print(f"speed-up over python-chess: {ours / baseline:.0f}x")
     header = f"{'games/s wall':>13s} {'per CPU-s':>10s} {'CPU %':>6s} {'speed-up':>9s}"
-    print(f"\n{'loader --jobs N, unpinned':28s} {header}")
+    print(f"\n{'loader --jobs N (N cores), unpinned':36s} {header}   (best of {args.runs})")
     first_wall = scaling[0][1]
     for jobs, jwall, jcpu, jrss in scaling:
         print(
-            f"{'--jobs ' + str(jobs):28s} {args.games / jwall:13,.0f} {args.games / jcpu:10,.0f} "
+            f"{'--jobs ' + str(jobs):36s} {args.games / jwall:13,.0f} {args.games / jcpu:10,.0f} "
             f"{100 * jcpu / jwall:6.0f} {first_wall / jwall:8.2f}x   peak RSS {jrss} MB"
         )
     print(f"peak RSS: {rss} MB for {args.games:,} games, {rss_small} MB for {args.games // 4:,}")
+    print(f"\nwhere a game's CPU goes (one thread, {args.games // 4:,} games)   µs/game")
+    for name, micros in breakdown.items():
+        print(f"  {name:52s} {micros:6.1f}")
+    total = sum(breakdown.values())
+    print(f"  {'total (' + f'{1e6 / total:,.0f}' + ' games per CPU-second)':52s} {total:6.1f}")
 
 
 if __name__ == "__main__":

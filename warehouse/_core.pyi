@@ -19,6 +19,15 @@ class ArrowArray:
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
+class GameBatches:
+    """The games of one batch of a `PgnReader`: record batches of one schema, in order, exported once.
+    `pyarrow.table(g)` takes them as a stream, without a copy (`__arrow_c_stream__`: several from a
+    reader with `jobs` > 1, runs of its threads' batches); `pyarrow.record_batch(g)` as one record batch
+    (a copy when there are several)."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+
 class ArrowArrayExportable(Protocol):
     """Anything of the Arrow PyCapsule interface: a pyarrow Array or RecordBatch, an `ArrowArray`…"""
 
@@ -57,6 +66,17 @@ def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowA
         and the ply), an unreadable `start_fen`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def named_positions(
+    games: ArrowArrayExportable, keyed_plies: int, named_keys: ArrowArrayExportable
+) -> tuple[ArrowArray, ArrowArray, ArrowArray]:
+    """`(plies, finals, named)`: `plies` and `finals` as `position_keys(games, keyed_plies)` gives them, and
+    `named` (int32): for each game, the index in `named_keys` (a sorted int64 array without nulls) of its
+    deepest position found there (the positions before its plies in order, then its final one), null when
+    none is and for games of other variants. One replay gives both.
+
+    :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
+    :raises TypeError: when `games` is not a record batch, or `named_keys` not int64 without nulls."""
+
 def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
     """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position
     before the move has the PolyGlot key `key` (signed int64), `n_plies` for the final position; null when
@@ -85,11 +105,12 @@ Partition = tuple[str, int, int]
 Reject = tuple[int, int, str, str, str]
 
 class PgnReader:
-    """Reads a PGN input (a path, or `-` for standard input; plain, zstd, bzip2 or gzip) on a Rust thread.
+    """Reads a PGN input (a path, or `-` for standard input; plain, zstd, bzip2 or gzip).
 
     Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone.
-    `jobs` worker threads parse and replay (1: the single-threaded reader); the batches, rows and
-    rejects are the same for any `jobs`.
+    `jobs` worker threads parse and replay, beside one that decompresses and frames (1: the
+    single-threaded reader, on the thread that iterates); the batches, rows and rejects are the same for
+    any `jobs`.
 
     `frames=(raw_offset, base, end)` reads a part of a multi-frame zstd file, for one of several readers
     (a Spark task): from its byte `raw_offset` (where a frame starts), whose decompressed text starts at
@@ -109,8 +130,8 @@ class PgnReader:
         frames: tuple[int, int, int] | None = None,
         first_game: int | None = None,
     ) -> None: ...
-    def __iter__(self) -> Iterator[tuple[Partition | None, ArrowArray, list[Reject]]]: ...
-    def __next__(self) -> tuple[Partition | None, ArrowArray, list[Reject]]: ...
+    def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
+    def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...
     @property
     def compression(self) -> str:
         """`pgn`, `zstd`, `bzip2` or `gzip`: what the input's first bytes say it is."""

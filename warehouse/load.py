@@ -203,14 +203,20 @@ def _load_locked(
                 batch_rejects = translation.locate(batch_rejects)
             if partition is not None:
                 key = Partition(*partition)
-                part = pa.record_batch(arrow_batch)
+                # Several record batches from a parallel reader (runs of its threads' batches): taken
+                # without a copy, written together as the one batch of the single-threaded reader.
+                parts = pa.table(arrow_batch).to_batches()
                 if translation is not None:
-                    part, disagreeing = translation.adapt(part)
-                    rejects.add(disagreeing)
-                    refused += len(disagreeing)
+                    adapted = []
+                    for part in parts:
+                        part, disagreeing = translation.adapt(part)
+                        rejects.add(disagreeing)
+                        refused += len(disagreeing)
+                        adapted.append(part)
+                    parts = adapted
                 if index is not None:
-                    part = _drop_known(part, key, index, result)
-                writer.write(key, part)
+                    parts = [_drop_known(part, key, index, result) for part in parts]
+                writer.write(key, *parts)
             rejects.add(batch_rejects)
             if progress is not None:
                 progress(reader)

@@ -14,13 +14,15 @@ import pyarrow.parquet as pq
 
 from warehouse.lake.layout import Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.positions import derive
+from warehouse.lake.positions import derive, derived_schemas
 
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
 ROW_GROUP_GAMES = 50_000
 PENDING_BYTES = 4 * ROW_GROUP_BYTES
 FILE_GAMES = 1_000_000
+# Bytes a ply adds to a pending row group once derived: its game_key, ply and key columns.
+_PLY_BYTES = 8 + 4 + 8
 # Partitions a load keeps open at once, each a games/ file and its plies/ twin: each file costs ~430 KB of
 # buffers and a file descriptor, so an archive spanning thousands of months (partitions) would otherwise
 # exhaust memory and `ulimit -n`. Past it, the least recently written partition's files are closed; later
@@ -79,41 +81,47 @@ def plain_schema(schema: pa.Schema) -> pa.Schema:
 
 @dataclass
 class _PartitionFile:
-    """One open `games/` file of a partition and its `plies/` twin, with their pending row group and the
-    writes of the previous one that may still be encoding."""
+    """One open `games/` file of a partition and its `plies/` twin, with their pending row group (games
+    as read, their position columns and plies not yet derived) and the write of the previous one that
+    may still be running."""
 
     final: str
     games: pq.ParquetWriter
     plies: pq.ParquetWriter
     pending: list[pa.RecordBatch] = field(default_factory=list)
-    pending_plies: list[pa.RecordBatch] = field(default_factory=list)
     pending_rows: int = 0
+    pending_plies: int = 0
     pending_bytes: int = 0
     rows: int = 0
     ply_rows: int = 0
-    encoding: list[Future[None]] = field(default_factory=list)
+    writing: Future[None] | None = None
 
     def write_pending(self, encoders: _Encoders) -> None:
         if not self.pending:
             return
-        games = pa.Table.from_batches(self.pending)
-        plies = pa.Table.from_batches(self.pending_plies)
-        # A file's row groups go in order: its previous writes end before these start.
+        batches, rows = self.pending, self.pending_rows
+        # A file's row groups go in order: its previous write ends before this one starts.
         self.wait()
-        self.encoding = [
-            encoders.run(self.games.write_table, games, row_group_size=self.pending_rows),
-            # One row group for the same games in both files, whatever its number of plies.
-            encoders.run(self.plies.write_table, plies, row_group_size=max(plies.num_rows, 1)),
-        ]
-        self.rows += self.pending_rows
-        self.ply_rows += plies.num_rows
-        self.pending, self.pending_plies, self.pending_rows, self.pending_bytes = [], [], 0, 0
+        self.writing = encoders.run(lambda: self._write(batches, rows))
+        self.rows += rows
+        self.ply_rows += self.pending_plies
+        self.pending, self.pending_rows, self.pending_plies, self.pending_bytes = [], 0, 0, 0
+
+    def _write(self, batches: list[pa.RecordBatch], rows: int) -> None:
+        """Derives the position columns and plies of `batches` and writes them as one row group of each
+        file: on an encoder thread, as the Rust kernels and pyarrow's encoders release the GIL."""
+        derived = [derive(batch) for batch in batches]
+        games = pa.Table.from_batches([g for g, _ in derived], self.games.schema)
+        plies = pa.Table.from_batches([p for _, p in derived], self.plies.schema)
+        self.games.write_table(games, row_group_size=rows)
+        # One row group for the same games in both files, whatever its number of plies.
+        self.plies.write_table(plies, row_group_size=max(plies.num_rows, 1))
 
     def wait(self) -> None:
-        """Waits for this file's writes; raises the first one's error."""
-        encoding, self.encoding = self.encoding, []
-        for write in encoding:
-            write.result()
+        """Waits for this file's write; raises its error."""
+        writing, self.writing = self.writing, None
+        if writing is not None:
+            writing.result()
 
     def close(self, encoders: _Encoders) -> None:
         self.write_pending(encoders)
@@ -122,27 +130,28 @@ class _PartitionFile:
         self.plies.close()
 
     def close_quietly(self) -> None:
-        for write in self.encoding:
+        if self.writing is not None:
             with contextlib.suppress(Exception):
-                write.result()
+                self.writing.result()
         for writer in (self.games, self.plies):
             with contextlib.suppress(OSError):
                 writer.close()
 
 
 class _Encoders:
-    """Where row groups are encoded: on the calling thread (`threads` 1), or on a pool of `threads`
-    (pyarrow releases the GIL while it encodes and compresses, so a load's files encode on every core).
-    At most `threads` writes are queued or running: the tables they hold count toward a load's memory."""
+    """Where row groups are derived and encoded: on the calling thread (`threads` 1), or on a pool of
+    `threads` (the position kernel and pyarrow's encoders release the GIL, so a load's files encode on
+    every core). At most `threads` writes are queued or running: the games they hold count toward a
+    load's memory."""
 
     def __init__(self, threads: int):
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="parquet") if threads > 1 else None
         self._limit = threads
         self._queued: deque[Future[None]] = deque()
 
-    def run(self, write: Callable[..., None], table: pa.Table, row_group_size: int) -> Future[None]:
+    def run(self, write: Callable[[], None]) -> Future[None]:
         if self._pool is None:
-            write(table, row_group_size=row_group_size)
+            write()
             done: Future[None] = Future()
             done.set_result(None)
             return done
@@ -150,7 +159,7 @@ class _Encoders:
             self._queued.popleft().result()
         while self._queued and self._queued[0].done():
             self._queued.popleft()
-        future = self._pool.submit(write, table, row_group_size=row_group_size)
+        future = self._pool.submit(write)
         self._queued.append(future)
         return future
 
@@ -162,9 +171,10 @@ class _Encoders:
 class PartitionWriter:
     """Splits batches by partition and writes zstd Parquet files under the operation's staging folder:
     each `games/` file with its `plies/` twin (`warehouse.lake.plies`), at most `max_open` pairs open at
-    once, row groups encoded on `encoders` threads. Memory: `max_open` pairs of writers' buffers, the
-    pending row groups (at most `PENDING_BYTES` and one batch) and the `encoders` tables being encoded
-    (each at most one row group, `ROW_GROUP_BYTES`)."""
+    once, row groups derived (`warehouse.lake.positions.derive`) and encoded on `encoders` threads.
+    Memory: `max_open` pairs of writers' buffers, the pending row groups (at most `PENDING_BYTES` and one
+    batch) and the `encoders` row groups being derived and encoded (each at most `ROW_GROUP_BYTES` and
+    one batch, with its plies)."""
 
     def __init__(
         self,
@@ -182,20 +192,24 @@ class PartitionWriter:
         self.ply_rows: dict[str, int] = {}  # the same for their `plies/` twins
         self.rows = 0
 
-    def write(self, key: Partition, part: pa.RecordBatch) -> None:
-        """Adds games of partition `key` (`part` without the partition columns) with their position
-        columns, and their plies."""
-        if part.num_rows == 0:
+    def write(self, key: Partition, *parts: pa.RecordBatch) -> None:
+        """Adds games of partition `key` (`parts`, without the partition columns, one batch of the
+        reader's in one or more pieces) with their position columns, and their plies."""
+        parts = tuple(part for part in parts if part.num_rows)
+        if not parts:
             return
-        part, plies = derive(part)
-        f = self._open.pop(key, None) or self._start(key, part.schema, plies.schema)
+        f = self._open.pop(key, None) or self._start(key, parts[0].schema)
         self._open[key] = f  # now the most recently written
-        f.pending.append(part)
-        f.pending_plies.append(plies)
-        f.pending_rows += part.num_rows
-        # The plies share the games' move arrays; their own are the key and ply columns.
-        f.pending_bytes += part.nbytes + plies.column(0).nbytes + plies.column(1).nbytes
-        self.rows += part.num_rows
+        for part in parts:
+            f.pending.append(part)
+            moves = part.column("moves").offsets
+            plies = moves[-1].as_py() - moves[0].as_py()
+            f.pending_rows += part.num_rows
+            f.pending_plies += plies
+            # The plies will share the games' move arrays; their own are the game_key, ply and key
+            # columns.
+            f.pending_bytes += part.nbytes + _PLY_BYTES * plies
+            self.rows += part.num_rows
         if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
             f.write_pending(self._encoders)
             if f.rows >= FILE_GAMES:
@@ -204,12 +218,13 @@ class PartitionWriter:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
             max(self._open.values(), key=lambda o: o.pending_bytes).write_pending(self._encoders)
 
-    def _start(self, key: Partition, schema: pa.Schema, plies_schema: pa.Schema) -> _PartitionFile:
+    def _start(self, key: Partition, read: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:
             self._close(next(iter(self._open)))
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
         final = f"{key.dir}/{self.file_stem}-{n}.parquet"
+        schema, plies_schema = derived_schemas(read)
         games = open_parquet_writer(self.lake, staged(self.op_id, final), schema)
         plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
         return _PartitionFile(final, games, plies)

@@ -14,9 +14,11 @@ fn main() {
     let mut reader = BatchReader::new(input, &path, Options::default());
     let (mut games, mut rejects, mut bytes) = (0, 0, 0);
     while let Some(batch) = reader.next_batch() {
-        games += batch.games.num_rows();
+        games += batch.num_rows();
         rejects += batch.rejects.len();
-        bytes += batch.games.get_array_memory_size();
+        bytes += (batch.games.iter())
+            .map(|g| g.get_array_memory_size())
+            .sum::<usize>();
     }
     let secs = start.elapsed().as_secs_f64();
     println!(

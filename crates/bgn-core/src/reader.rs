@@ -33,8 +33,17 @@ pub struct Reject {
 /// rejects alone has no partition and no rows.
 pub struct Batch {
     pub partition: Option<Partition>,
-    pub games: RecordBatch,
+    /// The games in order, in record batches of one schema: one from the single-threaded reader; runs of
+    /// the workers' batches from the parallel one, handed over without a copy (none: no games).
+    pub games: Vec<RecordBatch>,
     pub rejects: Vec<Reject>,
+}
+
+impl Batch {
+    /// Games in the batch.
+    pub fn num_rows(&self) -> usize {
+        self.games.iter().map(RecordBatch::num_rows).sum()
+    }
 }
 
 /// Live counts, readable from another thread while the reader works (progress bars).
@@ -335,7 +344,7 @@ pub(crate) fn hand_over<R: Rows>(
     let (partition, games) = match full.and_then(|key| Some((key, batches.take(key)?))) {
         Some((key, batch)) => (Some(key), batch),
         None if rejects.list.is_empty() => return None,
-        None => (None, RecordBatch::new_empty(crate::columns::schema())),
+        None => (None, Vec::new()),
     };
     Some(Batch {
         partition,
@@ -496,8 +505,8 @@ impl Rejects {
 pub(crate) trait Rows {
     /// Games held.
     fn len(&self) -> usize;
-    /// The games held, as one batch.
-    fn finish(&mut self) -> RecordBatch;
+    /// The games held, in order.
+    fn finish(&mut self) -> Vec<RecordBatch>;
 }
 
 impl Rows for GameColumns {
@@ -505,8 +514,8 @@ impl Rows for GameColumns {
         GameColumns::len(self)
     }
 
-    fn finish(&mut self) -> RecordBatch {
-        GameColumns::finish(self).expect("columns follow the schema")
+    fn finish(&mut self) -> Vec<RecordBatch> {
+        vec![GameColumns::finish(self).expect("columns follow the schema")]
     }
 }
 
@@ -633,8 +642,8 @@ impl<R: Rows> Pending<R> {
         self.partitions.keys().min_by_key(|k| order(k)).copied()
     }
 
-    /// The games of partition `key` as a batch; its rows are dropped.
-    pub(crate) fn take(&mut self, key: Partition) -> Option<RecordBatch> {
+    /// The games of partition `key`; its rows are dropped.
+    pub(crate) fn take(&mut self, key: Partition) -> Option<Vec<RecordBatch>> {
         let mut p = self.partitions.remove(&key)?;
         self.games -= p.rows.len();
         self.bytes -= p.bytes;
@@ -664,13 +673,22 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], scratch: &'a mut String) -> Cow<'a, st
     }
 }
 
-/// A reader of batches on its own thread, so that reading overlaps whatever the consumer does.
+/// A reader of batches for a consumer: on a thread of its own, so that reading overlaps whatever the
+/// consumer does ([`BatchStream::spawn`]), or on the consumer's thread ([`BatchStream::inline`]).
 pub struct BatchStream {
-    rx: Receiver<Batch>,
-    worker: Option<JoinHandle<Finished>>,
+    source: Source,
     finished: Option<Finished>,
     counters: Arc<Counters>,
     raw_read: Arc<AtomicU64>,
+}
+
+enum Source {
+    Thread {
+        rx: Receiver<Batch>,
+        worker: Option<JoinHandle<Finished>>,
+    },
+    /// `None` once read to the end.
+    Inline(Option<Box<BatchReader>>),
 }
 
 impl BatchStream {
@@ -689,23 +707,45 @@ impl BatchStream {
             reader.into_finished()
         });
         BatchStream {
-            rx,
-            worker: Some(worker),
+            source: Source::Thread {
+                rx,
+                worker: Some(worker),
+            },
             finished: None,
             counters,
             raw_read,
         }
     }
 
+    /// Reads with `reader` on the thread that asks for the batches: one thread in all, for a load
+    /// that is to use one core.
+    pub fn inline(reader: BatchReader) -> BatchStream {
+        BatchStream {
+            counters: reader.counters(),
+            raw_read: reader.raw_read(),
+            source: Source::Inline(Some(Box::new(reader))),
+            finished: None,
+        }
+    }
+
     /// Blocks for the next batch; `None` at the end.
     pub fn next_batch(&mut self) -> Option<Batch> {
-        match self.rx.recv() {
-            Ok(batch) => Some(batch),
-            Err(_) => {
-                if let Some(worker) = self.worker.take() {
-                    self.finished = Some(worker.join().expect("reader thread panicked"));
+        match &mut self.source {
+            Source::Thread { rx, worker } => match rx.recv() {
+                Ok(batch) => Some(batch),
+                Err(_) => {
+                    if let Some(worker) = worker.take() {
+                        self.finished = Some(worker.join().expect("reader thread panicked"));
+                    }
+                    None
                 }
-                None
+            },
+            Source::Inline(reader) => {
+                let batch = reader.as_mut()?.next_batch();
+                if batch.is_none() {
+                    self.finished = reader.take().map(|r| r.into_finished());
+                }
+                batch
             }
         }
     }
@@ -769,8 +809,10 @@ mod window_tests {
         };
         let (mut games, mut rejects) = (Vec::new(), Vec::new());
         while let Some(batch) = reader.next_batch() {
-            let offsets = batch.games.column_by_name("source_offset").expect("column");
-            games.extend(offsets.as_primitive::<Int64Type>().values().iter().copied());
+            for part in &batch.games {
+                let offsets = part.column_by_name("source_offset").expect("column");
+                games.extend(offsets.as_primitive::<Int64Type>().values().iter().copied());
+            }
             rejects.extend(batch.rejects.iter().map(|r| (r.offset, r.reason.kind)));
         }
         let finished = reader.into_finished();

@@ -261,6 +261,9 @@ impl Board {
 /// The fields of a `list<move>` column that positions need, one code per move.
 struct Moves<'a> {
     list: &'a ListArray,
+    /// The first move of the batch among the list's values: a sliced batch (a run of a reader
+    /// thread's batch) reads only its own moves.
+    base: usize,
     piece: Vec<u8>,
     from: Vec<u8>,
     to: Vec<u8>,
@@ -273,8 +276,12 @@ impl<'a> Moves<'a> {
         let list = column
             .as_list_opt::<i32>()
             .ok_or_else(|| error("`moves` is not a list of moves"))?;
-        let moves = list
+        let offsets = list.value_offsets();
+        let base = offsets[0] as usize;
+        let values = list
             .values()
+            .slice(base, offsets[list.len()] as usize - base);
+        let moves = values
             .as_struct_opt()
             .ok_or_else(|| error("`moves` is not a list of moves"))?;
         let field = |name: &str| {
@@ -294,6 +301,7 @@ impl<'a> Moves<'a> {
         let fail = |e: crate::san::FillError| error(e.0);
         Ok(Moves {
             list,
+            base,
             piece: codes(field("p")?, NONE, piece).map_err(fail)?,
             from: codes(field("f")?, NO_SQUARE, square).map_err(fail)?,
             to: codes(field("t")?, NO_SQUARE, square).map_err(fail)?,
@@ -307,7 +315,7 @@ impl<'a> Moves<'a> {
             return 0..0;
         }
         let offsets = self.list.value_offsets();
-        offsets[game] as usize..offsets[game + 1] as usize
+        offsets[game] as usize - self.base..offsets[game + 1] as usize - self.base
     }
 }
 
@@ -395,19 +403,50 @@ pub struct Keys {
 /// The keys of `games` (a batch holding `moves`, `start_fen`, `variant`; `game_id` for messages), as
 /// signed 64-bit integers (PolyGlot's unsigned keys, same bits).
 pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, KeyError> {
+    Ok(named_positions(games, keyed_plies, &[])?.0)
+}
+
+/// The keys of `games` as [`position_keys`] gives them, and for each game the index in `named` (sorted
+/// keys) of its deepest position found there: its plies' positions in order, then its final one; null
+/// when none is, and for games of other variants. One replay gives both, so that a load classifies
+/// its games' openings at the cost of a lookup per position.
+pub fn named_positions(
+    games: &RecordBatch,
+    keyed_plies: usize,
+    named: &[i64],
+) -> Result<(Keys, Int32Array), KeyError> {
     let g = Games::of(games)?;
     let n = games.num_rows();
     let offsets = g.moves.list.value_offsets();
     let span = offsets[n] as usize - offsets[0] as usize;
     let mut plies = Int64Builder::with_capacity(span);
     let mut finals = Int64Builder::with_capacity(n);
+    let mut deepest = Int32Builder::with_capacity(n);
+    // Most positions are not named: a bit per value of a key's low 16 bits (8 KB, in L1) turns most
+    // of them away before the binary search.
+    let mut maybe = vec![0u64; 1 << 10];
+    for &key in named {
+        let low = key as u16 as usize;
+        maybe[low >> 6] |= 1 << (low & 63);
+    }
+    let lookup = |key: i64| {
+        let low = key as u16 as usize;
+        if maybe[low >> 6] & (1 << (low & 63)) == 0 {
+            return None;
+        }
+        named.binary_search(&key).ok()
+    };
     for game in 0..n {
         // Moves of a null list between games: none in a lake, but keep the alignment.
         let start = offsets[game] as usize - offsets[0] as usize;
         plies.append_nulls(start - plies.len());
         let rows = g.moves.rows(game).len();
         let mut last = 0;
+        let mut found = None;
         let keyed = g.replay(game, |ply, key| {
+            if let Some(at) = lookup(key as i64) {
+                found = Some(at as i32);
+            }
             if ply < rows {
                 if ply < keyed_plies {
                     plies.append_value(key as i64);
@@ -425,12 +464,14 @@ pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, Ke
             plies.append_nulls(rows);
             finals.append_null();
         }
+        deepest.append_option(found);
     }
     plies.append_nulls(span - plies.len());
-    Ok(Keys {
+    let keys = Keys {
         plies: plies.finish(),
         finals: finals.finish(),
-    })
+    };
+    Ok((keys, deepest.finish()))
 }
 
 /// For each game of `games`, the first ply from `from_ply` on whose position (before the move; the
@@ -507,5 +548,37 @@ mod tests {
             board.play(p(piece), sq(from), sq(to), NONE, NONE).unwrap();
             assert_eq!(board.key, key, "after {from}{to}");
         }
+    }
+
+    #[test]
+    fn named_positions_give_each_games_deepest_named_position() {
+        use crate::input::Input;
+        use crate::reader::{BatchReader, Options};
+        let pgn = "[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. d4 d5 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. c4 1-0\n\n";
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(pgn)), None).unwrap();
+        let mut reader = BatchReader::new(input, "t", Options::default());
+        let batch = reader.next_batch().expect("a batch").games.remove(0);
+        let keys = position_keys(&batch, usize::MAX).unwrap();
+        let ply = |i: usize| keys.plies.value(i);
+        // Game 1's positions before its plies 2 and 4 (of 6), game 2's final position, and a stranger.
+        let mut named = vec![ply(2), ply(4), keys.finals.value(1), 12345];
+        named.sort_unstable();
+        let at = |key: i64| named.iter().position(|&k| k == key).unwrap() as i32;
+        let (again, found) = named_positions(&batch, 3, &named).unwrap();
+        assert_eq!(found.value(0), at(ply(4)), "the deeper of two");
+        assert_eq!(
+            found.value(1),
+            at(keys.finals.value(1)),
+            "the final position counts"
+        );
+        assert!(found.is_null(2), "none named");
+        assert_eq!(again.finals, keys.finals);
+        let stored: Vec<_> = again.plies.iter().collect();
+        assert_eq!(
+            &stored[..4],
+            &[Some(ply(0)), Some(ply(1)), Some(ply(2)), None]
+        );
     }
 }

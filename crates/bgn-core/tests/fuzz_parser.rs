@@ -84,10 +84,10 @@ fn read_all(bytes: Vec<u8>) {
     let mut reader = BatchReader::new(input, "fuzz", options);
     let (mut rows, mut rejects) = (0u64, 0u64);
     while let Some(batch) = reader.next_batch() {
-        rows += batch.games.num_rows() as u64;
+        rows += batch.num_rows() as u64;
         assert_eq!(
             batch.partition.is_some(),
-            batch.games.num_rows() > 0,
+            batch.num_rows() > 0,
             "a batch of games has its partition, a batch of rejects alone none"
         );
         for reject in &batch.rejects {

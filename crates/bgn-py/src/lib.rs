@@ -1,15 +1,16 @@
 //! `warehouse._core`: the Python face of bgn-core.
 //!
 //! Only Arrow data crosses the boundary, through the Arrow PyCapsule interface (`__arrow_c_array__`),
-//! so pyarrow, polars or DuckDB take the batches without a copy. Reading happens on a Rust thread; a
-//! call that waits for a batch releases the GIL.
+//! so pyarrow, polars or DuckDB take the batches without a copy. A call that reads or waits for a batch
+//! releases the GIL.
 
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
 
 use arrow_array::cast::AsArray;
 use arrow_array::ffi::FFI_ArrowArray;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, RecordBatchIterator, StructArray};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::DataType;
@@ -152,14 +153,67 @@ fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
     })
 }
 
+/// The games of one batch handed over by the reader: record batches of one schema, in order. Take them
+/// as a stream (`__arrow_c_stream__`: `pyarrow.table(games).to_batches()`, no copy) or as one record
+/// batch (`__arrow_c_array__`: `pyarrow.record_batch(games)`, a copy when there are several).
+#[pyclass(module = "warehouse._core")]
+struct GameBatches {
+    batches: Option<Vec<RecordBatch>>,
+}
+
+impl GameBatches {
+    fn take(&mut self) -> PyResult<Vec<RecordBatch>> {
+        self.batches
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("these games were already exported"))
+    }
+}
+
+#[pymethods]
+impl GameBatches {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // we only offer our own type
+        let batches = self.take()?;
+        let batch = match batches.is_empty() {
+            true => RecordBatch::new_empty(bgn_core::columns::schema()),
+            false => py.detach(|| bgn_core::parallel::concat(&batches)),
+        };
+        export(py, &StructArray::from(batch).to_data())
+    }
+
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema; // we only offer our own type
+        let batches = self.take()?;
+        let schema = match batches.first() {
+            Some(batch) => batch.schema(),
+            None => bgn_core::columns::schema(),
+        };
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        let name = CString::new("arrow_array_stream").unwrap();
+        PyCapsule::new(py, stream, Some(name))
+    }
+}
+
 /// Reads a PGN input (path or `-`) into batches of games.
 ///
 /// Iterating yields `(partition, batch, rejects)`: `partition` is the `(type, year, month)` of the
-/// batch's games (`None` for a batch of rejects alone), `batch` implements `__arrow_c_array__` (pass it
-/// to `pyarrow.record_batch`), `rejects` is a list of `(source_offset, source_length, kind, reason,
+/// batch's games (`None` for a batch of rejects alone), `batch` their `GameBatches` (pass it to
+/// `pyarrow.record_batch`, or to `pyarrow.table` without a copy), `rejects` is a list of `(source_offset, source_length, kind, reason,
 /// raw_text)`.
 ///
-/// `jobs` worker threads parse and replay (1, the default: the single-threaded reader); the batches,
+/// `jobs` worker threads parse and replay, beside a thread that decompresses and frames; with 1 (the
+/// default) the single-threaded reader reads on the calling thread, as `__next__` asks. The batches,
 /// their rows and the rejects are the same for any `jobs`.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
@@ -210,7 +264,7 @@ impl PgnReader {
                 first: first_game,
                 end,
             };
-            BatchStream::spawn(BatchReader::windowed(input, source_name, options, window))
+            BatchStream::inline(BatchReader::windowed(input, source_name, options, window))
         } else if jobs > 1 {
             // Tests cut tiny chunks, so that small files cross chunk boundaries everywhere.
             let chunk_bytes = std::env::var("BGN_CHUNK_BYTES")
@@ -221,7 +275,8 @@ impl PgnReader {
                 ParallelReader::with_chunk_bytes(input, source_name, options, jobs, chunk_bytes);
             BatchStream::spawn(reader)
         } else {
-            BatchStream::spawn(BatchReader::new(input, source_name, options))
+            // One job, one thread: the caller's, so that `jobs` counts the cores a load uses.
+            BatchStream::inline(BatchReader::new(input, source_name, options))
         };
         let stream = Mutex::new(stream);
         Ok(PgnReader {
@@ -238,7 +293,7 @@ impl PgnReader {
     fn __next__(
         &mut self,
         py: Python<'_>,
-    ) -> Option<(Option<PartitionTuple>, ArrowArray, Vec<RejectTuple>)> {
+    ) -> Option<(Option<PartitionTuple>, GameBatches, Vec<RejectTuple>)> {
         let stream = &self.stream;
         let batch = py.detach(|| lock(stream).next_batch())?;
         let partition = batch.partition.map(|p| (p.kind, p.year, p.month));
@@ -250,7 +305,9 @@ impl PgnReader {
                 (r.offset, r.length, kind, r.reason.message, r.raw)
             })
             .collect();
-        let games = ArrowArray::of_batch(batch.games);
+        let games = GameBatches {
+            batches: Some(batch.games),
+        };
         Some((partition, games, rejects))
     }
 
@@ -382,6 +439,36 @@ fn position_keys(
     Ok((wrap(keys.plies), wrap(keys.finals)))
 }
 
+/// `(plies, finals, named)`: the keys `position_keys` gives, and for each game the index in
+/// `named_keys` (a sorted int64 array) of its deepest position found there (its plies' positions, then its
+/// final one), null when none is; one replay for both.
+#[pyfunction]
+fn named_positions(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    keyed_plies: usize,
+    named_keys: &Bound<'_, PyAny>,
+) -> PyResult<(ArrowArray, ArrowArray, ArrowArray)> {
+    let games = import_games(games, "named_positions")?;
+    let named = arrow_array::make_array(import(named_keys)?);
+    let named = named
+        .as_primitive_opt::<arrow_array::types::Int64Type>()
+        .filter(|keys| keys.null_count() == 0)
+        .ok_or_else(|| PyTypeError::new_err("named_keys must be an int64 array without nulls"))?;
+    if !named.values().is_sorted() {
+        return Err(PyValueError::new_err("named_keys must be sorted"));
+    }
+    let (keys, found) = py
+        .detach(|| zobrist::named_positions(&games, keyed_plies, named.values()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let wrap = |a: ArrayRef| ArrowArray { array: Some(a) };
+    Ok((
+        wrap(std::sync::Arc::new(keys.plies)),
+        wrap(std::sync::Arc::new(keys.finals)),
+        wrap(std::sync::Arc::new(found)),
+    ))
+}
+
 /// For each game, the first ply from `from_ply` on whose position (before the move; `n_plies` for the
 /// final position) has PolyGlot key `key` (as int64); null when none.
 #[pyfunction]
@@ -426,9 +513,11 @@ fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
     m.add_class::<ArrowArray>()?;
+    m.add_class::<GameBatches>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(moves_at, m)?)?;
