@@ -10,20 +10,21 @@
 import database 'sql/views';
 
 with thinks as (
-    -- by the stored think time first: grouping by a plain column, then bucketing its few thousand values,
-    -- is cheaper than bucketing every ply
+    -- every ply by its stored think time: grouping by a plain column, then bucketing and filtering its few
+    -- hundred values, is cheaper than testing and bucketing every ply
     select type, think, count(*) as moves
     from plies
-    where think >= 0
     group by all
 ),
 
 buckets as materialized (
+    -- materialized: DuckDB would otherwise turn final's window into a second scan of the plies
     select
         type,
         case when think < 1 then 1 when think < 10 then 2 when think < 120 then 3 else 4 end as bucket_order,
         sum(moves)::bigint as moves
     from thinks
+    where think >= 0
     group by all
 ),
 

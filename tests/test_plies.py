@@ -53,7 +53,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for game in games:
         by_source[game["source_file"]].append(game)
-    compared = thinks = 0
+    compared = thinks = mates = 0
     for source, stored in by_source.items():
         stored.sort(key=lambda g: g["source_offset"])
         expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
@@ -68,6 +68,8 @@ def test_plies_match_python_chess(lake: Path) -> None:
                     f"{game['game_id']} ply {row['ply']}"
                 )
                 assert row["think"] == think_time(oracle_game, row["ply"]), f"{game['game_id']} ply {row['ply']}"
+                assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
+                mates += row["mates"]
                 thinks += row["think"] is not None
                 assert (row["type"], row["year"], row["month"], row["variant"]) == (
                     game["type"],
@@ -79,6 +81,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     assert len(plies) == len(games), "every game, and no other, has its plies"
     assert compared == sum(len(rows) for rows in plies.values()) > 100_000
     assert thinks > 10_000, "think times of timed games compared"
+    assert mates > 10, "mating moves compared"
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
@@ -96,8 +99,10 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     variants = pa.array([f"variant {g}" for g in range(6)])
     base = pa.array([None if g == 3 else 10 * g for g in range(6)], pa.int32())
     inc = pa.array([None if g == 3 else g for g in range(6)], pa.int32())
+    mate = pa.array([g % 2 == 1 for g in range(6)])
     games = pa.record_batch(
-        [keys, moves, variants, base, inc], names=["game_key", "moves", "variant", "tc_base", "tc_inc"]
+        [keys, moves, variants, base, inc, mate],
+        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate"],
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -110,8 +115,8 @@ def test_plies_of_sliced_and_empty_batches() -> None:
         return None if None in (before, after, increment) else before - after + increment
 
     sliced = keyless(games.slice(2, 3)).to_pylist()
-    assert [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"]) for r in sliced] == [
-        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i))
+    assert [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"]) for r in sliced] == [
+        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i), g % 2 == 1 and i == g - 101)
         for g in (102, 103, 104)
         for i in range(g - 100)
     ]

@@ -207,7 +207,8 @@ from plies_read(lake_table('plies'));
 -- plies: one row per mainline move of the games the variable `variant` selects (as games does): `game_key`
 -- (its game's, see games), `ply` (the move's 0-based index in the game), the move's fields as in
 -- games.moves (docs/schema.md): p f t x c castle promote blast nag eval_cp eval_mate clk (`f` null for a
--- drop); `think`, the seconds the mover spent on it (docs/schema.md); `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
+-- drop); `think`, the seconds the mover spent on it, and `mates`, whether it checkmates (docs/schema.md);
+-- `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
 -- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
 -- Rows come in the order of the games' files, each game's plies in a row, by ply: what timed_plies uses.
 -- No join: a question that needs a game's columns reads game_plies, which pays for one.

@@ -27,12 +27,15 @@ KEYED_PLIES = 10
 # The mover's think time, stored so that a question on it reads one column: derived, it needs the mover's
 # clock two plies earlier (a lag, which DuckDB streams on one thread) and the game's increment (a join).
 THINK = pa.field("think", pa.decimal128(9, 1))
+# Whether the move checkmates (its game's `mate`, on its last ply): a mating move has no `c`, and finding
+# it otherwise takes a join with `games` through every ply of the mated games. One bit, in runs.
+MATES = pa.field("mates", pa.bool_(), nullable=False)
 
 
 def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
-    fields, `think` (`think_of`), the game's `variant`, then `key`: the PolyGlot key of the position before the move for the first
+    fields, `think` (`think_of`), `mates` (`mates_of`), the game's `variant`, then `key`: the PolyGlot key of the position before the move for the first
     `KEYED_PLIES`, null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`;
     else computed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
@@ -45,6 +48,7 @@ def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
     columns.append(think_of(games, flat.field("clk"), ply, lengths))
+    columns.append(mates_of(games, lengths))
     columns.append(games.column("variant").take(np.repeat(np.arange(len(games)), lengths)))
     if position_keys is None:
         position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
@@ -56,7 +60,7 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, VARIANT, pa.field("key", pa.int64())])
+    return pa.schema([*fields, THINK, MATES, VARIANT, pa.field("key", pa.int64())])
 
 
 def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, lengths: np.ndarray) -> pa.Array:
@@ -76,6 +80,14 @@ def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, lengths: np.
     think = before - tenths + np.repeat(inc.fill_null(0).to_numpy().astype(np.int64) * 10, lengths)
     known &= before_known & np.repeat(inc.is_valid().to_numpy(zero_copy_only=False), lengths)
     return _decimal(think, known, THINK.type)
+
+
+def mates_of(games: pa.RecordBatch, lengths: np.ndarray) -> pa.Array:
+    """For each ply of the games (in a row, by ply), whether it is the last of a game ending in mate."""
+    mates = np.zeros(int(lengths.sum()), bool)
+    mated = games.column("mate").fill_null(False).to_numpy(zero_copy_only=False) & (lengths > 0)
+    mates[(np.cumsum(lengths) - 1)[mated]] = True
+    return pa.array(mates)
 
 
 def _tenths(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
