@@ -67,7 +67,9 @@ def test_plies_match_python_chess(lake: Path) -> None:
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"
                 )
-                assert row["think"] == think_time(oracle_game, row["ply"]), f"{game['game_id']} ply {row['ply']}"
+                assert row["think"] == think_time(oracle_game, row["ply"]), (
+                    f"{game['game_id']} ply {row['ply']}"
+                )
                 assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
                 mates += row["mates"]
                 thinks += row["think"] is not None
@@ -86,7 +88,11 @@ def test_plies_match_python_chess(lake: Path) -> None:
 
 def test_plies_of_sliced_and_empty_batches() -> None:
     """Sliced batches keep each game's plies, variant and think times (nulls included) its own."""
-    clocks = {(g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10 for g in range(6) for i in range(g)}
+    clocks = {
+        (g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10
+        for g in range(6)
+        for i in range(g)
+    }
     move = pa.struct([(f, pa.decimal128(9, 1) if f == "clk" else pa.string()) for f in MOVE_FIELDS])
     moves = pa.array(
         [

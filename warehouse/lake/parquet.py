@@ -89,7 +89,8 @@ def leaf_paths(schema: pa.Schema) -> list[str]:
 
     def paths(prefix: str, t: pa.DataType) -> list[str]:
         if pa.types.is_map(t):
-            return paths(f"{prefix}.key_value.key", t.key_type) + paths(f"{prefix}.key_value.value", t.item_type)
+            entry = f"{prefix}.key_value"
+            return paths(f"{entry}.key", t.key_type) + paths(f"{entry}.value", t.item_type)
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             return paths(f"{prefix}.list.element", t.value_type)
         if pa.types.is_struct(t):

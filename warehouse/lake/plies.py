@@ -33,11 +33,12 @@ MATES = pa.field("mates", pa.bool_(), nullable=False)
 
 
 def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
-    """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
-    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
-    fields, `think` (`think_of`), `mates` (`mates_of`), the game's `variant`, then `key`: the PolyGlot key of the position before the move for the first
-    `KEYED_PLIES`, null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`;
-    else computed from `moves`, `start_fen` and `variant`)."""
+    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate` and `variant`), in
+    the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
+    `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
+    `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
+    null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`; else
+    computed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -93,15 +94,17 @@ def mates_of(games: pa.RecordBatch, lengths: np.ndarray) -> pa.Array:
 def _tenths(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A `decimal128(p, 1)` array's values as int64 tenths (0 where null) and where they are known. The
     values are the low halves of the little-endian 128-bit integers (tenths of clocks fit in 64 bits)."""
-    words = np.frombuffer(values.buffers()[1], np.int64, 2 * (values.offset + len(values)))
     known = values.is_valid().to_numpy(zero_copy_only=False)
+    if not known.any():  # an array of nulls may have no values buffer
+        return np.zeros(len(values), np.int64), known
+    words = np.frombuffer(values.buffers()[1], np.int64, 2 * (values.offset + len(values)))
     return np.where(known, words[2 * values.offset :: 2], 0), known
 
 
-def _decimal(tenths: np.ndarray, known: np.ndarray, type: pa.Decimal128Type) -> pa.Array:
+def _decimal(tenths: np.ndarray, known: np.ndarray, decimal: pa.Decimal128Type) -> pa.Array:
     """int64 tenths as a `decimal128(p, 1)` array, null where not `known`: each low half beside its sign."""
     words = np.empty(2 * len(tenths), np.int64)
     words[0::2] = tenths
     words[1::2] = tenths >> 63
     validity = pa.array(known).buffers()[1]
-    return pa.Array.from_buffers(type, len(tenths), [validity, pa.py_buffer(words)])
+    return pa.Array.from_buffers(decimal, len(tenths), [validity, pa.py_buffer(words)])
