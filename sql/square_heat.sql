@@ -14,14 +14,8 @@ with kinds as (
     union all
     select 'check' as kind, t as square, count(*) as n from plies where c is not null group by all
     union all
-    -- mating moves (which have no c, docs/schema.md): the last ply of each game ending in mate. `>=` for `=`
-    -- (no ply is past the last) leaves game_key the join's one equality, which DuckDB needs to pass the
-    -- mated games' keys to the plies scan as a Bloom filter
-    select 'check' as kind, plies.t as square, count(*) as n
-    from plies
-    join games on games.game_key = plies.game_key
-    where games.mate and plies.ply >= games.n_plies - 1
-    group by all
+    -- mating moves, which have no c (docs/schema.md): plies.mates, the last ply of each game ending in mate
+    select 'check' as kind, t as square, count(*) as n from plies where mates group by all
     union all
     select 'blunder' as kind, t as square, count(*) as n from plies where nag = 4 group by all
 ),

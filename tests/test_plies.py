@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import shutil
 from collections import defaultdict
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 import support
 from game_keys import expected_key
 from oracle import expected_games
+from pychess_counts import Game, think_time
 
 from warehouse.lake.plies import MOVE_FIELDS, plies_of
 
@@ -51,7 +53,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for game in games:
         by_source[game["source_file"]].append(game)
-    compared = 0
+    compared = thinks = mates = 0
     for source, stored in by_source.items():
         stored.sort(key=lambda g: g["source_offset"])
         expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
@@ -60,10 +62,17 @@ def test_plies_match_python_chess(lake: Path) -> None:
             assert game["game_key"] == expected_key(game["game_id"])
             rows = plies[game["game_key"]]
             assert [r["ply"] for r in rows] == list(range(len(want["moves"]))), game["game_id"]
+            oracle_game = Game(want, [], [], [])
             for row, move in zip(rows, want["moves"], strict=True):
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"
                 )
+                assert row["think"] == think_time(oracle_game, row["ply"]), (
+                    f"{game['game_id']} ply {row['ply']}"
+                )
+                assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
+                mates += row["mates"]
+                thinks += row["think"] is not None
                 assert (row["type"], row["year"], row["month"], row["variant"]) == (
                     game["type"],
                     game["year"],
@@ -73,25 +82,51 @@ def test_plies_match_python_chess(lake: Path) -> None:
             compared += len(rows)
     assert len(plies) == len(games), "every game, and no other, has its plies"
     assert compared == sum(len(rows) for rows in plies.values()) > 100_000
+    assert thinks > 10_000, "think times of timed games compared"
+    assert mates > 10, "mating moves compared"
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
-    move = pa.struct([(f, pa.string()) for f in MOVE_FIELDS])
+    """Sliced batches keep each game's plies, variant and think times (nulls included) its own."""
+    clocks = {
+        (g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10
+        for g in range(6)
+        for i in range(g)
+    }
+    move = pa.struct([(f, pa.decimal128(9, 1) if f == "clk" else pa.string()) for f in MOVE_FIELDS])
     moves = pa.array(
-        [[{f: f"{f}{g}{i}" for f in MOVE_FIELDS} for i in range(g)] for g in range(6)], pa.list_(move)
+        [
+            [{f: clocks[g, i] if f == "clk" else f"{f}{g}{i}" for f in MOVE_FIELDS} for i in range(g)]
+            for g in range(6)
+        ],
+        pa.list_(move),
     )
     keys = pa.array(range(100, 106), pa.int64())
     variants = pa.array([f"variant {g}" for g in range(6)])
-    games = pa.record_batch([keys, moves, variants], names=["game_key", "moves", "variant"])
+    base = pa.array([None if g == 3 else 10 * g for g in range(6)], pa.int32())
+    inc = pa.array([None if g == 3 else g for g in range(6)], pa.int32())
+    mate = pa.array([g % 2 == 1 for g in range(6)])
+    games = pa.record_batch(
+        [keys, moves, variants, base, inc, mate],
+        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate"],
+    )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
         """The plies of moves that are no real moves: position keys given (none), not replayed."""
         return plies_of(batch, pa.nulls(len(batch.column("moves").flatten()), pa.int64()))
 
+    def think(g: int, i: int) -> Decimal | None:
+        before = base[g].as_py() if i < 2 else clocks[g, i - 2]
+        after, increment = clocks[g, i], inc[g].as_py()
+        return None if None in (before, after, increment) else before - after + increment
+
     sliced = keyless(games.slice(2, 3)).to_pylist()
-    assert [(r["game_key"], r["ply"], r["p"], r["variant"]) for r in sliced] == [
-        (g, i, f"p{g - 100}{i}", f"variant {g - 100}") for g in (102, 103, 104) for i in range(g - 100)
+    assert [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"]) for r in sliced] == [
+        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i), g % 2 == 1 and i == g - 101)
+        for g in (102, 103, 104)
+        for i in range(g - 100)
     ]
+    assert sum(r["think"] is None for r in sliced) == 3 + 2  # game 3 has no time control; 4's ply 1 no clock
     assert keyless(games.slice(0, 1)).num_rows == 0
     assert keyless(games.slice(6, 0)).num_rows == 0
 

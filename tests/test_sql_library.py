@@ -141,6 +141,25 @@ def test_a_variable_selects_the_variant(source: Path, lake: Path, variant: str) 
         assert run_cli("summary", lake, f"set variable variant = '{variant}';\n") == []
 
 
+def test_a_lake_of_standard_games_is_read_without_a_variant_test(source: Path, lake: Path) -> None:
+    """The sample's row groups hold Standard games only (their `variant` statistics say so): the views read
+    them without testing each row's variant. The mixed source's row groups mix variants: every row is tested,
+    and `set variable variant = 'all'` still reads without a test."""
+    if source != SAMPLE and not source.name.startswith(MIXED):
+        pytest.skip("the sample and the mixed source cover both cases")
+    con = connect(lake)
+
+    def tested() -> bool:
+        plans = [
+            con.sql(f"explain select count(*) from {view}").fetchall()[0][1] for view in ("games", "plies")
+        ]
+        return all("variant" in plan for plan in plans)
+
+    assert tested() == (source != SAMPLE)
+    con.execute("set variable variant = 'all'")
+    assert not tested()
+
+
 def test_an_unknown_variant_is_one_line(lake: Path) -> None:
     done = run_command(
         ["duckdb"],

@@ -80,24 +80,48 @@ set variable chess_lake_error = (
 -- 'Antichess', 'Horde', 'King of the Hill', 'Racing Kings', 'Three-check'), that variant's games only; set
 -- to 'all', every game. So a question never mixes chess with its variants unless asked to:
 --   set variable variant = 'Atomic';
--- Any other value fails the query with one line naming the choices.
-create or replace temp macro variant_selected(v) as
+-- selected_variants() is the list of the variants counted, null for 'all'; any other value fails the
+-- query with one line naming the choices.
+create or replace temp macro selected_variants() as
     case coalesce(getvariable('variant'), '')
-        when '' then v in ('Standard', 'Chess960')
-        when 'all' then true
+        when '' then ['Standard', 'Chess960']
+        when 'all' then null::varchar[]
         else if(
             getvariable('variant') in ('Standard', 'Chess960', 'Crazyhouse', 'Atomic', 'Antichess', 'Horde',
                 'King of the Hill', 'Racing Kings', 'Three-check'),
-            v = getvariable('variant'),
+            [getvariable('variant')],
             error('variable variant: unknown variant ''' || getvariable('variant') || ''' (choose '
                 || 'Standard, Chess960, Crazyhouse, Atomic, Antichess, Horde, King of the Hill, Racing Kings, '
                 || 'Three-check, or all; unset: Standard and Chess960)')
         )
     end;
 
+-- Whether a game or ply of variant `v` is counted.
+create or replace temp macro variant_selected(v) as coalesce(list_contains(selected_variants(), v), true);
+
+-- A string as an SQL literal.
+create or replace temp macro sql_literal(text) as '''' || replace(text, '''', '''''') || '''';
+
+-- The variants of the lake's games, from the min/max statistics of games' `variant` column in the files'
+-- footers (no row is read): null unless every row group holds one variant (not so for a row group mixing
+-- variants, a file written without these statistics, a lake without games). When the variants counted
+-- include them all, as for a lake of lichess's standard games, the games and plies views read every row
+-- without testing its variant: the test costs 12-35% of a per-move question, the plies scan decoding
+-- `variant` for every row it keeps. Cost: one read of games' footers per connection.
+set variable chess_lake_games = getvariable('chess_lake_error') is null
+    and exists (select 1 from glob(lake_path('games/**/*.parquet')));
+set variable chess_lake_variants = (
+    select if(bool_and(stats_min_value = stats_max_value), list(distinct stats_min_value), null)
+    from query(if(
+        getvariable('chess_lake_games'),
+        'select stats_min_value, stats_max_value from parquet_metadata('
+        || sql_literal(lake_path('games/**/*.parquet')) || ') where path_in_schema = ''variant''',
+        'select null::varchar as stats_min_value, null::varchar as stats_max_value where false'
+    ))
+);
+
 -- The SQL text reading each table, run by query() in lake_table. For a lake the guard refuses, a typed
 -- empty stand-in with the columns the views name, so that the views can still be created.
-create or replace temp macro sql_literal(text) as '''' || replace(text, '''', '''''') || '''';
 set variable chess_games_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('games/**/*.parquet'))
@@ -112,7 +136,7 @@ set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
-    || 'null::varchar as variant, null::bigint as key where false'
+    || 'null::decimal(9, 1) as think, null::varchar as variant, null::bigint as key where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
@@ -121,6 +145,19 @@ create or replace temp macro lake_table(name) as
         getvariable('chess_lake_failure') is null,
         getvariable('chess_' || name || '_source'),
         error(getvariable('chess_lake_failure'))
+    );
+
+-- The SQL that reads the rows of table `name` of the variants counted: every row when the lake holds no
+-- other variant (chess_lake_variants), else those variant_selected keeps. While the views are created
+-- (chess_views_created unset) the variable `variant` is not read: a wrong one fails the query, not them.
+set variable chess_views_created = null::boolean;
+create or replace temp macro selected_table(name) as
+    if(
+        getvariable('chess_views_created') is null
+        or selected_variants() is null
+        or coalesce(list_has_all(selected_variants(), getvariable('chess_lake_variants')), false),
+        lake_table(name),
+        'select * from (' || lake_table(name) || ') where variant_selected(variant)'
     );
 
 -- all_games: every game of the lake, of every variant (docs/schema.md); what variants.sql compares.
@@ -146,8 +183,7 @@ select
     players[2].rating_diff as black_rating_diff,
     (players[1].elo + players[2].elo) / 2 as mean_elo,
     players[1].elo - players[2].elo as elo_diff
-from all_games
-where variant_selected(variant);
+from query(selected_table('games'));
 
 -- rated_games: the games the rating questions count: both Elos known and a result (W, B or D).
 create or replace temp view rated_games as
@@ -159,22 +195,25 @@ where white_elo is not null and black_elo is not null and result in ('W', 'B', '
 -- games set up with Black to move too.
 create or replace temp macro mover(letter) as if(letter = upper(letter), 'white', 'black');
 
+-- The rows of the plies/ table that the SQL `source` reads, with `mover` and `piece` (see plies).
+create or replace temp macro plies_read(source) as table
+select *, mover(p) as mover, upper(p) as piece
+from query(source);
+
 -- all_plies: every ply of the lake, of every variant: the plies/ table, with `mover` and `piece` (below).
 create or replace temp view all_plies as
-select *, mover(p) as mover, upper(p) as piece
-from query(lake_table('plies'));
+from plies_read(lake_table('plies'));
 
 -- plies: one row per mainline move of the games the variable `variant` selects (as games does): `game_key`
 -- (its game's, see games), `ply` (the move's 0-based index in the game), the move's fields as in
 -- games.moves (docs/schema.md): p f t x c castle promote blast nag eval_cp eval_mate clk (`f` null for a
--- drop); `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
+-- drop); `think`, the seconds the mover spent on it, and `mates`, whether it checkmates (docs/schema.md);
+-- `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
 -- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
 -- Rows come in the order of the games' files, each game's plies in a row, by ply: what timed_plies uses.
 -- No join: a question that needs a game's columns reads game_plies, which pays for one.
 create or replace temp view plies as
-select *
-from all_plies
-where variant_selected(variant);
+from plies_read(selected_table('plies'));
 
 -- game_plies: plies (the same columns) beside the columns of their game, but its nested moves, variations
 -- and headers (games' derived white_elo, mean_elo … included), and `mover_elo`, the mover's Elo. A hash
@@ -189,38 +228,34 @@ select
 from plies
 join games on games.game_key = plies.game_key;
 
--- timed_plies: game_plies (the same columns) with the mover's clock before the move and the time it spent,
--- in seconds (decimal):
---   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move;
---   think = clock_before - clk + tc_inc.
--- Both are null where a clock is missing or the game has no base+inc time control. The previous move is
--- the row two plies before in plies' own order (a streaming lag: DuckDB runs that scan on one thread to
--- keep its order), checked to be the same game's ply - 2, else the query fails rather than count a wrong
--- time. Filters on this view's columns apply after the lag: every ply of the lake is read.
+-- timed_plies: game_plies (the same columns) with the mover's clock before the move, in seconds (decimal):
+--   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move
+-- (plies' stored think = clock_before - clk + tc_inc). Null where that clock is missing or the game has
+-- no base+inc time control. The previous move is the row two plies before in plies' own order (a
+-- streaming lag: DuckDB runs that scan on one thread to keep its order), checked to be the same game's
+-- ply - 2, else the query fails rather than count a wrong time. Filters on this view's columns apply after
+-- the lag: every ply of the lake is read. A question on think alone reads plies, one column.
 create or replace temp view timed_plies as
-select *, clock_before - clk + tc_inc as think
+select
+    lagged.* exclude (previous_clk, previous_key, previous_ply),
+    games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
+    if(lagged.mover = 'white', games.white_elo, games.black_elo) as mover_elo,
+    case
+        when lagged.ply < 2 then games.tc_base
+        when lagged.previous_key = lagged.game_key and lagged.previous_ply = lagged.ply - 2
+            then lagged.previous_clk
+        else error('timed_plies: the plies were not read in their stored order (game '
+            || lagged.game_key || ', ply ' || lagged.ply || ')')
+    end as clock_before
 from (
     select
-        lagged.* exclude (previous_clk, previous_key, previous_ply),
-        games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
-        if(lagged.mover = 'white', games.white_elo, games.black_elo) as mover_elo,
-        case
-            when lagged.ply < 2 then games.tc_base
-            when lagged.previous_key = lagged.game_key and lagged.previous_ply = lagged.ply - 2
-                then lagged.previous_clk
-            else error('timed_plies: the plies were not read in their stored order (game '
-                || lagged.game_key || ', ply ' || lagged.ply || ')')
-        end as clock_before
-    from (
-        select
-            *,
-            lag(clk, 2) over () as previous_clk,
-            lag(game_key, 2) over () as previous_key,
-            lag(ply, 2) over () as previous_ply
-        from plies
-    ) as lagged
-    join games on games.game_key = lagged.game_key
-);
+        *,
+        lag(clk, 2) over () as previous_clk,
+        lag(game_key, 2) over () as previous_key,
+        lag(ply, 2) over () as previous_ply
+    from plies
+) as lagged
+join games on games.game_key = lagged.game_key;
 
 -- Points White scored: 1 for a win (W), 0.5 for a draw (D), 0 for a loss (B); null when unknown (*).
 create or replace temp macro white_points(result) as
@@ -317,5 +352,7 @@ create or replace temp macro games_at(fen) as table
     where final_key = fen_key(fen)
         or game_key in (select game_key from plies where key = fen_key(fen));
 
--- Last: from here on, a lake the guard refuses makes every view fail with its one line.
+-- Last: from here on, a lake the guard refuses makes every view fail with its one line, and the views
+-- read the variable `variant`.
 set variable chess_lake_failure = getvariable('chess_lake_error');
+set variable chess_views_created = true;

@@ -42,12 +42,33 @@ STATISTICS_COLUMNS = [
     "source_offset",
     # plies: a game's plies by key, the opening's by ply number.
     "ply",
+    # Both tables: the SQL views read a file whose row groups hold only the variants asked for without
+    # testing each row (sql/views/schema.sql: selected_table).
+    "variant",
 ]
+# Encodings other than the dictionary, where they took fewer bytes on real lichess games
+# (bench/bench_storage.py; B/game dictionary -> this): spread-out integers as deltas, unique strings as
+# their lengths then bytes, 64-bit hashes as they are. Every reader of the lake decodes them (DuckDB, Spark).
+COLUMN_ENCODINGS = {
+    "moves.list.element.eval_cp": "DELTA_BINARY_PACKED",  # 13.4 -> 9.0
+    "players.list.element.elo": "DELTA_BINARY_PACKED",  # 6.0 -> 3.2
+    "players.list.element.name": "DELTA_LENGTH_BYTE_ARRAY",  # 19.4 -> 15.3
+    "game_id": "DELTA_LENGTH_BYTE_ARRAY",  # 7.6 -> 6.2
+    "site": "DELTA_LENGTH_BYTE_ARRAY",  # 7.6 -> 6.5
+    "final_key": "PLAIN",  # 9.2 -> 8.1
+    "source_offset": "PLAIN",  # 3.7 -> 2.5
+    "n_plies": "DELTA_BINARY_PACKED",  # 1.6 -> 1.2
+    # games' game_key (8.3 -> 6.4) and plies' (10.2 -> 7.9, runs of one value); plies' key 55.9 -> 52.5
+    "game_key": "PLAIN",
+    "key": "PLAIN",
+    "eval_cp": "DELTA_BINARY_PACKED",  # plies: 11.7 -> 7.4
+}
 
 
 def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWriter:
     """The lake's Parquet settings, for both tables, in one place for every writer."""
     lake.make_parent(rel)
+    leaves = leaf_paths(schema)
     return pq.ParquetWriter(
         lake.path(rel),
         schema,
@@ -59,7 +80,26 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWr
         write_statistics=STATISTICS_COLUMNS,
         # `clk` is decimal(9, 1): INT32 storage instead of fixed-size binary.
         store_decimal_as_integer=True,
+        use_dictionary=[path for path in leaves if path not in COLUMN_ENCODINGS],
+        column_encoding={path: e for path, e in COLUMN_ENCODINGS.items() if path in leaves},
     )
+
+
+def leaf_paths(schema: pa.Schema) -> list[str]:
+    """The Parquet paths of `schema`'s leaf columns, as `write_statistics` and `column_encoding` name them:
+    `moves.list.element.clk`, `headers.key_value.key`."""
+
+    def paths(prefix: str, t: pa.DataType) -> list[str]:
+        if pa.types.is_map(t):
+            entry = f"{prefix}.key_value"
+            return paths(f"{entry}.key", t.key_type) + paths(f"{entry}.value", t.item_type)
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return paths(f"{prefix}.list.element", t.value_type)
+        if pa.types.is_struct(t):
+            return [p for f in t for p in paths(f"{prefix}.{f.name}", f.type)]
+        return [prefix]
+
+    return [p for f in schema for p in paths(f.name, f.type)]
 
 
 def plain_type(t: pa.DataType) -> pa.DataType:

@@ -24,14 +24,21 @@ VARIANT = pa.field("variant", pa.string(), nullable=False)
 # searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
 # why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
 KEYED_PLIES = 10
+# The mover's think time, stored so that a question on it reads one column: derived, it needs the mover's
+# clock two plies earlier (a lag, which DuckDB streams on one thread) and the game's increment (a join).
+THINK = pa.field("think", pa.decimal128(9, 1))
+# Whether the move checkmates (its game's `mate`, on its last ply): a mating move has no `c`, and finding
+# it otherwise takes a join with `games` through every ply of the mated games. One bit, in runs.
+MATES = pa.field("mates", pa.bool_(), nullable=False)
 
 
 def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
-    """The plies of `games` (which holds `game_key` and `moves`), in the games' order, then by ply:
-    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
-    fields, the game's `variant`, then `key`: the PolyGlot key of the position before the move for the first
-    `KEYED_PLIES`, null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`;
-    else computed from `moves`, `start_fen` and `variant`)."""
+    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate` and `variant`), in
+    the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
+    `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
+    `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
+    null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`; else
+    computed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -41,6 +48,8 @@ def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa
     flat: pa.StructArray = moves.flatten()
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
+    columns.append(think_of(games, flat.field("clk"), ply, lengths))
+    columns.append(mates_of(games, lengths))
     columns.append(games.column("variant").take(np.repeat(np.arange(len(games)), lengths)))
     if position_keys is None:
         position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
@@ -52,4 +61,50 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, VARIANT, pa.field("key", pa.int64())])
+    return pa.schema([*fields, THINK, MATES, VARIANT, pa.field("key", pa.int64())])
+
+
+def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """The seconds each ply's mover spent on it, `clk` (of the games' plies in a row, by ply) being the
+    mover's clock after it: its clock before (after its previous move, two plies earlier; `tc_base` on its
+    first move) - `clk` + `tc_inc`; null where one of them is unknown. Exact: computed in integer tenths."""
+    tenths, known = _tenths(clk)
+    before = np.empty_like(tenths)
+    before[2:] = tenths[:-2]
+    before_known = np.zeros_like(known)
+    before_known[2:] = known[:-2]
+    opening = ply < 2  # also every ply whose "two plies earlier" is another game's
+    base = games.column("tc_base")
+    before[opening] = np.repeat(base.fill_null(0).to_numpy().astype(np.int64) * 10, lengths)[opening]
+    before_known[opening] = np.repeat(base.is_valid().to_numpy(zero_copy_only=False), lengths)[opening]
+    inc = games.column("tc_inc")
+    think = before - tenths + np.repeat(inc.fill_null(0).to_numpy().astype(np.int64) * 10, lengths)
+    known &= before_known & np.repeat(inc.is_valid().to_numpy(zero_copy_only=False), lengths)
+    return _decimal(think, known, THINK.type)
+
+
+def mates_of(games: pa.RecordBatch, lengths: np.ndarray) -> pa.Array:
+    """For each ply of the games (in a row, by ply), whether it is the last of a game ending in mate."""
+    mates = np.zeros(int(lengths.sum()), bool)
+    mated = games.column("mate").fill_null(False).to_numpy(zero_copy_only=False) & (lengths > 0)
+    mates[(np.cumsum(lengths) - 1)[mated]] = True
+    return pa.array(mates)
+
+
+def _tenths(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A `decimal128(p, 1)` array's values as int64 tenths (0 where null) and where they are known. The
+    values are the low halves of the little-endian 128-bit integers (tenths of clocks fit in 64 bits)."""
+    known = values.is_valid().to_numpy(zero_copy_only=False)
+    if not known.any():  # an array of nulls may have no values buffer
+        return np.zeros(len(values), np.int64), known
+    words = np.frombuffer(values.buffers()[1], np.int64, 2 * (values.offset + len(values)))
+    return np.where(known, words[2 * values.offset :: 2], 0), known
+
+
+def _decimal(tenths: np.ndarray, known: np.ndarray, decimal: pa.Decimal128Type) -> pa.Array:
+    """int64 tenths as a `decimal128(p, 1)` array, null where not `known`: each low half beside its sign."""
+    words = np.empty(2 * len(tenths), np.int64)
+    words[0::2] = tenths
+    words[1::2] = tenths >> 63
+    validity = pa.array(known).buffers()[1]
+    return pa.Array.from_buffers(decimal, len(tenths), [validity, pa.py_buffer(words)])
