@@ -120,6 +120,26 @@ set variable chess_lake_variants = (
     ))
 );
 
+-- The games files that chess_lake_variants describes, and their plies/ twins, as SQL lists ('…', '…'): a
+-- query reads these without the per-row test, and tests every row of any file written since the views
+-- opened (a load into the lake from another process, a compaction), so a connection kept open never counts
+-- another variant's games. DuckDB prunes files by `filename` before reading them: the split costs nothing.
+set variable chess_lake_files = (
+    select {
+        'games': '(' || string_agg(sql_literal(file_name), ', ') || ')',
+        'plies': '(' || string_agg(sql_literal(
+            getvariable('chess_lake') || '/plies/'
+            || substr(file_name, length(getvariable('chess_lake') || '/games/') + 1)
+        ), ', ') || ')'
+    }
+    from query(if(
+        getvariable('chess_lake_games'),
+        'select distinct file_name from parquet_metadata('
+        || sql_literal(lake_path('games/**/*.parquet')) || ')',
+        'select null::varchar as file_name where false'
+    ))
+);
+
 -- The SQL text reading each table, run by query() in lake_table. For a lake the guard refuses, a typed
 -- empty stand-in with the columns the views name, so that the views can still be created.
 set variable chess_games_source = if(
@@ -134,9 +154,11 @@ set variable chess_games_source = if(
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
-    'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet')) || ', hive_partitioning = true)',
+    'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet'))
+    || ', hive_partitioning = true, filename = true)',
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
-    || 'null::decimal(9, 1) as think, null::varchar as variant, null::bigint as key where false'
+    || 'null::decimal(9, 1) as think, null::varchar as variant, null::bigint as key, '
+    || 'null::varchar as filename where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
@@ -147,18 +169,22 @@ create or replace temp macro lake_table(name) as
         error(getvariable('chess_lake_failure'))
     );
 
--- The SQL that reads the rows of table `name` of the variants counted: every row when the lake holds no
--- other variant (chess_lake_variants), else those variant_selected keeps. While the views are created
+-- The SQL that reads the rows of table `name` of the variants counted: every row when the lake held no
+-- other variant when the views opened (chess_lake_variants; files written since are tested row by row,
+-- chess_lake_files), else those variant_selected keeps. While the views are created
 -- (chess_views_created unset) the variable `variant` is not read: a wrong one fails the query, not them.
 set variable chess_views_created = null::boolean;
 create or replace temp macro selected_table(name) as
-    if(
-        getvariable('chess_views_created') is null
-        or selected_variants() is null
-        or coalesce(list_has_all(selected_variants(), getvariable('chess_lake_variants')), false),
-        lake_table(name),
-        'select * from (' || lake_table(name) || ') where variant_selected(variant)'
-    );
+    case
+        when getvariable('chess_views_created') is null or selected_variants() is null then lake_table(name)
+        when coalesce(list_has_all(selected_variants(), getvariable('chess_lake_variants')), false)
+            and getvariable('chess_lake_files')[name] is not null
+            then 'select * from (' || lake_table(name) || ') where filename in '
+                || getvariable('chess_lake_files')[name] || ' union all select * from (' || lake_table(name)
+                || ') where filename not in ' || getvariable('chess_lake_files')[name]
+                || ' and variant_selected(variant)'
+        else 'select * from (' || lake_table(name) || ') where variant_selected(variant)'
+    end;
 
 -- all_games: every game of the lake, of every variant (docs/schema.md); what variants.sql compares.
 create or replace temp view all_games as
@@ -197,7 +223,7 @@ create or replace temp macro mover(letter) as if(letter = upper(letter), 'white'
 
 -- The rows of the plies/ table that the SQL `source` reads, with `mover` and `piece` (see plies).
 create or replace temp macro plies_read(source) as table
-select *, mover(p) as mover, upper(p) as piece
+select * exclude (filename), mover(p) as mover, upper(p) as piece
 from query(source);
 
 -- all_plies: every ply of the lake, of every variant: the plies/ table, with `mover` and `piece` (below).
