@@ -1,6 +1,7 @@
-"""Lake layout versions: a lake of layout 1 (tests/data/lake_v1, written by the loader before `plies/`)
-is refused by every command in one line naming the upgrade; the upgrade rewrites it in place, crash-safe,
-into a lake that `check --full` passes, holding the same games with their keys and plies."""
+"""Lake layout versions: a lake of layout 1 (tests/data/lake_v1, written by the loader before `plies/`) or
+2 (tests/data/lake_v2, before `plies.think` and `plies.mates`) is refused by every command in one line
+naming the upgrade; the upgrade rewrites it in place, crash-safe, into a lake that `check --full` passes,
+holding the same games with their keys and plies."""
 
 from __future__ import annotations
 
@@ -25,13 +26,25 @@ from warehouse.lake.positions import GAME_COLUMNS
 
 LAKE_V1 = support.DATA / "lake_v1"
 V1_GAMES = 51
+LAKE_V2 = support.DATA / "lake_v2"
+V2_GAMES = 58
+
+
+def copy_lake(fixture: Path, tmp_path: Path) -> Path:
+    lake = tmp_path / "lake"
+    shutil.copytree(fixture, lake, ignore=shutil.ignore_patterns("README.md"))
+    return lake
 
 
 @pytest.fixture
 def old_lake(tmp_path: Path) -> Path:
-    lake = tmp_path / "lake"
-    shutil.copytree(LAKE_V1, lake, ignore=shutil.ignore_patterns("README.md"))
-    return lake
+    return copy_lake(LAKE_V1, tmp_path)
+
+
+@pytest.fixture(params=[1, 2], ids=["layout1", "layout2"])
+def any_old_lake(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[int, Path]:
+    """A copy of the fixture of each older layout, with its layout number."""
+    return request.param, copy_lake(LAKE_V1 if request.param == 1 else LAKE_V2, tmp_path)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -47,7 +60,10 @@ def upgrade(lake: Path) -> support.Run:
     return support.run_module("loaders.upgrade", ["--lake", lake])
 
 
-def test_every_command_refuses_an_old_lake_in_one_line(old_lake: Path, tmp_path: Path) -> None:
+def test_every_command_refuses_an_old_lake_in_one_line(
+    any_old_lake: tuple[int, Path], tmp_path: Path
+) -> None:
+    layout, old_lake = any_old_lake
     before = tree(old_lake)
     upgrade_hint = f"python -m loaders.upgrade --lake {old_lake}"
     commands = [
@@ -60,7 +76,7 @@ def test_every_command_refuses_an_old_lake_in_one_line(old_lake: Path, tmp_path:
     for name, args in commands:
         run = support.run_module(name, args)
         assert run.returncode == 2, (name, run.stderr)
-        support.one_line_error(run, "layout 1", upgrade_hint)
+        support.one_line_error(run, f"layout {layout}", upgrade_hint)
     with pytest.raises(LakeError, match="upgrade it in place"):
         warehouse.connect(old_lake)
     assert tree(old_lake) == before
@@ -70,8 +86,8 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     old = games_table(old_lake)
     run = upgrade(old_lake)
     assert run.returncode == 0, run.stderr
-    assert f"upgraded to layout 2: 7 files rewritten ({V1_GAMES} games" in run.stdout
-    assert json.loads((old_lake / "_layout.json").read_text()) == {"layout": 2}
+    assert f"upgraded to layout 3: 7 files rewritten ({V1_GAMES} games" in run.stdout
+    assert json.loads((old_lake / "_layout.json").read_text()) == {"layout": 3}
     check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new = games_table(old_lake)
@@ -95,7 +111,7 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     assert plies.num_rows == sum(new["n_plies"].to_pylist()) > 1000
 
     again = upgrade(old_lake)
-    assert again.returncode == 0 and "already of layout 2, nothing to do" in again.stdout
+    assert again.returncode == 0 and "already of layout 3, nothing to do" in again.stdout
     # The upgraded lake takes loads, deduplicated against its games, and answers queries.
     loaded = support.load([support.SAMPLE], old_lake)
     assert loaded.returncode == 0, loaded.stderr
@@ -108,8 +124,9 @@ def test_upgrade_in_place(old_lake: Path) -> None:
 
 
 def test_upgrade_interrupted_before_its_commit_changes_nothing(
-    old_lake: Path, monkeypatch: pytest.MonkeyPatch
+    any_old_lake: tuple[int, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _, old_lake = any_old_lake
     before = tree(old_lake)
     calls = 0
     real = upgrade_module.upgrade_file
@@ -145,3 +162,44 @@ def test_upgrade_interrupted_after_its_commit_is_finished_by_the_next_run(
     check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     assert games_table(old_lake).num_rows == V1_GAMES
+
+
+def plies_table(lake: Path) -> pa.Table:
+    table = ds.dataset(lake / "plies", format="parquet", partitioning="hive").to_table()
+    return table.sort_by([("game_key", "ascending"), ("ply", "ascending")])
+
+
+def test_upgrade_from_layout_2(tmp_path: Path) -> None:
+    """A lake of layout 2 (the sample's first 40 games, edge games, one random game of each variant; 4
+    rejects): the upgrade rewrites both tables; the games are the same, values and keys; the plies are the
+    old ones with `think` and `mates` beside them (tests/test_plies.py checks those with python-chess);
+    the old twins are gone; the lake takes loads and answers the questions that read the new columns."""
+    lake = copy_lake(LAKE_V2, tmp_path)
+    old_games, old_plies = games_table(lake), plies_table(lake)
+    run = upgrade(lake)
+    assert run.returncode == 0, run.stderr
+    assert "upgraded to layout 3: " in run.stdout and f"({V2_GAMES} games" in run.stdout
+    assert json.loads((lake / "_layout.json").read_text()) == {"layout": 3}
+    check = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    assert check.returncode == 0, check.stdout + check.stderr
+    new_games, new_plies = games_table(lake), plies_table(lake)
+    plain = plain_schema(old_games.schema)
+    assert (
+        new_games.cast(plain_schema(new_games.schema))
+        .select(plain.names)
+        .cast(plain)
+        .equals(old_games.cast(plain))
+    )
+    assert new_games.num_rows == V2_GAMES
+    old_plain = plain_schema(old_plies.schema)
+    assert new_plies.select(old_plain.names).cast(old_plain).equals(old_plies.cast(old_plain))
+    assert {"think", "mates"} <= set(new_plies.column_names)
+    assert new_plies["think"].null_count < new_plies.num_rows  # the sample's games have clocks
+    assert sum(new_plies["mates"].to_pylist()) > 0
+    # Every plies/ file is the twin of a live games/ file: the old twins went with their games files.
+    games_files = {p.relative_to(lake / "games") for p in (lake / "games").rglob("*.parquet")}
+    assert {p.relative_to(lake / "plies") for p in (lake / "plies").rglob("*.parquet")} == games_files
+    loaded = support.load([support.SAMPLE], lake)
+    assert loaded.returncode == 0, loaded.stderr
+    assert f"{support.SAMPLE_GAMES} games seen = {support.SAMPLE_GAMES - 40} written" in loaded.stdout
+    assert not warehouse.query("clock_pace", lake).is_empty()

@@ -1,7 +1,8 @@
 """The SQL library's layout guard: over a lake of layout 1 (games/ only, no _layout.json: tests/data/lake_v1,
 copied, never written to), `duckdb < sql/<file>.sql` fails in one line naming the command that upgrades the
-lake, locally and on S3 (httpfs); so does `warehouse.query`. A directory that holds no lake fails in one line
-too. Over a lake of layout 2 the guard costs one small read (the other SQL tests run through it).
+lake, locally and on S3 (httpfs); so does `warehouse.query`; so does a lake of layout 2 (tests/data/lake_v2).
+A directory that holds no lake fails in one line too. Over a lake of this layout the guard costs one small
+read (the other SQL tests run through it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from test_sql_s3 import needs_httpfs
 
 from warehouse.errors import LakeError
 from warehouse.lake import Lake
+from warehouse.lake.layout import LAYOUT
 from warehouse.sql import SQL_DIR, query, questions
 
 LAKE_V1 = DATA / "lake_v1"
@@ -76,7 +78,15 @@ def test_duckdb_cli_says_when_there_is_no_lake(tmp_path: Path) -> None:
     assert_one_line(*run_cli("summary", tmp_path / "nowhere"), "no lake here")
 
 
-def test_the_guard_reads_a_layout_2_lake(sample_lake: Path) -> None:
+def test_the_guard_reads_a_lake_of_this_layout(sample_lake: Path) -> None:
     code, stdout, stderr = run_cli("summary", sample_lake)
     assert code == 0 and stderr == "" and "blitz" in stdout, stderr
-    assert Lake.open(sample_lake).layout() == 2
+    assert Lake.open(sample_lake).layout() == LAYOUT
+
+
+def test_duckdb_cli_refuses_a_layout_2_lake_in_one_line(tmp_path: Path) -> None:
+    """A lake of layout 2 (tests/data/lake_v2: no plies.think, no plies.mates) names the upgrade too."""
+    lake = tmp_path / "lake"
+    shutil.copytree(DATA / "lake_v2", lake)
+    for name in ("summary", "clock_pace"):
+        assert_one_line(*run_cli(name, lake), "layout 2", f"`{UPGRADE} {lake}`")

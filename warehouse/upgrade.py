@@ -1,12 +1,13 @@
-"""Bringing a lake of layout 1 to layout 2 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
+"""Bringing a lake of layout 1 or 2 to layout 3 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
 
 Layout 1 has `games/` only; layout 2 adds `game_key` to every game, `blast` to every move (null: layout 1
-held no variant game) and the `plies/` table. Every live
-`games/` file is rewritten with its key (`warehouse._core.game_keys`, the loader's own function) beside a
-new `plies/` twin, verified (read back, the same `game_id`s in the same order), and the swap is one
-commit (`warehouse.lake.commit`) that also publishes `_layout.json`: a crash or Ctrl-C before it leaves
-the lake as it was, one after it is finished by the next writer (this command, a load, a compaction).
-The games keep their stored SAN: loads of layout 2 store it only where it differs from the position's.
+held no variant game) and the `plies/` table; layout 3 adds `plies.think` and `plies.mates`, and `variant`
+statistics in both tables' files. Every live `games/` file is rewritten (from layout 1: with its key,
+`warehouse._core.game_keys`, the loader's own function, and `blast`) beside a new `plies/` twin, both derived
+and written as a load writes them, verified (read back, the same `game_id`s in the same order), and the swap
+is one commit (`warehouse.lake.commit`) that also publishes `_layout.json`: a crash or Ctrl-C before it
+leaves the lake as it was, one after it is finished by the next writer (this command, a load, a compaction).
+The games keep their stored SAN: loads since layout 2 store it only where it differs from the position's.
 """
 
 from __future__ import annotations
@@ -71,9 +72,9 @@ def _list_of(lists: pa.ListArray, values: pa.Array) -> pa.ListArray:
     return pa.ListArray.from_arrays(lists.offsets, values, type=pa.list_(item))
 
 
-def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, int]:
-    """Stages the games of `source` with their keys as the `games/` file `final` of operation `op_id`, and
-    their plies as its twin; returns the games and the plies written."""
+def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | None) -> tuple[int, int]:
+    """Stages the games of `source`, a file of layout `layout`, as the `games/` file `final` of operation
+    `op_id`, and their plies as its twin; returns the games and the plies written."""
     target = staged(op_id, final)
     games_out: pq.ParquetWriter | None = None
     plies_out: pq.ParquetWriter | None = None
@@ -81,7 +82,7 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str) -> tuple[int, 
     rows = ply_rows = 0
     try:
         for batch in pq.ParquetFile(lake.path(source), filesystem=lake.fs).iter_batches(ROW_GROUP_GAMES):
-            games, plies = derive(with_blast(with_key(batch)))
+            games, plies = derive(with_blast(with_key(batch)) if layout == 1 else batch)
             games_out = games_out or open_parquet_writer(lake, target, games.schema)
             plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)
             games_out.write_batch(games)
@@ -104,7 +105,8 @@ def upgrade(lake: Lake) -> UpgradeRecord | None:
     is of that layout."""
     with writer_lock(lake):
         recover(lake)  # may finish an interrupted upgrade
-        if lake.layout() == LAYOUT:
+        layout = lake.layout()
+        if layout == LAYOUT:
             return None
         records = Records.read(lake)
         record = UpgradeRecord(load_id=new_op_id(), started=now(), layout=LAYOUT, layout_file=LAYOUT_FILE)
@@ -112,10 +114,11 @@ def upgrade(lake: Lake) -> UpgradeRecord | None:
         try:
             for n, source in enumerate(sorted(records.live_files()), 1):
                 final = f"{source.rsplit('/', 1)[0]}/upgrade-{op_id}-{n}.parquet"
-                rows, ply_rows = upgrade_file(lake, op_id, source, final)
+                rows, ply_rows = upgrade_file(lake, op_id, source, final, layout)
                 record.file_rows[final] = rows
                 record.ply_rows[plies_twin(final)] = ply_rows
-                record.removes.append(source)
+                # Layout 2's plies twin goes with its games file (layout 1 had none).
+                record.removes += [source] if layout == 1 else [source, plies_twin(source)]
             lake.write_text(staged(op_id, LAYOUT_FILE), layout_text())
         except BaseException:
             discard(lake, op_id)

@@ -40,9 +40,10 @@ create or replace temp macro lake_path(rel) as
     regexp_replace(getvariable('chess_lake'), '([][?*])', '[\1]', 'g') || '/' || rel
     || getvariable('chess_lake_query');
 
--- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json), of a
--- newer layout than these views read, or no lake at all makes every view fail, when a query uses it, with
--- one line naming the fix: `python -m loaders.upgrade --lake <lake>` upgrades a layout-1 lake in place.
+-- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json) or 2
+-- (before plies.think and plies.mates), of a newer layout than these views read (3), or no lake at all
+-- makes every view fail, when a query uses it, with one line naming the fix: `python -m loaders.upgrade
+-- --lake <lake>` upgrades an older lake in place.
 -- The error is raised by the query, not here: a failed import would add a second error line, the
 -- question's own. Cost: one small read, _layout.json's number; games/ is listed only when that file is
 -- missing (glob('') lists nothing). The file is named by a pattern ([_]layout.json) so that DuckDB lists
@@ -63,9 +64,12 @@ set variable chess_lake_error = (
     )
     select
         case
-            when getvariable('chess_lake_layout') > 2 then
+            when getvariable('chess_lake_layout') > 3 then
                 getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout')
-                || ', written by a newer bgn-warehouse; these views read layout 2: upgrade bgn-warehouse'
+                || ', written by a newer bgn-warehouse; these views read layout 3: upgrade bgn-warehouse'
+            when getvariable('chess_lake_layout') = 2 then
+                getvariable('chess_lake') || ': a lake of layout 2 (before plies.think and plies.mates); upgrade '
+                || 'it in place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake') || '`'
             when getvariable('chess_lake_layout') is null and files > 0 then
                 getvariable('chess_lake') || ': a lake of layout 1 (before the plies/ table); upgrade it in '
                 || 'place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake') || '`'

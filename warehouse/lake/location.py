@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from warehouse.errors import LakeError
-from warehouse.lake.layout import GAMES, LAYOUT, LAYOUT_FILE, LOADS
+from warehouse.lake.layout import BEFORE, GAMES, LAYOUT, LAYOUT_FILE, LOADS
 from warehouse.lake.storage import filesystem
 
 DEFAULT_LOCATION = "lake"
@@ -57,7 +57,7 @@ class Lake:
                     f"this one reads layout {LAYOUT}: upgrade bgn-warehouse"
                 )
             raise LakeError(
-                f"{lake.location}: a lake of layout {layout} (before the plies/ table); upgrade it in "
+                f"{lake.location}: a lake of layout {layout} ({BEFORE[layout]}); upgrade it in "
                 f"place with `{UPGRADE_COMMAND} --lake {lake.location}`"
             )
         return lake
