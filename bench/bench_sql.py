@@ -4,8 +4,8 @@
 
 Builds a multi-frame `.pgn.zst` of --games games (bench_load.build_dump: make-bench-dump) and loads it with
 `python -m loaders.pgn2parquet` into bench/out/lake-<games>/ (both cached in bench/out/; delete the lake to
-reload it after a loader change; a cached lake of layout 1 is upgraded in place), then times each question of
-sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and CPU seconds
+reload it after a loader change; a cached lake of an older layout is upgraded in place), then times each
+question of sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and CPU seconds
 (the process's, every DuckDB thread included), games/s and games per CPU-second, with the machine's load
 average: CPU seconds grow when other processes share the cores. Not a test: it prints figures, it asserts
 nothing.
@@ -25,17 +25,19 @@ sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
 
 from bench_load import OUT, build_dump  # noqa: E402  (bench/ is on the path of a script run from it)
 
+from warehouse.lake.layout import LAYOUT  # noqa: E402
+from warehouse.lake.location import Lake  # noqa: E402
 from warehouse.sql import connect, query, questions  # noqa: E402
 
 
 def build_lake(games: int) -> Path:
     """bench/out/lake-<games>/, loaded from bench_load's dump of as many games; each built when missing, the
-    lake upgraded when it is of layout 1 (no plies/ table)."""
+    lake upgraded when it is of an older layout."""
     lake = OUT / f"lake-{games}"
     if not (lake / "games").is_dir():
         command = [sys.executable, "-m", "loaders.pgn2parquet", str(build_dump(games)), "--lake", str(lake)]
         subprocess.run([*command, "--progress", "never"], cwd=ROOT, check=True)
-    elif not (lake / "_layout.json").exists():
+    elif Lake.open(lake, any_layout=True).layout() != LAYOUT:
         subprocess.run([sys.executable, "-m", "loaders.upgrade", "--lake", str(lake)], cwd=ROOT, check=True)
     return lake
 
