@@ -5,10 +5,10 @@
 Builds a multi-frame `.pgn.zst` of --games games (bench_load.build_dump: make-bench-dump) and loads it with
 `python -m loaders.pgn2parquet` into bench/out/lake-<games>/ (both cached in bench/out/; delete the lake to
 reload it after a loader change; a cached lake of an older layout is upgraded in place), then times each
-question of sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and CPU seconds
-(the process's, every DuckDB thread included), games/s and games per CPU-second, with the machine's load
-average: CPU seconds grow when other processes share the cores. Not a test: it prints figures, it asserts
-nothing.
+question of sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and
+CPU seconds (the process's, every DuckDB thread included), games/s and games per CPU-second, with the
+machine's load average: CPU seconds grow when other processes share the cores. Not a test: it prints
+figures, it asserts nothing.
 """
 
 from __future__ import annotations
