@@ -26,7 +26,7 @@ with stream as not materialized (
         lead(game_key) over () as next_key
     from (
         select game_key, ply, material_swing(x, promote) as swing
-        from plies
+        from stored_plies
         where ply = 0 or x is not null or promote is not null
     )
 ),

@@ -240,10 +240,17 @@ from plies_read(lake_table('plies'));
 -- drop); `think`, the seconds the mover spent on it, and `mates`, whether it checkmates (docs/schema.md);
 -- `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
 -- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
--- Rows come in the order of the games' files, each game's plies in a row, by ply: what timed_plies uses.
--- No join: a question that needs a game's columns reads game_plies, which pays for one.
+-- Rows come in no set order (two scans, see selected_table): a question that reads neighbouring plies of a
+-- game in the table's order reads stored_plies. No join: a question that needs a game's columns reads
+-- game_plies, which pays for one.
 create or replace temp view plies as
 from plies_read(selected_table('plies'));
+
+-- stored_plies: plies (the same rows and columns) in the table's stored order: the games' files in turn, each
+-- game's plies in a row, by ply, for streaming windows (`lag(…) over ()`: timed_plies, material_by_phase).
+-- One scan, every row's variant tested (DuckDB interleaves the two scans of plies under load).
+create or replace temp view stored_plies as
+from plies_read('select * from (' || lake_table('plies') || ') where variant_selected(variant)');
 
 -- game_plies: plies (the same columns) beside the columns of their game, but its nested moves, variations
 -- and headers (games' derived white_elo, mean_elo … included), and `mover_elo`, the mover's Elo. A hash
@@ -261,7 +268,7 @@ join games on games.game_key = plies.game_key;
 -- timed_plies: game_plies (the same columns) with the mover's clock before the move, in seconds (decimal):
 --   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move
 -- (plies' stored think = clock_before - clk + tc_inc). Null where that clock is missing or the game has
--- no base+inc time control. The previous move is the row two plies before in plies' own order (a
+-- no base+inc time control. The previous move is the row two plies before in stored_plies' order (a
 -- streaming lag: DuckDB runs that scan on one thread to keep its order), checked to be the same game's
 -- ply - 2, else the query fails rather than count a wrong time. Filters on this view's columns apply after
 -- the lag: every ply of the lake is read. A question on think alone reads plies, one column.
@@ -283,7 +290,7 @@ from (
         lag(clk, 2) over () as previous_clk,
         lag(game_key, 2) over () as previous_key,
         lag(ply, 2) over () as previous_ply
-    from plies
+    from stored_plies
 ) as lagged
 join games on games.game_key = lagged.game_key;
 
