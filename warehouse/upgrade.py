@@ -19,7 +19,7 @@ from warehouse import _core
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
 from warehouse.lake.location import Lake, layout_text
-from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.parquet import open_parquet_writer
 from warehouse.lake.positions import derive
 from warehouse.lake.records import Records, UpgradeRecord, now
 
@@ -81,7 +81,11 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | 
     ids: list[pa.Array] = []
     rows = ply_rows = 0
     try:
-        for batch in pq.ParquetFile(lake.path(source), filesystem=lake.fs).iter_batches(ROW_GROUP_GAMES):
+        parquet = pq.ParquetFile(lake.path(source), filesystem=lake.fs)
+        # A row group at a time (at most ROW_GROUP_GAMES games): a batch spanning two row groups would need
+        # nested arrays in chunks, which pyarrow cannot make ("Nested data conversions not implemented").
+        batches = (b for g in range(parquet.num_row_groups) for b in parquet.read_row_group(g).to_batches())
+        for batch in batches:
             games, plies = derive(with_blast(with_key(batch)) if layout == 1 else batch)
             games_out = games_out or open_parquet_writer(lake, target, games.schema)
             plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)
