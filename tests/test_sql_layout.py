@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 from s3_server import S3Server
-from support import DATA, run_command
+from support import DATA, load, one_line_error, run_command, run_module
 from test_sql_s3 import needs_httpfs
 
 from warehouse.errors import LakeError
@@ -90,3 +90,20 @@ def test_duckdb_cli_refuses_a_layout_2_lake_in_one_line(tmp_path: Path) -> None:
     shutil.copytree(DATA / "lake_v2", lake)
     for name in ("summary", "clock_pace"):
         assert_one_line(*run_cli(name, lake), "layout 2", f"`{UPGRADE} {lake}`")
+
+
+def test_a_lake_whose_every_game_was_rejected_is_one_line(tmp_path: Path) -> None:
+    """Loads ran, every game was rejected: no games/ to read. Python's commands say so in one line."""
+    source = tmp_path / "bad.pgn"
+    source.write_text('[Event "x"]\n[Result "*"]\n\n1. e4 e4 *\n')
+    lake = tmp_path / "lake"
+    loaded = load([source], lake)
+    assert loaded.returncode == 0 and "1 rejected" in loaded.stdout, loaded.stdout + loaded.stderr
+    with pytest.raises(LakeError, match="holds no games yet"):
+        query("summary", lake)
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    for name, args in [
+        ("loaders.positions", [fen, "--lake", lake]),
+        ("loaders.book", ["--lake", lake, tmp_path / "b.parquet"]),
+    ]:
+        one_line_error(run_module(name, args), "holds no games yet")

@@ -19,7 +19,9 @@ import duckdb
 import polars as pl
 from fsspec.implementations.arrow import ArrowFSWrapper
 
+from warehouse.errors import LakeError
 from warehouse.lake import Lake
+from warehouse.lake.layout import GAMES
 
 # The SQL library: the checkout's sql/, reached through the symlink warehouse/library/sql so that the wheel
 # can carry it inside the package (pyproject.toml: [tool.maturin] include). From its parent folder,
@@ -50,14 +52,17 @@ def connect(
     `Crazyhouse`…; `all`: every game): it sets the views' variable `variant` (see sql/views/schema.sql),
     which `set variable variant = …` changes later.
 
-    :raises LakeError: for a lake of another layout (see `Lake.open`); the duckdb CLI refuses it through the
-        views, in one line too."""
+    :raises LakeError: for a lake that holds no games yet, or one of another layout (see `Lake.open`); the
+        duckdb CLI refuses the latter through the views, in one line too."""
     con = duckdb.connect()
     if not con.sql("select 1 from duckdb_functions() where function_name = 'getenv'").fetchall():
         # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro
         # of constants, not a Python function: registering one makes duckdb 2.0 print leak warnings at exit.
         con.execute(getenv_macro((VIEWS_DIR / "schema.sql").read_text(encoding="utf-8")))
     opened = Lake.open(lake)
+    if opened.layout() is not None and not opened.exists(GAMES):
+        # Loads ran but wrote no game (all rejected): the views have no table to read.
+        raise LakeError(f"{opened.location}: the lake holds no games yet (its loads' rejects: rejects/)")
     if not opened.local:
         # S3 through the lake's own pyarrow filesystem (the loader's credentials, endpoint, timeouts and
         # retries), which DuckDB then uses for s3:// paths: no httpfs extension to install or configure.
