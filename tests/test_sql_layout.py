@@ -93,12 +93,14 @@ def test_duckdb_cli_refuses_a_layout_2_lake_in_one_line(tmp_path: Path) -> None:
 
 
 def test_a_lake_whose_every_game_was_rejected_is_one_line(tmp_path: Path) -> None:
-    """Loads ran, every game was rejected: no games/ to read. Python's commands say so in one line."""
+    """Loads ran, every game was rejected: no games/ to read. The duckdb CLI and Python's commands say so
+    in one line."""
     source = tmp_path / "bad.pgn"
     source.write_text('[Event "x"]\n[Result "*"]\n\n1. e4 e4 *\n')
     lake = tmp_path / "lake"
     loaded = load([source], lake)
     assert loaded.returncode == 0 and "1 rejected" in loaded.stdout, loaded.stdout + loaded.stderr
+    assert_one_line(*run_cli("summary", lake), "holds no games yet")
     with pytest.raises(LakeError, match="holds no games yet"):
         query("summary", lake)
     fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"

@@ -114,6 +114,15 @@ create or replace temp macro sql_literal(text) as '''' || replace(text, '''', ''
 -- `variant` for every row it keeps. Cost: one read of games' footers per connection.
 set variable chess_lake_games = getvariable('chess_lake_error') is null
     and exists (select 1 from glob(lake_path('games/**/*.parquet')));
+-- A lake whose loads wrote no game (every one rejected) has no table to read: the guard says so.
+set variable chess_lake_error = coalesce(
+    getvariable('chess_lake_error'),
+    if(
+        getvariable('chess_lake_games'),
+        null,
+        getvariable('chess_lake') || ': the lake holds no games yet (its loads'' rejects: rejects/)'
+    )
+);
 set variable chess_lake_variants = (
     select if(bool_and(stats_min_value = stats_max_value), list(distinct stats_min_value), null)
     from query(if(
