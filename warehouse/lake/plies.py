@@ -42,15 +42,15 @@ def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
-    starts = np.repeat(offsets[:-1] - offsets[0], lengths)
-    ply = np.arange(len(starts), dtype=np.int64) - starts
-    keys = np.repeat(games.column("game_key").to_numpy(), lengths)
+    game = np.repeat(np.arange(len(games)), lengths)  # each ply's game: its row in `games`
+    ply = np.arange(len(game), dtype=np.int64) - (offsets[:-1] - offsets[0])[game]
+    keys = games.column("game_key").to_numpy()[game]
     flat: pa.StructArray = moves.flatten()
     columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
     columns += [flat.field(name) for name in MOVE_FIELDS]
-    columns.append(think_of(games, flat.field("clk"), ply, lengths))
+    columns.append(think_of(games, flat.field("clk"), ply, game))
     columns.append(mates_of(games, lengths))
-    columns.append(games.column("variant").take(np.repeat(np.arange(len(games)), lengths)))
+    columns.append(games.column("variant").take(game))
     if position_keys is None:
         position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
     columns.append(position_keys)
@@ -64,23 +64,31 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     return pa.schema([*fields, THINK, MATES, VARIANT, pa.field("key", pa.int64())])
 
 
-def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """The seconds each ply's mover spent on it, `clk` (of the games' plies in a row, by ply) being the
-    mover's clock after it: its clock before (after its previous move, two plies earlier; `tc_base` on its
-    first move) - `clk` + `tc_inc`; null where one of them is unknown. Exact: computed in integer tenths."""
+def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:
+    """The seconds each ply's mover spent on it, `clk` (of the games' plies in a row, by ply; `game` each
+    ply's row in `games`) being the mover's clock after it: its clock before (after its previous move, two
+    plies earlier; `tc_base` on its first move) - `clk` + `tc_inc`; null where one of them is unknown.
+    Exact: computed in integer tenths."""
     tenths, known = _tenths(clk)
     before = np.empty_like(tenths)
     before[2:] = tenths[:-2]
     before_known = np.zeros_like(known)
     before_known[2:] = known[:-2]
     opening = ply < 2  # also every ply whose "two plies earlier" is another game's
-    base = games.column("tc_base")
-    before[opening] = np.repeat(base.fill_null(0).to_numpy().astype(np.int64) * 10, lengths)[opening]
-    before_known[opening] = np.repeat(base.is_valid().to_numpy(zero_copy_only=False), lengths)[opening]
-    inc = games.column("tc_inc")
-    think = before - tenths + np.repeat(inc.fill_null(0).to_numpy().astype(np.int64) * 10, lengths)
-    known &= before_known & np.repeat(inc.is_valid().to_numpy(zero_copy_only=False), lengths)
+    base, base_known = _seconds_in_tenths(games.column("tc_base"))
+    before[opening] = base[game[opening]]
+    before_known[opening] = base_known[game[opening]]
+    inc, inc_known = _seconds_in_tenths(games.column("tc_inc"))
+    think = before - tenths + inc[game]
+    known &= before_known & inc_known[game]
     return _decimal(think, known, THINK.type)
+
+
+def _seconds_in_tenths(seconds: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """An integer array of seconds as int64 tenths (0 where null), and where they are known."""
+    return seconds.fill_null(0).to_numpy().astype(np.int64) * 10, seconds.is_valid().to_numpy(
+        zero_copy_only=False
+    )
 
 
 def mates_of(games: pa.RecordBatch, lengths: np.ndarray) -> pa.Array:
