@@ -106,15 +106,9 @@ create or replace temp macro variant_selected(v) as coalesce(list_contains(selec
 -- A string as an SQL literal.
 create or replace temp macro sql_literal(text) as '''' || replace(text, '''', '''''') || '''';
 
--- The variants of the lake's games, from the min/max statistics of games' `variant` column in the files'
--- footers (no row is read): null unless every row group holds one variant (not so for a row group mixing
--- variants, a file written without these statistics, a lake without games). When the variants counted
--- include them all, as for a lake of lichess's standard games, the games and plies views read every row
--- without testing its variant: the test costs 12-35% of a per-move question, the plies scan decoding
--- `variant` for every row it keeps. Cost: one read of games' footers per connection.
+-- A lake whose loads wrote no game (every one rejected) has no table to read: the guard says so.
 set variable chess_lake_games = getvariable('chess_lake_error') is null
     and exists (select 1 from glob(lake_path('games/**/*.parquet')));
--- A lake whose loads wrote no game (every one rejected) has no table to read: the guard says so.
 set variable chess_lake_error = coalesce(
     getvariable('chess_lake_error'),
     if(
@@ -123,33 +117,34 @@ set variable chess_lake_error = coalesce(
         getvariable('chess_lake') || ': the lake holds no games yet (its loads'' rejects: rejects/)'
     )
 );
-set variable chess_lake_variants = (
-    select if(bool_and(stats_min_value = stats_max_value), list(distinct stats_min_value), null)
-    from query(if(
-        getvariable('chess_lake_games'),
-        'select stats_min_value, stats_max_value from parquet_metadata('
-        || sql_literal(lake_path('games/**/*.parquet')) || ') where path_in_schema = ''variant''',
-        'select null::varchar as stats_min_value, null::varchar as stats_max_value where false'
-    ))
-);
 
--- The games files that chess_lake_variants describes, and their plies/ twins, as SQL lists ('…', '…'): a
--- query reads these without the per-row test, and tests every row of any file written since the views
--- opened (a load into the lake from another process, a compaction), so a connection kept open never counts
--- another variant's games. DuckDB prunes files by `filename` before reading them: the split costs nothing.
-set variable chess_lake_files = (
+-- What the views saw of the lake's games when they opened, from one read of the games files' footers (no
+-- row is read):
+--   variants: the variants of the lake's games, from the min/max statistics of their `variant` column; null
+--     unless every row group holds one variant (not so for a row group mixing variants, a file written
+--     without these statistics, a lake without games);
+--   games, plies: those games files and their plies/ twins, as SQL lists ('…', '…').
+-- When the variants counted include them all, as for a lake of lichess's standard games, the games and
+-- plies views read these files without testing each row's variant (the test costs 12-35% of a per-move
+-- question, the plies scan decoding `variant` for every row it keeps), and test every row of any file
+-- written since the views opened (a load into the lake from another process, a compaction), so a
+-- connection kept open never counts another variant's games. DuckDB prunes files by `filename` before
+-- reading them: the split costs nothing. One read, so that the files and their variants agree.
+set variable chess_lake_snapshot = (
     select {
-        'games': '(' || string_agg(sql_literal(file_name), ', ') || ')',
-        'plies': '(' || string_agg(sql_literal(
+        'variants': if(bool_and(stats_min_value = stats_max_value), list(distinct stats_min_value), null),
+        'games': '(' || string_agg(distinct sql_literal(file_name), ', ') || ')',
+        'plies': '(' || string_agg(distinct sql_literal(
             getvariable('chess_lake') || '/plies/'
             || substr(file_name, length(getvariable('chess_lake') || '/games/') + 1)
         ), ', ') || ')'
     }
     from query(if(
         getvariable('chess_lake_games'),
-        'select distinct file_name from parquet_metadata('
-        || sql_literal(lake_path('games/**/*.parquet')) || ')',
-        'select null::varchar as file_name where false'
+        'select file_name, stats_min_value, stats_max_value from parquet_metadata('
+        || sql_literal(lake_path('games/**/*.parquet')) || ') where path_in_schema = ''variant''',
+        'select null::varchar as file_name, null::varchar as stats_min_value, '
+        || 'null::varchar as stats_max_value where false'
     ))
 );
 
@@ -183,18 +178,18 @@ create or replace temp macro lake_table(name) as
     );
 
 -- The SQL that reads the rows of table `name` of the variants counted: every row when the lake held no
--- other variant when the views opened (chess_lake_variants; files written since are tested row by row,
--- chess_lake_files), else those variant_selected keeps. While the views are created
+-- other variant when the views opened (chess_lake_snapshot; files written since are tested row by row),
+-- else those variant_selected keeps. While the views are created
 -- (chess_views_created unset) the variable `variant` is not read: a wrong one fails the query, not them.
 set variable chess_views_created = null::boolean;
 create or replace temp macro selected_table(name) as
     case
         when getvariable('chess_views_created') is null or selected_variants() is null then lake_table(name)
-        when coalesce(list_has_all(selected_variants(), getvariable('chess_lake_variants')), false)
-            and getvariable('chess_lake_files')[name] is not null
+        when coalesce(list_has_all(selected_variants(), getvariable('chess_lake_snapshot').variants), false)
+            and getvariable('chess_lake_snapshot')[name] is not null
             then 'select * from (' || lake_table(name) || ') where filename in '
-                || getvariable('chess_lake_files')[name] || ' union all select * from (' || lake_table(name)
-                || ') where filename not in ' || getvariable('chess_lake_files')[name]
+                || getvariable('chess_lake_snapshot')[name] || ' union all select * from (' || lake_table(name)
+                || ') where filename not in ' || getvariable('chess_lake_snapshot')[name]
                 || ' and variant_selected(variant)'
         else 'select * from (' || lake_table(name) || ') where variant_selected(variant)'
     end;
