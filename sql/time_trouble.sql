@@ -2,7 +2,8 @@
 -- Grain: one row per type and bucket of the mover's clock before the move, holding at least one move.
 -- Definitions: moves of analysed games (has_eval: lichess writes NAGs only then) with a base+inc time
 --   control whose clock before the move is known: the mover's clock after its previous move, tc_base on its
---   first move. Buckets of that clock: '<10s', '10-30s', '30-60s', '60-180s', '180s+'.
+--   first move; on a later move, its own clock known too (timed_plies reads it back from the stored
+--   think). Buckets of that clock: '<10s', '10-30s', '30-60s', '60-180s', '180s+'.
 --   mistakes = moves with NAG 2, 4 or 6 (`?`, `??`, `?!`); mistake_pct = 100 x mistakes / moves
 --   (2 decimals).
 -- Output: type, clock_bucket, moves, mistakes, mistake_pct; by type, then clock from low to high.

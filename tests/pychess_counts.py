@@ -309,7 +309,9 @@ def count_time_trouble(games: tuple[Game, ...]) -> list[Row]:
         if not game.row["has_eval"] or game.row["tc_base"] is None:
             continue
         for ply, move in enumerate(game.moves):
-            if (clock := clock_before(game, ply)) is not None:
+            clock = clock_before(game, ply)
+            # a later move counts when its think time is known: its own clock too
+            if clock is not None and (ply < 2 or think_time(game, ply) is not None):
                 nags[game.row["type"], labels.index(bucket(clock, CLOCK_BUCKETS, "180s+"))].append(
                     move["nag"]
                 )

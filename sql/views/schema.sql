@@ -251,7 +251,7 @@ create or replace temp view plies as
 from plies_read(selected_table('plies'));
 
 -- stored_plies: plies (the same rows and columns) in the table's stored order: the games' files in turn, each
--- game's plies in a row, by ply, for streaming windows (`lag(…) over ()`: timed_plies, material_by_phase).
+-- game's plies in a row, by ply, for streaming windows (`lag(…) over ()`: material_by_phase).
 -- One scan, every row's variant tested (DuckDB interleaves the two scans of plies under load).
 create or replace temp view stored_plies as
 from plies_read('select * from (' || lake_table('plies') || ') where variant_selected(variant)');
@@ -270,33 +270,18 @@ from plies
 join games on games.game_key = plies.game_key;
 
 -- timed_plies: game_plies (the same columns) with the mover's clock before the move, in seconds (decimal):
---   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move
--- (plies' stored think = clock_before - clk + tc_inc). Null where that clock is missing or the game has
--- no base+inc time control. The previous move is the row two plies before in stored_plies' order (a
--- streaming lag: DuckDB runs that scan on one thread to keep its order), checked to be the same game's
--- ply - 2, else the query fails rather than count a wrong time. Filters on this view's columns apply after
--- the lag: every ply of the lake is read. A question on think alone reads plies, one column.
+--   clock_before = the mover's clock after its previous move (two plies earlier), tc_base on its first move.
+-- Read back from the stored think (= clock_before - clk + tc_inc): no window, so the view scans in parallel
+-- and a filter on a game's column reaches the games scan. Null where the game has no base+inc time control,
+-- and on a later move where its own clock or the previous one is missing (think unknown).
 create or replace temp view timed_plies as
 select
-    lagged.* exclude (previous_clk, previous_key, previous_ply),
-    games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
-    if(lagged.mover = 'white', games.white_elo, games.black_elo) as mover_elo,
+    *,
     case
-        when lagged.ply < 2 then games.tc_base
-        when lagged.previous_key = lagged.game_key and lagged.previous_ply = lagged.ply - 2
-            then lagged.previous_clk
-        else error('timed_plies: the plies were not read in their stored order (game '
-            || lagged.game_key || ', ply ' || lagged.ply || ')')
+        when think is not null then think + clk - tc_inc
+        when ply < 2 then tc_base::decimal(9, 1)
     end as clock_before
-from (
-    select
-        *,
-        lag(clk, 2) over () as previous_clk,
-        lag(game_key, 2) over () as previous_key,
-        lag(ply, 2) over () as previous_ply
-    from stored_plies
-) as lagged
-join games on games.game_key = lagged.game_key;
+from game_plies;
 
 -- Points White scored: 1 for a win (W), 0.5 for a draw (D), 0 for a loss (B); null when unknown (*).
 create or replace temp macro white_points(result) as
