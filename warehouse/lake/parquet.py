@@ -62,6 +62,9 @@ COLUMN_ENCODINGS = {
     "game_key": "PLAIN",
     "key": "PLAIN",
     "eval_cp": "DELTA_BINARY_PACKED",  # plies: 11.7 -> 7.4
+    # plies' mates, false but on a game's last ply: runs, which DuckDB scans in 0.26 CPU-s per 65M plies
+    # instead of 0.46 for the bit-packed plain booleans (square_heat); the same bytes
+    "mates": "RLE",
 }
 
 
