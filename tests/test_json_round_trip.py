@@ -34,12 +34,17 @@ EXAMPLE = ROOT / "tests" / "data" / "json" / "study-game.example.json"
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 MAX_REPORTED = 10
 # A tournament folder's documents are validated, and its games compared with python-chess, on an even
-# sample of this many: pure-Python JSON Schema validation and two python-chess parses a game took 3 of this
-# test's 4 minutes on the two big tournament folders, whose games are alike. Every game still goes through
-# the export and the import, and the PGN export test compares each one. Other folders, the edge cases,
-# are checked whole.
+# sample of about this many (`stride`): pure-Python JSON Schema validation and two python-chess parses a
+# game took 3 of this test's 4 minutes on the two big tournament folders, whose games are alike. Every game
+# still goes through the export and the import, and the PGN export test compares each one. Other folders,
+# the edge cases, are checked whole.
 SAMPLED = 200
 SAMPLED_FOLDERS = "corpora/tournament"
+
+
+def stride(folder: str, games: int) -> int:
+    """Every how many of a folder's `games` a test checks: all of them but in the tournament folders."""
+    return -(-games // SAMPLED) if folder.startswith(SAMPLED_FOLDERS) else 1
 
 
 def import_json(path: Path, lake: Path) -> dict[str, Any]:
@@ -62,12 +67,12 @@ def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: P
     lake2 = tmp_path / "lake2"
     line_of: dict[tuple[str, int], int] = {}
     loaded_texts: set[bytes] = set()
-    stride = -(-len(sources) // SAMPLED) if folder.startswith(SAMPLED_FOLDERS) else 1
+    every = stride(folder, len(sources))
     for n in range(len(lakes)):
         path = tmp_path / f"{n}.jsonl"
         offset = 0
         for line in path.read_bytes().splitlines(keepends=True):
-            if len(line_of) % stride == 0:
+            if len(line_of) % every == 0:
                 errors = [e.message for e in VALIDATOR.iter_errors(json.loads(line))]
                 assert not errors, errors[:3]
             line_of[str(path), offset] = len(line_of)
@@ -83,7 +88,7 @@ def test_pgn_study_lake_pgn(folder: str, corpus_loads: CorpusLoader, tmp_path: P
     assert len(exported) == sum(text.count(b"\n") for text in loaded_texts)
     mismatches = []
     for json_file, json_offset, text in exported:
-        if line_of[json_file, json_offset] % stride:
+        if line_of[json_file, json_offset] % every:
             continue
         source, offset = sources[line_of[json_file, json_offset]]
         original = original_game(Path(source), offset, ends[source, offset])
@@ -269,7 +274,8 @@ def test_fen_is_the_position_after_each_move(folder: str, corpus_loads: CorpusLo
     (inputs, *_) = folder_batches(folder)
     export_study(Lake.open(corpus_loads(tuple(inputs)).lake), tmp_path / "s.jsonl", lines=True, fen=True)
     pairs = []
-    for line in (tmp_path / "s.jsonl").read_text().splitlines():
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    for line in lines[:: stride(folder, len(lines))]:
         document = json.loads(line)
         assert not list(VALIDATOR.iter_errors(document))
         tags = document["metadata"].get("other_tags", {})
