@@ -7,9 +7,10 @@ first 10 plies from the PGN text.
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,19 +87,55 @@ def test_book_counts_equal_python_chess(halves: list[tuple[Path, list[str]]], tm
     lake, texts = halves[0]
     for options, only in (((), None), (("--type", "blitz"), blitz)):
         got = pq.read_table(book(lake, tmp_path / f"book{len(options)}.parquet", *options)).to_pylist()
-        want = expected_book(texts, only)
-        assert {(r["key"], r["uci"]) for r in got} == set(want)
-        for row in got:
-            w = want[row["key"], row["uci"]]
-            counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
-            assert counts == {name: w[name] for name in counts}, row
-            assert row["rated"] == len(w["ratings"])
-            assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
-            assert (row["fen"], row["san"]) in w["sans"]
+        assert_rows_equal(got, expected_book(texts, only))
     popular = book(lake, tmp_path / "popular.parquet", "--min-games", "5")
     assert {(r["key"], r["uci"]) for r in pq.read_table(popular).to_pylist()} == {
         k for k, w in expected_book(texts).items() if w["games"] >= 5
     }
+
+
+def assert_rows_equal(got: list[dict[str, Any]], want: Book) -> None:
+    """The book's rows `got` are python-chess's `want`: the same (key, move)s, counts and mean ratings, and
+    a FEN and SAN of a game that played each."""
+    assert {(r["key"], r["uci"]) for r in got} == set(want)
+    for row in got:
+        w = want[row["key"], row["uci"]]
+        counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
+        assert counts == {name: w[name] for name in counts}, row
+        assert row["rated"] == len(w["ratings"])
+        assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
+        assert (row["fen"], row["san"]) in w["sans"]
+
+
+def rated_within(headers: chess.pgn.Headers, low: int, high: int) -> bool:
+    """Whether both Elos are known and their mean is in [low, high] (the book's rating band)."""
+    elos = [headers.get(f"{side}Elo", "?") for side in ("White", "Black")]
+    return all(e.isdigit() for e in elos) and low <= (int(elos[0]) + int(elos[1])) / 2 <= high
+
+
+def test_book_filters_equal_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """The rating band, date range and player filters keep the games python-chess's tags say they keep.
+    The sample's games were all played on one day: a range around it keeps them all, one before none."""
+    lake, texts = halves[0]
+    headers = [chess.pgn.read_headers(io.StringIO(text)) for text in texts]
+    player = Counter(h["White"] for h in headers).most_common(1)[0][0]
+    day = min(h["UTCDate"] for h in headers).replace(".", "-")
+    before = (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
+    everything = expected_book(texts)
+    cases: list[tuple[tuple[str, ...], Callable[[chess.pgn.Headers], bool]]] = [
+        (("--min-rating", "1500", "--max-rating", "2000"), lambda h: rated_within(h, 1500, 2000)),
+        (("--player", player), lambda h: player in (h["White"], h["Black"])),
+        (("--since", day, "--until", day), lambda h: h["UTCDate"].replace(".", "-") == day),
+        (("--since", before, "--until", before), lambda h: False),
+    ]
+    kept = []
+    for i, (options, only) in enumerate(cases):
+        want = expected_book(texts, only)
+        got = pq.read_table(book(lake, tmp_path / f"filtered{i}.parquet", *options)).to_pylist()
+        assert_rows_equal(got, want)
+        kept.append(len(want))
+    assert 0 < kept[0] < len(everything) and 0 < kept[1] < len(everything)  # the band and player select
+    assert kept[2:] == [len(everything), 0]
 
 
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
