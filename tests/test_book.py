@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -136,6 +137,22 @@ def test_book_filters_equal_python_chess(halves: list[tuple[Path, list[str]]], t
         kept.append(len(want))
     assert 0 < kept[0] < len(everything) and 0 < kept[1] < len(everything)  # the band and player select
     assert kept[2:] == [len(everything), 0]
+
+
+def test_plies_that_do_not_fit_their_games_fail_in_one_line(
+    halves: list[tuple[Path, list[str]]], tmp_path: Path
+) -> None:
+    """A plies file missing its first row (a damaged lake): each ply's row number then names another game's
+    ply, which the count refuses (a game's first keyed ply must hold its start position's key), naming the
+    file, rather than count moves under other games."""
+    lake = Path(shutil.copytree(halves[0][0], tmp_path / "lake"))
+    plies = next((lake / "plies").rglob("*.parquet"))
+    table = pq.read_table(plies)
+    pq.write_table(table.slice(1), plies)
+    run = support.run_module("loaders.book", ["--lake", lake, tmp_path / "book.parquet"])
+    games_file = "games" + str(plies.relative_to(lake))[len("plies") :]
+    support.one_line_error(run, games_file, "do not fit their games")
+    assert not (tmp_path / "book.parquet").exists()
 
 
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:

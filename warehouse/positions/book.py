@@ -4,8 +4,9 @@ scored, as Parquet, TSV or PolyGlot `.bin`; and the streaming merge of books bui
 A book row is one (position, move): `key` (PolyGlot, signed), `fen`, `uci`, `san`, `white_wins`, `draws`,
 `black_wins`, `games` (results unknown included), `rated` (games with both Elos) and `mean_rating` (their
 mean Elo), `first_date`, `last_date`; sorted by `key`, then `uci`. The positions are those of the stored
-keys (`plies.key`: the first `KEYED_PLIES` plies of standard games), so a book is a `group by` of the plies
-with their games: no replay but one game per row, for its FEN and SAN.
+keys (`plies.key`: the first `KEYED_PLIES` plies of standard games), so a book is a count of the keyed
+plies by (key, move) with their games' results, Elos and dates (`build`, in Rust): no replay but one game
+per row, for its FEN and SAN.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse import _core
-from warehouse.errors import InputError
+from warehouse.errors import InputError, LakeError
 from warehouse.lake.layout import GAMES, plies_twin
 
 BOOK_SCHEMA = pa.schema(
@@ -50,6 +51,8 @@ POLYGLOT_PROMOTION = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}
 # PolyGlot writes castling as the king taking its rook.
 POLYGLOT_CASTLING = {"e1g1": "e1h1", "e1c1": "e1a1", "e8g8": "e8h8", "e8c8": "e8a8"}
 MAX_WEIGHT = 0xFFFF
+# The keyed plies of a file are counted in batches of this many rows, so a big file needs no more memory.
+PLIES_BATCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -105,21 +108,31 @@ def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Ta
     ).to_arrow_table()
     counter = _core.BookCounter()
     for name, games in by_file(counted).items():
-        # Where each game's plies start in the twin: every game of the file counts, in file order.
-        n_plies = con.sql("select n_plies from read_parquet($path)", params={"path": glob_escaped(name)})
-        counter.start_file(n_plies.to_arrow_table()["n_plies"].combine_chunks(), games)
-        plies = con.sql(
-            "select file_row_number, key, f, t, promote from read_parquet($path, file_row_number = true) "
-            "where key is not null",
-            params={"path": glob_escaped(plies_file(lake, name))},
-        )
-        for batch in plies.to_arrow_reader(PLIES_BATCH_ROWS):
-            counter.add_plies(batch)
-    return pa.Table.from_batches([pa.record_batch(counter.finish(filters.min_games))]).cast(BOOK_SCHEMA)
+        try:  # the kernel's errors are ValueErrors: plies that do not fit their games (a damaged lake)
+            count_file(con, counter, lake, name, games)
+        except ValueError as e:
+            raise LakeError(f"{name}: {str(e).splitlines()[0]}") from None
+    try:
+        book = counter.finish(filters.min_games)
+    except ValueError as e:  # a sample game whose moves do not replay
+        raise LakeError(f"{lake}: {str(e).splitlines()[0]}") from None
+    return pa.Table.from_batches([pa.record_batch(book)]).cast(BOOK_SCHEMA)
 
 
-# The keyed plies of a file are counted in batches of this many rows, so a big file needs no more memory.
-PLIES_BATCH_ROWS = 1 << 20
+def count_file(
+    con: duckdb.DuckDBPyConnection, counter: _core.BookCounter, lake: str, name: str, games: pa.RecordBatch
+) -> None:
+    """Counts the keyed plies of the `games/` file `name` (its plies twin) of the games `games` of it."""
+    # Where each game's plies start in the twin: every game of the file counts, in file order.
+    n_plies = con.sql("select n_plies from read_parquet($path)", params={"path": glob_escaped(name)})
+    counter.start_file(n_plies.to_arrow_table()["n_plies"].combine_chunks(), games)
+    plies = con.sql(
+        "select file_row_number, key, f, t, promote from read_parquet($path, file_row_number = true) "
+        "where key is not null",
+        params={"path": glob_escaped(plies_file(lake, name))},
+    )
+    for batch in plies.to_arrow_reader(PLIES_BATCH_ROWS):
+        counter.add_plies(batch)
 
 
 def by_file(table: pa.Table) -> dict[str, pa.RecordBatch]:
@@ -128,7 +141,7 @@ def by_file(table: pa.Table) -> dict[str, pa.RecordBatch]:
     indices = names.indices.to_numpy()
     order = np.argsort(indices, kind="stable")
     bounds = np.searchsorted(indices[order], np.arange(len(names.dictionary) + 1))
-    rows = table.drop_columns(["filename"]).take(order).combine_chunks()
+    rows = table.drop_columns(["filename"]).take(order)
     batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in rows.columns], schema=rows.schema)
     parts = {names.dictionary[i].as_py(): (bounds[i], bounds[i + 1]) for i in range(len(names.dictionary))}
     return {name: batch.slice(start, stop - start) for name, (start, stop) in sorted(parts.items())}

@@ -26,6 +26,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, EnPassantMode, Position, Role, Square};
 
 use crate::variant::chess_from_fen;
+use crate::zobrist::fen_key;
 
 /// Why a book cannot be counted: a batch without the columns it needs, or plies that do not fit their
 /// games (a damaged lake).
@@ -121,6 +122,9 @@ enum Outcome {
 /// A game of the file being read whose plies count: what each of its plies adds to its row.
 struct CountedGame {
     game_key: i64,
+    /// The key of its start position, which its first keyed ply must hold: a check that the plies' row
+    /// numbers fit the games' (a plies file missing a row would shift every ply to another game).
+    start_key: Option<i64>,
     outcome: Outcome,
     elo_sum: Option<i64>,
     date: Option<i64>,
@@ -149,7 +153,10 @@ pub struct BookCounts {
     /// Out of `rows`, which the counting reads and writes for every ply: a sample changes rarely.
     samples: Vec<Sample>,
     file: Option<FileState>,
+    standard_key: Option<i64>,
 }
+
+const STANDARD_START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 impl BookCounts {
     pub fn new() -> BookCounts {
@@ -189,9 +196,16 @@ impl BookCounts {
             .as_primitive_opt::<Int64Type>()
             .ok_or_else(|| error("book: date_ms must be int64"))?;
         let fens = texts(counted, "start_fen")?;
+        let standard = *self.standard_key.get_or_insert_with(|| {
+            fen_key(STANDARD_START, false).expect("the standard start position has a key")
+        });
         let counted = (0..counted.num_rows())
             .map(|i| CountedGame {
                 game_key: keys.value(i),
+                start_key: match fens.is_valid(i) {
+                    true => fen_key(fens.value(i), false).ok(),
+                    false => Some(standard),
+                },
                 outcome: match results.is_valid(i).then(|| results.value(i)) {
                     Some("W") => Outcome::White,
                     Some("D") => Outcome::Draw,
@@ -257,6 +271,13 @@ impl BookCounts {
                 continue;
             }
             let game = &file.counted[at as usize];
+            if ply == 0 && game.start_key.is_some_and(|start| start != keys.value(i)) {
+                return Err(error(format!(
+                    "book: plies row {row}, the first keyed ply of game {}, does not hold its start \
+                     position's key: the plies do not fit their games",
+                    game.game_key
+                )));
+            }
             let samples = &mut self.samples;
             let counts = self.rows.entry((keys.value(i), code)).or_insert_with(|| {
                 samples.push(Sample::of(game, &file.moves));
@@ -497,6 +518,143 @@ fn texts<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, Book
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn games(rows: &[i64], results: &[&str]) -> RecordBatch {
+        let n = rows.len();
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "row",
+                Arc::new(arrow_array::Int64Array::from(rows.to_vec())),
+            ),
+            (
+                "game_key",
+                Arc::new(arrow_array::Int64Array::from_iter_values(
+                    rows.iter().map(|r| 100 - r),
+                )),
+            ),
+            ("result", Arc::new(StringArray::from(results.to_vec()))),
+            (
+                "elo_sum",
+                Arc::new(arrow_array::Int32Array::from(vec![Some(3000); n])),
+            ),
+            (
+                "date_ms",
+                Arc::new(arrow_array::Int64Array::from(vec![None; n])),
+            ),
+            (
+                "start_fen",
+                Arc::new(StringArray::from(vec![None::<&str>; n])),
+            ),
+        ];
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    /// The keyed plies of games of `moves` (UCI), each game's first `keyed` plies, at their row numbers.
+    fn plies(moves: &[&[&str]], keyed: usize) -> RecordBatch {
+        let (mut rows, mut keys, mut from, mut to) = (vec![], vec![], vec![], vec![]);
+        let mut row = 0;
+        for game in moves {
+            let mut pos = Chess::default();
+            for (ply, uci) in game.iter().enumerate() {
+                if ply < keyed {
+                    let key = crate::zobrist::fen_key(
+                        &Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+                        false,
+                    );
+                    rows.push(row);
+                    keys.push(key.unwrap());
+                    from.push(uci[..2].to_string());
+                    to.push(uci[2..].to_string());
+                }
+                let m = UciMove::from_ascii(uci.as_bytes())
+                    .unwrap()
+                    .to_move(&pos)
+                    .unwrap();
+                pos.play_unchecked(m);
+                row += 1;
+            }
+        }
+        let n = rows.len();
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "file_row_number",
+                Arc::new(arrow_array::Int64Array::from(rows)),
+            ),
+            ("key", Arc::new(arrow_array::Int64Array::from(keys))),
+            ("f", Arc::new(StringArray::from(from))),
+            ("t", Arc::new(StringArray::from(to))),
+            (
+                "promote",
+                Arc::new(StringArray::from(vec![None::<&str>; n])),
+            ),
+        ];
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    const E4_E5: &[&str] = &["e2e4", "e7e5", "g1f3"];
+    const E4_C5: &[&str] = &["e2e4", "c7c5"];
+
+    #[test]
+    fn counts_each_keyed_ply_under_its_game() {
+        let mut book = BookCounts::new();
+        let n_plies = arrow_array::Int32Array::from(vec![3, 2]);
+        book.start_file(&n_plies, &games(&[0, 1], &["W", "B"]))
+            .unwrap();
+        book.add_plies(&plies(&[E4_E5, E4_C5], 2)).unwrap();
+        let out = book.finish(1).unwrap();
+        let column = |name: &str| out.column_by_name(name).unwrap().clone();
+        let ucis: Vec<_> = column("uci")
+            .as_string::<i32>()
+            .iter()
+            .map(|u| u.unwrap().to_string())
+            .collect();
+        let mut sorted = ucis.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["c7c5", "e2e4", "e7e5"]);
+        let at = |uci: &str| ucis.iter().position(|u| u == uci).unwrap();
+        let games = column("games");
+        let games = games.as_primitive::<Int64Type>();
+        assert_eq!(games.value(at("e2e4")), 2);
+        assert_eq!(games.value(at("c7c5")), 1);
+        let sans = column("san");
+        assert_eq!(sans.as_string::<i32>().value(at("c7c5")), "c5");
+        let means = column("mean_rating");
+        assert_eq!(
+            means
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(at("e2e4")),
+            1500.0
+        );
+    }
+
+    #[test]
+    fn refuses_plies_that_do_not_fit_their_games() {
+        let n_plies = arrow_array::Int32Array::from(vec![3, 2]);
+        // A plies file missing its first row: every row number then names the ply after it.
+        let full = plies(&[E4_E5, E4_C5], 3);
+        let rows = arrow_array::Int64Array::from_iter_values(
+            int64(&full, "file_row_number").unwrap().values()[1..]
+                .iter()
+                .map(|r| r - 1),
+        );
+        let mut columns = vec![Arc::new(rows) as ArrayRef];
+        columns.extend(full.columns()[1..].iter().map(|c| c.slice(1, c.len() - 1)));
+        let shifted = RecordBatch::try_new(full.schema(), columns).unwrap();
+        let mut book = BookCounts::new();
+        book.start_file(&n_plies, &games(&[0, 1], &["W", "B"]))
+            .unwrap();
+        let error = book.add_plies(&shifted).unwrap_err();
+        assert!(error.0.contains("do not fit their games"), "{error}");
+        // Rows past the file's plies.
+        let mut book = BookCounts::new();
+        book.start_file(
+            &arrow_array::Int32Array::from(vec![1]),
+            &games(&[0], &["D"]),
+        )
+        .unwrap();
+        let error = book.add_plies(&plies(&[E4_E5], 2)).unwrap_err();
+        assert!(error.0.contains("past the file's 1 plies"), "{error}");
+    }
 
     #[test]
     fn move_codes_round_trip_through_uci() {
