@@ -105,8 +105,11 @@ def search(
         """,
         params=filters,
     ).pl()
-    # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.03 s here.
-    return answer.sort(["datetime", "game_id"], nulls_last=True)
+    # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.1 s here.
+    # Lichess ids sort like their game_key (docs/schema.md; content ids' keys are negative): then the
+    # tiebreak is an integer, ~3x cheaper than comparing the ids' strings.
+    lichess_only = (answer["game_key"].min() or 0) >= 0  # type: ignore[operator]
+    return answer.sort(["datetime", "game_key" if lichess_only else "game_id"], nulls_last=True)
 
 
 def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
