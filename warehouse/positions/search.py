@@ -108,7 +108,7 @@ def search(
     # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.1 s here.
     # Lichess ids sort like their game_key (docs/schema.md; content ids' keys are negative): then the
     # tiebreak is an integer, ~3x cheaper than comparing the ids' strings.
-    lichess_only = (answer["game_key"].min() or 0) >= 0  # type: ignore[operator]
+    lichess_only = (answer["game_key"].min() or 0) >= 0
     return answer.sort(["datetime", "game_key" if lichess_only else "game_id"], nulls_last=True)
 
 
