@@ -88,8 +88,10 @@ struct Row {
     /// The least and greatest date of its games (`i64::MAX`, `i64::MIN` while none has one).
     first_date: i64,
     last_date: i64,
-    /// Its index in `BookCounts::samples`.
+    /// Its index in `BookCounts::samples`, and that sample's `game_key` (here, where every ply compares
+    /// with it, rather than in the sample, which changes rarely).
     sample: usize,
+    sample_key: i64,
 }
 
 /// One game that played a row's move: its moves up to it, replayed by [`BookCounts::finish`].
@@ -291,6 +293,7 @@ impl BookCounts {
                     first_date: i64::MAX,
                     last_date: i64::MIN,
                     sample: samples.len() - 1,
+                    sample_key: game.game_key,
                 }
             });
             counts.games += 1;
@@ -308,7 +311,8 @@ impl BookCounts {
                 counts.first_date = counts.first_date.min(date);
                 counts.last_date = counts.last_date.max(date);
             }
-            if game.game_key < samples[counts.sample].game_key {
+            if game.game_key < counts.sample_key {
+                counts.sample_key = game.game_key;
                 samples[counts.sample] = Sample::of(game, &file.moves);
             }
         }
