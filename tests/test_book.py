@@ -19,9 +19,15 @@ from typing import Any
 import chess
 import chess.pgn
 import chess.polyglot
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 import support
+from s3_server import S3Server
+
+import warehouse
+from warehouse.lake.location import Lake
+from warehouse.positions.book import build
 
 SIGNED = 1 << 64
 STORED_PLIES = 10
@@ -153,6 +159,18 @@ def test_plies_that_do_not_fit_their_games_fail_in_one_line(
     games_file = "games" + str(plies.relative_to(lake))[len("plies") :]
     support.one_line_error(run, games_file, "do not fit their games")
     assert not (tmp_path / "book.parquet").exists()
+
+
+def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]], s3_server: S3Server) -> None:
+    """The book of a lake on S3 (a real S3-compatible server: the plies twins named from the games files as
+    DuckDB lists them there) is the book of the same lake on disk."""
+    lake, _ = halves[0]
+    remote = Lake.open(s3_server.bucket("book-bucket") + "/lake")
+    pafs.copy_files(str(lake), remote.root, destination_filesystem=remote.fs)
+    local = build(warehouse.connect(lake))
+    assert local.num_rows and build(warehouse.connect(s3_server.bucket("book-bucket") + "/lake")).equals(
+        local
+    )
 
 
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
