@@ -165,12 +165,11 @@ def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]],
     """The book of a lake on S3 (a real S3-compatible server: the plies twins named from the games files as
     DuckDB lists them there) is the book of the same lake on disk."""
     lake, _ = halves[0]
-    remote = Lake.open(s3_server.bucket("book-bucket") + "/lake")
+    url = s3_server.bucket("book-bucket") + "/lake"
+    remote = Lake.open(url)
     pafs.copy_files(str(lake), remote.root, destination_filesystem=remote.fs)
     local = build(warehouse.connect(lake))
-    assert local.num_rows and build(warehouse.connect(s3_server.bucket("book-bucket") + "/lake")).equals(
-        local
-    )
+    assert local.num_rows and build(warehouse.connect(url)).equals(local)
 
 
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
