@@ -172,6 +172,14 @@ def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]],
     assert local.num_rows and build(warehouse.connect(url)).equals(local)
 
 
+def test_book_of_a_lake_named_like_a_pattern(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """A lake whose name holds `[`, `]`, `?` and `*` is read alone: each file's plies twin is named as the
+    file, not as a pattern (which would match nothing, or a sibling)."""
+    lake, _ = halves[0]
+    odd = Path(shutil.copytree(lake, tmp_path / "lake[1]?*"))
+    assert build(warehouse.connect(odd)).equals(build(warehouse.connect(lake)))
+
+
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
     lake, texts = halves[0]
     want = expected_book(texts)
