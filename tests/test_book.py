@@ -173,8 +173,8 @@ def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]],
 
 
 def test_book_of_a_lake_named_like_a_pattern(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
-    """A lake whose name holds `[`, `]`, `?` and `*` is read alone: each file's plies twin is named as the
-    file, not as a pattern (which would match nothing, or a sibling)."""
+    """A lake whose name holds `[`, `]`, `?` and `*` (DuckDB's pattern characters) gets the same book: each
+    file's plies twin is read by its name, escaped as the views escape the lake's."""
     lake, _ = halves[0]
     odd = Path(shutil.copytree(lake, tmp_path / "lake[1]?*"))
     assert build(warehouse.connect(odd)).equals(build(warehouse.connect(lake)))
