@@ -7,9 +7,11 @@ first 10 plies from the PGN text.
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
-from collections import defaultdict
+import shutil
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,15 @@ from typing import Any
 import chess
 import chess.pgn
 import chess.polyglot
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 import support
+from s3_server import S3Server
+
+import warehouse
+from warehouse.lake.location import Lake
+from warehouse.positions.book import build
 
 SIGNED = 1 << 64
 STORED_PLIES = 10
@@ -86,19 +94,90 @@ def test_book_counts_equal_python_chess(halves: list[tuple[Path, list[str]]], tm
     lake, texts = halves[0]
     for options, only in (((), None), (("--type", "blitz"), blitz)):
         got = pq.read_table(book(lake, tmp_path / f"book{len(options)}.parquet", *options)).to_pylist()
-        want = expected_book(texts, only)
-        assert {(r["key"], r["uci"]) for r in got} == set(want)
-        for row in got:
-            w = want[row["key"], row["uci"]]
-            counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
-            assert counts == {name: w[name] for name in counts}, row
-            assert row["rated"] == len(w["ratings"])
-            assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
-            assert (row["fen"], row["san"]) in w["sans"]
+        assert_rows_equal(got, expected_book(texts, only))
     popular = book(lake, tmp_path / "popular.parquet", "--min-games", "5")
     assert {(r["key"], r["uci"]) for r in pq.read_table(popular).to_pylist()} == {
         k for k, w in expected_book(texts).items() if w["games"] >= 5
     }
+
+
+def assert_rows_equal(got: list[dict[str, Any]], want: Book) -> None:
+    """The book's rows `got` are python-chess's `want`: the same (key, move)s, counts and mean ratings, and
+    a FEN and SAN of a game that played each."""
+    assert {(r["key"], r["uci"]) for r in got} == set(want)
+    for row in got:
+        w = want[row["key"], row["uci"]]
+        counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
+        assert counts == {name: w[name] for name in counts}, row
+        assert row["rated"] == len(w["ratings"])
+        assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
+        assert (row["fen"], row["san"]) in w["sans"]
+
+
+def rated_within(headers: chess.pgn.Headers, low: int, high: int) -> bool:
+    """Whether both Elos are known and their mean is in [low, high] (the book's rating band)."""
+    elos = [headers.get(f"{side}Elo", "?") for side in ("White", "Black")]
+    return all(e.isdigit() for e in elos) and low <= (int(elos[0]) + int(elos[1])) / 2 <= high
+
+
+def test_book_filters_equal_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """The rating band, date range and player filters keep the games python-chess's tags say they keep.
+    The sample's games were all played on one day: a range around it keeps them all, one before none."""
+    lake, texts = halves[0]
+    headers = [chess.pgn.read_headers(io.StringIO(text)) for text in texts]
+    player = Counter(h["White"] for h in headers).most_common(1)[0][0]
+    day = min(h["UTCDate"] for h in headers).replace(".", "-")
+    before = (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
+    everything = expected_book(texts)
+    cases: list[tuple[tuple[str, ...], Callable[[chess.pgn.Headers], bool]]] = [
+        (("--min-rating", "1500", "--max-rating", "2000"), lambda h: rated_within(h, 1500, 2000)),
+        (("--player", player), lambda h: player in (h["White"], h["Black"])),
+        (("--since", day, "--until", day), lambda h: h["UTCDate"].replace(".", "-") == day),
+        (("--since", before, "--until", before), lambda h: False),
+    ]
+    kept = []
+    for i, (options, only) in enumerate(cases):
+        want = expected_book(texts, only)
+        got = pq.read_table(book(lake, tmp_path / f"filtered{i}.parquet", *options)).to_pylist()
+        assert_rows_equal(got, want)
+        kept.append(len(want))
+    assert 0 < kept[0] < len(everything) and 0 < kept[1] < len(everything)  # the band and player select
+    assert kept[2:] == [len(everything), 0]
+
+
+def test_plies_that_do_not_fit_their_games_fail_in_one_line(
+    halves: list[tuple[Path, list[str]]], tmp_path: Path
+) -> None:
+    """A plies file missing its first row (a damaged lake): each ply's row number then names another game's
+    ply, which the count refuses (a game's first keyed ply must hold its start position's key), naming the
+    file, rather than count moves under other games."""
+    lake = Path(shutil.copytree(halves[0][0], tmp_path / "lake"))
+    plies = next((lake / "plies").rglob("*.parquet"))
+    table = pq.read_table(plies)
+    pq.write_table(table.slice(1), plies)
+    run = support.run_module("loaders.book", ["--lake", lake, tmp_path / "book.parquet"])
+    games_file = "games" + str(plies.relative_to(lake))[len("plies") :]
+    support.one_line_error(run, games_file, "do not fit their games")
+    assert not (tmp_path / "book.parquet").exists()
+
+
+def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]], s3_server: S3Server) -> None:
+    """The book of a lake on S3 (a real S3-compatible server: the plies twins named from the games files as
+    DuckDB lists them there) is the book of the same lake on disk."""
+    lake, _ = halves[0]
+    url = s3_server.bucket("book-bucket") + "/lake"
+    remote = Lake.open(url)
+    pafs.copy_files(str(lake), remote.root, destination_filesystem=remote.fs)
+    local = build(warehouse.connect(lake))
+    assert local.num_rows and build(warehouse.connect(url)).equals(local)
+
+
+def test_book_of_a_lake_named_like_a_pattern(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """A lake whose name holds `[`, `]`, `?` and `*` (DuckDB's pattern characters) gets the same book: each
+    file's plies twin is read by its name, escaped as the views escape the lake's."""
+    lake, _ = halves[0]
+    odd = Path(shutil.copytree(lake, tmp_path / "lake[1]?*"))
+    assert build(warehouse.connect(odd)).equals(build(warehouse.connect(lake)))
 
 
 def test_polyglot_bin_read_by_python_chess(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:

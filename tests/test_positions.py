@@ -9,6 +9,7 @@ python-chess reads the same PGN files itself, replays every game and hashes ever
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import shutil
@@ -183,6 +184,8 @@ def test_search_finds_what_python_chess_finds(lake: Path, games: list[tuple[dict
         as_960 = any(fen.split()[0] == f.split()[0] for f in chess960 if f)
         found = search(fen, lake, chess960=as_960, con=con)
         assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(games, key), fen
+        order = list(zip(found["datetime"], found["game_id"], strict=True))  # by date (nulls last), then id
+        assert order == sorted(order, key=lambda o: (o[0] is None, o[0] or dt.datetime.min, o[1])), fen
         shallow = search(fen, lake, chess960=as_960, deep=False, con=con)
         assert dict(zip(shallow["game_id"], shallow["ply"], strict=True)) == reaching(games, key, 10), fen
     blitz = search(START, lake, con=con, type="blitz")

@@ -99,6 +99,30 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 
     :raises ValueError: for a FEN that is not a legal position."""
 
+class BookCounter:
+    """Counts an opening book over a lake's files, without a join: `start_file` with a file's games, then
+    `add_plies` with its keyed plies in row order (in as many batches as needed), file after file;
+    `finish` returns the book. A keyed ply's game is the one whose plies' rows (`n_plies` each, in file
+    order) hold its `file_row_number`. Calls release the GIL.
+
+    :raises ValueError: for batches without the columns needed, and plies that do not fit their games
+        (rows out of order or past the games' plies, keyed plies not from ply 0, a move that is not legal)."""
+
+    def start_file(self, n_plies: ArrowArrayExportable, counted: ArrowArrayExportable) -> None:
+        """A file's games: `n_plies` (int32) of every game in file order; `counted` (a record batch) those
+        whose plies count: `row` (the game's index in the file, ascending), `game_key`, `result` (`W`, `D`,
+        `B`, else unknown), `elo_sum` (int32: White's Elo + Black's, null unless both known), `date_ms`
+        (int64), `start_fen`."""
+
+    def add_plies(self, plies: ArrowArrayExportable) -> None:
+        """A record batch of the file's keyed plies: `file_row_number` (int64), `key` (int64), `f`, `t`,
+        `promote` (utf8)."""
+
+    def finish(self, min_games: int) -> ArrowArray:
+        """The book (a record batch): a row per (key, move) of at least `min_games` games, by key then UCI:
+        `key`, `fen` and `san` (from the game of least `game_key` that played it), `uci`, `white_wins`,
+        `draws`, `black_wins`, `games`, `rated`, `mean_rating`, `first_date`, `last_date`."""
+
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]
 # `(source_offset, source_length, kind, reason, raw_text)`; `raw_text` holds at most 64 KiB of the game.

@@ -4,14 +4,16 @@ scored, as Parquet, TSV or PolyGlot `.bin`; and the streaming merge of books bui
 A book row is one (position, move): `key` (PolyGlot, signed), `fen`, `uci`, `san`, `white_wins`, `draws`,
 `black_wins`, `games` (results unknown included), `rated` (games with both Elos) and `mean_rating` (their
 mean Elo), `first_date`, `last_date`; sorted by `key`, then `uci`. The positions are those of the stored
-keys (`plies.key`: the first `KEYED_PLIES` plies of standard games), so a book is a `group by` of the plies
-with their games: no replay but one game per row, for its FEN and SAN.
+keys (`plies.key`: the first `KEYED_PLIES` plies of standard games), so a book is a count of the keyed
+plies by (key, move) with their games' results, Elos and dates (`build`, in Rust): no replay but one game
+per row, for its FEN and SAN.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import heapq
+import re
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -24,9 +26,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse import _core
-from warehouse.errors import InputError
-from warehouse.lake.plies import KEYED_PLIES
-from warehouse.positions.replay import MOVE_FIELDS, moves_list
+from warehouse.errors import InputError, LakeError
+from warehouse.lake.layout import GAMES, plies_twin
 
 BOOK_SCHEMA = pa.schema(
     [
@@ -50,6 +51,8 @@ POLYGLOT_PROMOTION = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}
 # PolyGlot writes castling as the king taking its rook.
 POLYGLOT_CASTLING = {"e1g1": "e1h1", "e1c1": "e1a1", "e8g8": "e8h8", "e8c8": "e8a8"}
 MAX_WEIGHT = 0xFFFF
+# The keyed plies of a file are counted in batches of this many rows, so a big file needs no more memory.
+PLIES_BATCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -80,72 +83,81 @@ class Filters:
 
 
 def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Table:
-    """The book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps."""
+    """The book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps.
+
+    No join: a `games/` file and its `plies/` twin hold the same games in the same order, each game's plies
+    in a row, so a keyed ply's row number in its file names its game (`_core.BookCounter`, which counts
+    the (key, move) rows and replays one game of each for its FEN and SAN). Per file, DuckDB reads the
+    keyed plies' squares; the games' columns come from the games view, filters applied there."""
     where, params = filters.where()
-    rows = con.sql(
+    ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
+    counted = con.sql(
         f"""
         select
-            plies.key,
-            plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
-            count(*) filter (where games.result = 'W') as white_wins,
-            count(*) filter (where games.result = 'D') as draws,
-            count(*) filter (where games.result = 'B') as black_wins,
-            count(*) as games,
-            count(games.mean_elo) as rated,
-            avg(games.mean_elo) as mean_rating,
-            min(games.datetime) as first_date,
-            max(games.datetime) as last_date,
-            min(plies.game_key) as sample_game,
-            arg_min(plies.ply, plies.game_key) as sample_ply
-        from plies
-        join games on games.game_key = plies.game_key
-        where plies.key is not null and games.variant = 'Standard' and {where}
-        group by all
-        having count(*) >= $min_games
-        order by plies.key, uci
+            filename,
+            file_row_number as row,
+            game_key,
+            result,
+            (white_elo + black_elo)::integer as elo_sum,
+            epoch_ms(datetime) as date_ms,
+            start_fen
+        from games
+        where games.variant = 'Standard' and {where}
         """,
-        params={**params, "min_games": filters.min_games},
+        params=params,
     ).to_arrow_table()
-    fens, sans = describe(con, rows)
-    return pa.table(
-        {
-            "key": rows["key"],
-            "fen": pa.array(fens, pa.string()),
-            "uci": rows["uci"],
-            "san": pa.array(sans, pa.string()),
-            **{name: rows[name] for name in BOOK_SCHEMA.names[4:]},
-        }
-    ).cast(BOOK_SCHEMA)
-
-
-def describe(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> tuple[list[str], list[str]]:
-    """The FEN and SAN of each book row, from one game that played it (`sample_game`, `sample_ply`), replayed
-    from its stored plies (a scan of the few move columns of `plies`, not of `games.moves`)."""
-    if rows.num_rows == 0:
-        return [], []
-    con.register("book_samples", rows.select(["sample_game"]))
+    counter = _core.BookCounter()
+    for name, games in by_file(counted).items():
+        try:  # the kernel's errors are ValueErrors: plies that do not fit their games (a damaged lake)
+            count_file(con, counter, lake, name, games)
+        except ValueError as e:
+            raise LakeError(f"{name}: {str(e).splitlines()[0]}") from None
     try:
-        plies = con.sql(
-            f"select game_key, {', '.join(MOVE_FIELDS)} from plies where ply < {KEYED_PLIES} "
-            "and game_key in (select sample_game from book_samples) order by game_key, ply"
-        ).to_arrow_table()
-        games = con.sql(
-            "select game_key, start_fen, variant from games "
-            "where game_key in (select sample_game from book_samples) order by game_key"
-        ).to_arrow_table()
-    finally:
-        con.unregister("book_samples")
-    keys = games["game_key"].to_numpy()
-    counts = np.bincount(keys.searchsorted(plies["game_key"].to_numpy()), minlength=len(keys))
-    columns = [
-        moves_list(plies, counts),
-        games["start_fen"].combine_chunks(),
-        games["variant"].combine_chunks(),
-    ]
-    batch = pa.record_batch(columns, names=["moves", "start_fen", "variant"])
-    samples = batch.take(pa.array(keys.searchsorted(rows["sample_game"].to_numpy())))
-    fens, sans, _ = _core.moves_at(samples, rows["sample_ply"].to_pylist())
-    return fens, sans
+        book = counter.finish(filters.min_games)
+    except ValueError as e:  # a sample game whose moves do not replay
+        raise LakeError(f"{lake}: {str(e).splitlines()[0]}") from None
+    return pa.Table.from_batches([pa.record_batch(book)]).cast(BOOK_SCHEMA)
+
+
+def count_file(
+    con: duckdb.DuckDBPyConnection, counter: _core.BookCounter, lake: str, name: str, games: pa.RecordBatch
+) -> None:
+    """Counts the keyed plies of the `games/` file `name` (its plies twin) of the games `games` of it."""
+    # Where each game's plies start in the twin: every game of the file counts, in file order.
+    n_plies = con.sql("select n_plies from read_parquet($path)", params={"path": glob_escaped(name)})
+    counter.start_file(n_plies.to_arrow_table()["n_plies"].combine_chunks(), games)
+    plies = con.sql(
+        "select file_row_number, key, f, t, promote from read_parquet($path, file_row_number = true) "
+        "where key is not null",
+        params={"path": glob_escaped(plies_file(lake, name))},
+    )
+    for batch in plies.to_arrow_reader(PLIES_BATCH_ROWS):
+        counter.add_plies(batch)
+
+
+def by_file(table: pa.Table) -> dict[str, pa.RecordBatch]:
+    """The rows of `table` but its `filename` of each file, by that name, in the order of the names."""
+    names = table["filename"].combine_chunks().dictionary_encode()
+    indices = names.indices.to_numpy()
+    order = np.argsort(indices, kind="stable")
+    bounds = np.searchsorted(indices[order], np.arange(len(names.dictionary) + 1))
+    rows = table.drop_columns(["filename"]).take(order)
+    batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in rows.columns], schema=rows.schema)
+    parts = {names.dictionary[i].as_py(): (bounds[i], bounds[i + 1]) for i in range(len(names.dictionary))}
+    return {name: batch.slice(start, stop - start) for name, (start, stop) in sorted(parts.items())}
+
+
+def plies_file(lake: str, games_file: str) -> str:
+    """The `plies/` twin of the `games/` file `games_file` of the lake at `lake` (as the views name them)."""
+    prefix = f"{lake}/{GAMES}/"
+    if not games_file.startswith(prefix):
+        raise ValueError(f"{games_file!r} is not a file of {prefix}")
+    return f"{lake}/{plies_twin(games_file[len(lake) + 1 :])}"
+
+
+def glob_escaped(path: str) -> str:
+    """`path` as a DuckDB file pattern naming it alone (its `[`, `]`, `?`, `*` escaped, as lake_path does)."""
+    return re.sub(r"([][?*])", r"[\1]", path)
 
 
 def write(book: pa.Table, out: str | Path, fmt: str) -> None:

@@ -64,10 +64,11 @@ def search(
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
     con = con or connect(lake)
-    known = {row[0] for row in con.sql("describe games").fetchall()}
-    unknown = sorted(set(filters) - known)
-    if unknown:
-        raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
+    if filters:  # `describe` binds the games view (~35 ms of a search): only to check filters
+        known = {row[0] for row in con.sql("describe games").fetchall()}
+        unknown = sorted(set(filters) - known)
+        if unknown:
+            raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
     found = positions_at(Lake.open(lake), con, key, deep, index)
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
@@ -104,8 +105,11 @@ def search(
         """,
         params=filters,
     ).pl()
-    # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.03 s here.
-    return answer.sort(["datetime", "game_id"], nulls_last=True)
+    # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.1 s here.
+    # Lichess ids sort like their game_key (docs/schema.md; content ids' keys are negative): then the
+    # tiebreak is an integer, ~3x cheaper than comparing the ids' strings.
+    lichess_only = (answer["game_key"].min() or 0) >= 0
+    return answer.sort(["datetime", "game_key" if lichess_only else "game_id"], nulls_last=True)
 
 
 def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:

@@ -9,6 +9,7 @@
 //! lake leaves out. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
+pub mod book;
 pub mod columns;
 pub mod derive;
 pub mod framer;

@@ -27,6 +27,8 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
+mod book;
+
 create_exception!(
     _core,
     PgnInputError,
@@ -521,6 +523,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(moves_at, m)?)?;
+    m.add_class::<book::BookCounter>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
