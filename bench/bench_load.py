@@ -14,7 +14,9 @@ then measures on that file:
   - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input);
   - where a game's CPU goes, stage by stage, in this process on the quarter dump: the Rust reader
     (decompress, parse, replay, Arrow), `derive` (position keys, openings, plies), pyarrow's Parquet
-    encoding of `games/` then of `plies/` (µs per game, CPU time).
+    encoding of `games/` then of `plies/` (µs per game, CPU time);
+  - where a load's CPU goes, thread by thread, for each --jobs N (a load of the quarter dump in this
+    process): what N > 1 costs more than N = 1, and how often fewer than N of its threads could run.
 `--jobs N` is N cores' work: N reader threads (beside one that decompresses and frames) and N encoder
 threads; `--jobs 1` reads and encodes on the loading thread alone, so the speed-up over it is the scaling.
 Not a test: it prints figures, it asserts nothing.
@@ -23,12 +25,14 @@ Not a test: it prints figures, it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -41,6 +45,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.openings import opening_table
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.positions import derive
+from warehouse.load import load_input
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
@@ -190,6 +195,71 @@ def stages(dump: Path) -> dict[str, float]:
     return {name: seconds * 1e6 / games for name, seconds in spent.items()}
 
 
+def thread_kind(tid: int, name: str, encoders: set[int]) -> str:
+    """What a thread of this process does in a load, from its OS name (the Rust core names its threads)
+    or, for Python's threads, which are not named for the OS, their native id."""
+    if tid == os.getpid():
+        return "loading thread (all of the work with --jobs 1)"
+    if tid in encoders:
+        return "encoders: derive, Parquet (pyarrow)"
+    if name.startswith("bgn-reader"):
+        return "readers: parse, replay, Arrow"
+    if name.startswith("bgn-framer"):
+        return "framer: zstd, cut into chunks"
+    return "collector and the rest"
+
+
+def threads(dump: Path, jobs: int) -> tuple[dict[str, float], float]:
+    """A load of `dump` with `jobs` in this process: CPU µs per game of each kind of thread
+    (`thread_kind`), from /proc/self/task sampled every 20 ms (a thread's last ~20 ms may be missed),
+    and the share of samples in which fewer than `jobs` of its threads could run: the bubbles of its
+    pipeline, whatever else the machine runs."""
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu: dict[int, tuple[str, float]] = {}
+    short = [0, 0]  # samples with fewer than `jobs` threads runnable, samples
+    done = threading.Event()
+    sampler_id = [0]  # the sampling thread's own id, not counted
+
+    def sample() -> None:
+        encoders = {t.native_id for t in threading.enumerate() if t.name.startswith("parquet")}
+        runnable = 0
+        for tid in map(int, os.listdir("/proc/self/task")):
+            if tid == sampler_id[0]:
+                continue
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+                name = stat[stat.index("(") + 1 : stat.rindex(")")]
+                fields = stat[stat.rindex(")") + 2 :].split()
+                runnable += fields[0] == "R"
+                cpu[tid] = (thread_kind(tid, name, encoders), (int(fields[11]) + int(fields[12])) / tick)
+        short[0] += runnable < jobs
+        short[1] += 1
+
+    def sampler() -> None:
+        sampler_id[0] = threading.get_native_id()
+        while not done.wait(0.02):
+            sample()
+
+    watcher = threading.Thread(target=sampler, name="sampler")
+    with tempfile.TemporaryDirectory() as tmp:
+        sample()
+        start = {tid: seconds for tid, (_, seconds) in cpu.items()}
+        short[:] = [0, 0]
+        watcher.start()
+        try:
+            record = load_input(str(dump), Lake.open(tmp), jobs=jobs, dedup=False).record
+        finally:
+            done.set()
+            watcher.join()
+    sample()
+    by_kind: dict[str, float] = {}
+    for tid, (kind, seconds) in cpu.items():
+        by_kind[kind] = by_kind.get(kind, 0.0) + seconds - start.get(tid, 0.0)
+    games = record.games_written
+    micros = {kind: seconds * 1e6 / games for kind, seconds in sorted(by_kind.items(), key=lambda kv: -kv[1])}
+    return micros, short[0] / max(short[1], 1)
+
+
 def _row_groups(pairs: list[tuple[pa.RecordBatch, pa.RecordBatch]]):
     """`pairs` (games, plies) in runs of at most `ROW_GROUP_GAMES` games."""
     group: list[tuple[pa.RecordBatch, pa.RecordBatch]] = []
@@ -232,6 +302,7 @@ def main() -> None:
     # left fewer cores is not the loader's scaling.
     scaling = [(jobs, *min(loader(dump, jobs) for _ in range(args.runs))) for jobs in args.jobs]
     breakdown = stages(small)
+    by_thread = [(jobs, *threads(small, jobs)) for jobs in args.jobs]
 
     print(f"dump: {dump.name}, {args.games:,} games, {dump.stat().st_size / 1e6:.1f} MB")
     print(f"{'what':44s} {'games/s':>12s}")
@@ -257,6 +328,13 @@ def main() -> None:
         print(f"  {name:52s} {micros:6.1f}")
     total = sum(breakdown.values())
     print(f"  {'total (' + f'{1e6 / total:,.0f}' + ' games per CPU-second)':52s} {total:6.1f}")
+    for jobs, micros, short in by_thread:
+        title = f"where a load's CPU goes with --jobs {jobs}, by thread ({args.games // 4:,} games)"
+        print(f"\n{title}   µs/game")
+        for kind, spent in micros.items():
+            print(f"  {kind:52s} {spent:6.1f}")
+        print(f"  {'total':52s} {sum(micros.values()):6.1f}")
+        print(f"  fewer than {jobs} of its threads runnable: {short:.0%} of the samples")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ import zstandard
 from support import CORPORA, DATA, lake_table, load, load_summary, make_games, read_records
 
 from warehouse import _core
+from warehouse.lake import parquet
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import coalesced
 from warehouse.load import default_jobs, load_input
 
 EDGE_WITH_REJECTS = [
@@ -122,3 +124,39 @@ def test_cli_jobs(tmp_path: Path) -> None:
         runs[jobs] = {k: record[k] for k in ("games_seen", "games_written", "games_rejected")}
     assert runs["1"] == runs["2"]
     assert default_jobs() >= 1
+
+
+def test_coalesced_joins_runs_of_small_batches_in_order() -> None:
+    """A parallel reader's pieces are derived and encoded in batches of at least `rows` rows; a batch of
+    that size or more goes as it is (no copy)."""
+    sizes = [3, 2, 10, 1, 1, 4, 2]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    batches = [pa.record_batch({"x": pa.array(range(s, s + n))}) for s, n in zip(starts, sizes, strict=True)]
+    out = coalesced(batches, rows=5)
+    assert [b.num_rows for b in out] == [5, 10, 6, 2]
+    assert out[1] is batches[2]
+    assert pa.Table.from_batches(out)["x"].to_pylist() == list(range(sum(sizes)))
+
+
+def test_an_encoder_error_fails_the_load_and_commits_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row group that fails on an encoder thread fails the load (no hang, no commit), whichever of a
+    load's row groups it is."""
+    real_derive = parquet.derive
+    calls = 0
+
+    def derive_failing_second(games: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise OSError("no space left on device (injected)")
+        return real_derive(games)
+
+    monkeypatch.setattr(parquet, "derive", derive_failing_second)
+    lake = tmp_path / "lake"
+    with pytest.raises(OSError, match="injected"):
+        load_input(str(DATA / "lichess_2025-05_sample.pgn.zst"), Lake.open(str(lake)), jobs=2)
+    assert calls >= 2
+    assert read_records(lake) == []
+    assert not list(lake.glob("games/**/*.parquet"))
