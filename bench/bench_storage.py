@@ -121,8 +121,8 @@ def main() -> None:
     line("games, one file", games_one)
     line("plies, one file", plies_one)
     line("lake, one file per table", games_one + plies_one)
-    # What a month's files tend to: on the 1M-game bench lake (48 row groups a table) footers took 0.43 B/game and
-    # dictionary pages 0.44; here a row group holds 438 games.
+    # What a month's files tend to: on the 1M-game bench lake (48 row groups a table) footers took
+    # 0.43 B/game and dictionary pages 0.44; here a row group holds 438 games.
     line("  without footers, dictionary pages", games_one + plies_one - games_constants - plies_constants)
     line("layout 1 games (all SAN), one file", layout1_one)
     print("\nper column family, one file per table (B/game):")
