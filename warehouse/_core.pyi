@@ -84,15 +84,6 @@ def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> Arrow
 
     :raises ValueError: as `position_keys` does."""
 
-def moves_at(games: ArrowArrayExportable, plies: list[int]) -> tuple[list[str], list[str], list[str]]:
-    """`(fens, sans, ucis)`: for each game of `games` (a record batch as `fill_san` takes), the FEN of the
-    position before its mainline move at index `plies[i]` (en passant written when a legal capture exists, as
-    python-chess writes it), that move's SAN (`+`/`#` included) and its UCI (Chess960 castling as king takes
-    rook), replaying the game from its squares.
-
-    :raises ValueError: for a ply past the game's end, a move no legal move matches, or a batch without the
-        columns needed."""
-
 def fen_key(fen: str, chess960: bool = False) -> int:
     """The PolyGlot Zobrist key of `fen`'s position (signed int64, as the lake stores keys), by the same
     rules as `position_keys`; `chess960` reads its castling rights as Chess960's (Shredder or X-FEN letters).

@@ -1,4 +1,4 @@
-"""The batches the replay kernels (`_core.position_keys`, `find_position`, `moves_at`) take, built from the
+"""The batches the replay kernels (`_core.position_keys`, `find_position`) take, built from the
 lake's `plies/` move columns rather than `games.moves` (which DuckDB and pyarrow decode whole)."""
 
 from __future__ import annotations

@@ -18,14 +18,11 @@ use arrow_array::{
     Array, ArrayRef, GenericStringArray, ListArray, RecordBatch, StringViewArray, StructArray,
 };
 use arrow_schema::DataType;
-use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{
-    CastlingMode, CastlingSide, Chess, EnPassantMode, Move, MoveList, Position, Role, Square,
-};
+use shakmaty::{CastlingSide, Move, MoveList, Position, Role, Square};
 
 use crate::replay::describe;
-use crate::variant::{chess_from_fen, Board, GameVariant};
+use crate::variant::{Board, GameVariant};
 
 /// Why a batch's SAN cannot be filled: a batch without the columns needed, or a move that is not
 /// legal where it stands (a damaged lake).
@@ -120,74 +117,6 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         columns[at] = lines.with_moves(out.finish(&moves));
     }
     RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))
-}
-
-/// The position before one move of each game, and that move: FEN (en passant written when a legal
-/// capture exists, as python-chess writes it), SAN with its `+`/`#`, and UCI (Chess960 castling as
-/// king takes rook).
-pub struct MovesAt {
-    pub fens: Vec<String>,
-    pub sans: Vec<String>,
-    pub ucis: Vec<String>,
-}
-
-/// For each game of `games` (as for `fill_san`), the position before its mainline move at index
-/// `plies[game]` and that move (see `MovesAt`), replaying the game from its squares.
-pub fn moves_at(games: &RecordBatch, plies: &[i32]) -> Result<MovesAt, FillError> {
-    let column = |name: &str| {
-        games
-            .column_by_name(name)
-            .ok_or_else(|| error(format!("moves_at: the batch has no `{name}` column")))
-    };
-    let fens = Texts::of(column("start_fen")?, "start_fen")?;
-    let variants = Texts::of(column("variant")?, "variant")?;
-    let mainline = Moves::of(column("moves")?, "moves")?;
-    if plies.len() != games.num_rows() {
-        return Err(error("moves_at: one ply per game"));
-    }
-    let mut out = MovesAt {
-        fens: Vec::with_capacity(plies.len()),
-        sans: Vec::with_capacity(plies.len()),
-        ucis: Vec::with_capacity(plies.len()),
-    };
-    for (game, &ply) in plies.iter().enumerate() {
-        let at = Place { game, id: None };
-        let chess960 = variants.get(game) == Some("Chess960");
-        let mut pos = match fens.get(game) {
-            None => Chess::default(),
-            Some(fen) => chess_from_fen(fen.trim(), chess960)
-                .map_err(|e| error(format!("{at}: invalid start_fen '{fen}': {e}")))?,
-        };
-        let rows = mainline.rows(game);
-        let target = usize::try_from(ply)
-            .ok()
-            .filter(|&p| p < rows.len())
-            .ok_or_else(|| error(format!("{at}: no move at index {ply}")))?;
-        for (index, row) in rows.enumerate() {
-            let (m, _) = mainline.legal_move(&pos, row).ok_or_else(|| {
-                error(format!(
-                    "{}: no legal move goes {}",
-                    at.ply(index, 0),
-                    mainline.squares(row)
-                ))
-            })?;
-            if index == target {
-                out.fens
-                    .push(Fen::from_position(&pos, EnPassantMode::Legal).to_string());
-                out.sans
-                    .push(SanPlus::from_move(pos.clone(), m).to_string());
-                let mode = if chess960 {
-                    CastlingMode::Chess960
-                } else {
-                    CastlingMode::Standard
-                };
-                out.ucis.push(m.to_uci(mode).to_string());
-                break;
-            }
-            pos.play_unchecked(m);
-        }
-    }
-    Ok(out)
 }
 
 /// Where a move is, for messages: the game (its id when the batch has one) and the ply.

@@ -489,21 +489,6 @@ fn find_position(
     })
 }
 
-/// `(fens, sans, ucis)`: for each game, the position before its move at index `plies[game]` and that
-/// move (lists of strings).
-#[pyfunction]
-fn moves_at(
-    py: Python<'_>,
-    games: &Bound<'_, PyAny>,
-    plies: Vec<i32>,
-) -> PyResult<(Vec<String>, Vec<String>, Vec<String>)> {
-    let games = import_games(games, "moves_at")?;
-    let found = py
-        .detach(|| san::moves_at(&games, &plies))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((found.fens, found.sans, found.ucis))
-}
-
 /// The PolyGlot key (as int64) of the position of `fen`; `chess960` reads its castling as Chess960's.
 #[pyfunction]
 #[pyo3(signature = (fen, chess960=false))]
@@ -522,7 +507,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
-    m.add_function(wrap_pyfunction!(moves_at, m)?)?;
     m.add_class::<book::BookCounter>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
