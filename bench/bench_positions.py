@@ -42,12 +42,13 @@ from warehouse.positions.book import build  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
 from warehouse.sql import connect  # noqa: E402
 
-# Positions of the sample's most common line (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5 6. Bb5+
-# c6 7. dxc6 bxc6): plies 2 and 9 are stored keys, ply 14 needs the replay scan.
+# Positions of a line the bench dump's games play (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5
+# 6. Nxf7 Kxf7 7. d6 Ke8), each before ply 2, 9 and 14 (as python-chess gives them): plies 2 and 9 are
+# stored keys, ply 14 needs the replay scan or the index.
 PROBES = {
     2: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
-    9: "r1bqkb1r/pppp1ppp/2n2n2/4p1N1/2B1P3/8/PPPP1PPP/RNBQK2R b KQkq - 5 4",
-    14: "r1bqkb1r/p4ppp/2p2n2/n3p1N1/8/8/PPPP1PPP/RNBQKB1R w KQkq - 0 8",
+    9: "r1bqkb1r/ppp2ppp/2n2n2/3Pp1N1/2B5/8/PPPP1PPP/RNBQK2R b KQkq - 0 5",
+    14: "r1bqkb1r/ppp3pp/3P1n2/n3p3/2B5/8/PPPP1PPP/RNBQK2R w KQ - 1 8",
 }
 
 

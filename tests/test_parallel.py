@@ -8,6 +8,8 @@ files line by line in order, and each load record's counts. File names differ (l
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +162,16 @@ def test_an_encoder_error_fails_the_load_and_commits_nothing(
     assert calls >= 2
     assert read_records(lake) == []
     assert not list(lake.glob("games/**/*.parquet"))
+
+
+def test_a_file_waits_for_every_write_before_it_raises_the_first_error() -> None:
+    """A failed row group does not close its file under a later one still encoding: `wait` lets every
+    write of the file end, then raises the first error, and the file stays open for `close_quietly`."""
+    failed: Future[None] = Future()
+    failed.set_exception(OSError("no space left on device (injected)"))
+    running: Future[None] = Future()
+    file = parquet._PartitionFile("f", None, None, None, None, writing=[failed, running])  # type: ignore[arg-type]
+    threading.Timer(0.2, running.set_result, (None,)).start()
+    with pytest.raises(OSError, match="injected"):
+        file.wait()
+    assert running.done()

@@ -218,10 +218,18 @@ class _PartitionFile:
             write.part_ended()
 
     def wait(self) -> None:
-        """Waits for this file's writes; raises the first error."""
-        writing, self.writing = self.writing, []
-        for done in writing:
-            done.result()
+        """Waits for every write of this file, then raises the first error: writes still running on the
+        encoders must end before the writers close (`close_quietly`), or they would write to a closed
+        file. Interrupted (Ctrl-C), the writes not yet seen to end stay for `close_quietly` to wait for."""
+        first: Exception | None = None
+        for done in self.writing:
+            try:
+                done.result()
+            except Exception as error:
+                first = first or error
+        self.writing = []
+        if first is not None:
+            raise first
 
     def close(self, encoders: Encoders) -> None:
         self.write_pending(encoders)
@@ -301,8 +309,9 @@ class PartitionWriter:
         return _PartitionFile(final, games, plies, *lanes)
 
     def _close(self, key: Partition) -> None:
-        f = self._open.pop(key)
-        f.close(self._encoders)
+        f = self._open[key]
+        f.close(self._encoders)  # on an error, `f` stays open for `close_quietly`
+        del self._open[key]
         self.file_rows[f.final] = f.rows
         self.ply_rows[plies_twin(f.final)] = f.ply_rows
 
