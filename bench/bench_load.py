@@ -299,8 +299,13 @@ def main() -> None:
     zstd = zstd_rate(dump, args.games)
     peer = peer_rate(dump, args.peer_games)
     # Best of --runs (the fastest wall clock): on a machine shared with other jobs, a run that the others
-    # left fewer cores is not the loader's scaling.
-    scaling = [(jobs, *min(loader(dump, jobs) for _ in range(args.runs))) for jobs in args.jobs]
+    # left fewer cores is not the loader's scaling. Runs go in rounds (jobs 1, 2, …, then again), so that
+    # a machine whose speed drifts during the bench (a VM's neighbours) weighs on every N alike.
+    runs: dict[int, list[tuple[float, float, int]]] = {jobs: [] for jobs in args.jobs}
+    for _ in range(args.runs):
+        for jobs in args.jobs:
+            runs[jobs].append(loader(dump, jobs))
+    scaling = [(jobs, *min(runs[jobs])) for jobs in args.jobs]
     breakdown = stages(small)
     by_thread = [(jobs, *threads(small, jobs)) for jobs in args.jobs]
 
