@@ -5,9 +5,9 @@
 --   reached twice there counts twice). warehouse.positions.explore runs this file from Python. white_wins/draws/black_wins count results W/D/B; games counts all (unknown results too);
 --   mean_elo = mean of the games' mean Elo (both Elos known); mean_eval_cp = mean [%eval] in centipawns
 --   after the move, White's view (mate scores left out; null where no game has evals); mean_think = mean
---   seconds the mover spent (its clock after its previous move, or tc_base on its first, minus its clock
---   after this move, plus tc_inc; null where clocks are missing); first_played = the earliest game's date
---   and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
+--   seconds the mover spent (plies.think: its clock after its previous move, or tc_base on its first,
+--   minus its clock after this move, plus tc_inc; null where clocks are missing); first_played = the
+--   earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
 -- Parameters (DuckDB variables; null or unset = no filter): explorer_fen, explorer_speed
 --   (type: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
 --   explorer_since / explorer_until (dates, included), explorer_player (either side's name).
@@ -28,13 +28,13 @@ played as (
         plies.ply,
         plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
         plies.eval_cp,
-        plies.clk
+        plies.think
     from plies
     where plies.key = (select key from position)
 ),
 
 kept as (
-    select game_key, result, mean_elo, datetime, tc_base, tc_inc
+    select game_key, result, mean_elo, datetime
     from games
     where game_key in (select game_key from played)
         and (getvariable('explorer_speed') is null or type = getvariable('explorer_speed'))
@@ -51,13 +51,6 @@ kept as (
         )
 ),
 
-previous_clocks as (
-    -- the mover's clock after its previous move, two plies before
-    select played.game_key, played.ply, before.clk as previous_clk
-    from played
-    join plies as before on before.game_key = played.game_key and before.ply = played.ply - 2
-),
-
 moves as (
     select
         played.uci,
@@ -65,10 +58,9 @@ moves as (
         kept.result,
         kept.mean_elo,
         kept.datetime,
-        if(played.ply < 2, kept.tc_base, previous_clocks.previous_clk) - played.clk + kept.tc_inc as think
+        played.think
     from played
     join kept on kept.game_key = played.game_key
-    left join previous_clocks on previous_clocks.game_key = played.game_key and previous_clocks.ply = played.ply
 ),
 
 final as (
