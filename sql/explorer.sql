@@ -25,7 +25,6 @@ with position as materialized (
 played as (
     select
         plies.game_key,
-        plies.ply,
         plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
         plies.eval_cp,
         plies.think

@@ -24,7 +24,7 @@ with game_stats as (
     group by variant
 ),
 
-drops as (
+drop_counts as (
     -- a scan of the drops alone (`f` null): the filter reaches the Parquet reader, which then decodes the
     -- pieces of those plies only (one scan of every ply's columns cost 6-7x the CPU on a 1M-game lake)
     select
@@ -40,7 +40,7 @@ drops as (
     group by variant
 ),
 
-explosions as (
+explosion_counts as (
     select variant, count(*) as explosions
     from all_plies
     where blast is not null
@@ -61,8 +61,8 @@ final as (
         round(100.0 * queen_drops / nullif(drops, 0), 2) as queen_drop_pct,
         coalesce(explosions, 0) as explosions
     from game_stats
-    left join drops using (variant)
-    left join explosions using (variant)
+    left join drop_counts using (variant)
+    left join explosion_counts using (variant)
 )
 
 select * from final order by games desc, variant;

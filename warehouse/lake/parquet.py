@@ -238,9 +238,8 @@ class _PartitionFile:
         self.plies.close()
 
     def close_quietly(self) -> None:
-        for done in self.writing:
-            with contextlib.suppress(Exception):
-                done.result()
+        with contextlib.suppress(Exception):
+            self.wait()
         for writer in (self.games, self.plies):
             with contextlib.suppress(OSError):
                 writer.close()
