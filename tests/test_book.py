@@ -2,7 +2,8 @@
 the PolyGlot `.bin` read back by `chess.polyglot`, and two half books merged equal to the whole one.
 
 The sample's games are loaded as two lakes, its first and second half; python-chess replays each game's
-first 10 plies from the PGN text.
+first `BOOK_PLIES` plies (9: the moves between the 10 positions whose keys the lake stores) from the PGN
+text.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from s3_server import S3Server
 
 import warehouse
 from warehouse.lake.location import Lake
-from warehouse.positions.book import build
+from warehouse.positions.book import BOOK_PLIES, build
 
 SIGNED = 1 << 64
-STORED_PLIES = 10
 Book = dict[tuple[int, str], dict[str, Any]]
 
 
@@ -66,7 +66,7 @@ def expected_book(texts: list[str], only: Callable[[chess.pgn.Headers], bool] | 
         elos = [game.headers.get(f"{side}Elo", "?") for side in ("White", "Black")]
         board = game.board()
         for ply, move in enumerate(game.mainline_moves()):
-            if ply >= STORED_PLIES:
+            if ply >= BOOK_PLIES:
                 break
             key = chess.polyglot.zobrist_hash(board)
             row = rows[signed(key), move.uci()]
@@ -110,7 +110,8 @@ def assert_rows_equal(got: list[dict[str, Any]], want: Book) -> None:
         counts = {name: row[name] for name in ("white_wins", "draws", "black_wins", "games")}
         assert counts == {name: w[name] for name in counts}, row
         assert row["rated"] == len(w["ratings"])
-        assert row["mean_rating"] == pytest.approx(sum(w["ratings"]) / len(w["ratings"]))
+        mean = sum(w["ratings"]) / len(w["ratings"]) if w["ratings"] else None
+        assert row["mean_rating"] == pytest.approx(mean)
         assert (row["fen"], row["san"]) in w["sans"]
 
 
@@ -172,9 +173,42 @@ def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]],
     assert local.num_rows and build(warehouse.connect(url)).equals(local)
 
 
+SET_UP_GAMES = [
+    # Set up in the Ruy Lopez, transposing into the line of a game from the start: its keys are the same.
+    '[Event "A"]\n[White "w1"]\n[Black "b1"]\n[Result "1-0"]\n[WhiteElo "1800"]\n[BlackElo "1700"]\n'
+    '[SetUp "1"]\n[FEN "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]\n\n'
+    "3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 1-0\n\n",
+    '[Event "B"]\n[White "w2"]\n[Black "b2"]\n[Result "1/2-1/2"]\n\n'
+    "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1/2-1/2\n\n",
+    '[Event "C"]\n[White "w3"]\n[Black "b3"]\n[Result "1-0"]\n[SetUp "1"]\n'
+    '[FEN "8/P6k/8/8/8/8/6K1/8 w - - 0 1"]\n\n'
+    "1. a8=Q Kg6 2. Qa6+ Kg5 3. Qe6 Kh5 4. Qf6 Kg4 5. Qg6+ 1-0\n\n",
+    '[Event "D"]\n[White "w4"]\n[Black "b4"]\n[Result "0-1"]\n[Variant "Chess960"]\n[SetUp "1"]\n'
+    '[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n'
+    "9. g3 d5 0-1\n\n",
+]
+
+
+def test_book_of_set_up_and_short_games_equals_python_chess(tmp_path: Path) -> None:
+    """Games set up from a FEN (a promotion among their moves, one transposing into another game's line),
+    a game shorter than the book's depth (its last move reaches its final key) and a Chess960 game, which
+    the book of standard chess leaves out."""
+    lake = support.loaded(
+        [support.write_zst(tmp_path / "set_up.pgn.zst", "".join(SET_UP_GAMES))], tmp_path / "lake"
+    )
+    ((variants,),) = (
+        warehouse.connect(lake, "all").sql("select list(variant order by variant) from games").fetchall()
+    )
+    assert variants == ["Chess960", "Standard", "Standard", "Standard"]
+    got = build(warehouse.connect(lake)).to_pylist()
+    want = expected_book(SET_UP_GAMES, lambda h: h.get("Variant") != "Chess960")
+    assert_rows_equal(got, want)
+    assert {r["san"] for r in got} >= {"a8=Q", "O-O", "Bb5", "a6"}
+
+
 def test_book_of_a_lake_named_like_a_pattern(halves: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
-    """A lake whose name holds `[`, `]`, `?` and `*` (DuckDB's pattern characters) gets the same book: each
-    file's plies twin is read by its name, escaped as the views escape the lake's."""
+    """A lake whose name holds `[`, `]`, `?` and `*` (DuckDB's pattern characters) gets the same book: the
+    views escape the lake's name, and the files are read by their names."""
     lake, _ = halves[0]
     odd = Path(shutil.copytree(lake, tmp_path / "lake[1]?*"))
     assert build(warehouse.connect(odd)).equals(build(warehouse.connect(lake)))

@@ -91,23 +91,25 @@ def fen_key(fen: str, chess960: bool = False) -> int:
     :raises ValueError: for a FEN that is not a legal position."""
 
 class BookCounter:
-    """Counts an opening book over a lake's files, without a join: `start_file` with a file's games, then
-    `add_plies` with its keyed plies in row order (in as many batches as needed), file after file;
-    `finish` returns the book. A keyed ply's game is the one whose plies' rows (`n_plies` each, in file
-    order) hold its `file_row_number`. Calls release the GIL.
+    """Counts an opening book of the moves of each game's first `depth` plies over a lake's files, without
+    a join and without reading the moves: two consecutive stored keys of a game name the move between them.
+    File after file, `start_file` with all its games (which count) and `add_keys` with its plies' keys in
+    row order (in as many batches as needed); `finish` returns the book.
+    A ply's game is the one whose plies' rows (`n_plies` each, in file order) hold it. Calls release the GIL.
 
-    :raises ValueError: for batches without the columns needed, and plies that do not fit their games
-        (rows out of order or past the games' plies, keyed plies not from ply 0, a move that is not legal)."""
+    :raises ValueError: for batches without the columns needed, and keys that do not fit their games (more
+        or fewer rows than the games' plies, a game's first key not its start position's, a key missing
+        from a game's first plies, keys no legal move joins)."""
 
-    def start_file(self, n_plies: ArrowArrayExportable, counted: ArrowArrayExportable) -> None:
-        """A file's games: `n_plies` (int32) of every game in file order; `counted` (a record batch) those
-        whose plies count: `row` (the game's index in the file, ascending), `game_key`, `result` (`W`, `D`,
-        `B`, else unknown), `elo_sum` (int32: White's Elo + Black's, null unless both known), `date_ms`
-        (int64), `start_fen`."""
+    def __init__(self, depth: int) -> None: ...
+    def start_file(self, games: ArrowArrayExportable) -> None:
+        """A file's games, all of them in file order, a record batch: `n_plies` (int32), `game_key`,
+        `counted` (bool: whether its moves count), and for those counted `result` (`W`, `D`, `B`, else
+        unknown), `elo_sum` (int32: White's Elo + Black's, null unless both known), `date_ms` (int64),
+        `start_fen`, `final_key` (int64: the key of the game's last position)."""
 
-    def add_plies(self, plies: ArrowArrayExportable) -> None:
-        """A record batch of the file's keyed plies: `file_row_number` (int64), `key` (int64), `f`, `t`,
-        `promote` (utf8)."""
+    def add_keys(self, keys: ArrowArrayExportable) -> None:
+        """The next rows of the file's plies: their `key` column (int64, null where none is stored)."""
 
     def finish(self, min_games: int) -> ArrowArray:
         """The book (a record batch): a row per (key, move) of at least `min_games` games, by key then UCI:

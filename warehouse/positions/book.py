@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-import re
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,11 +22,14 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import InputError, LakeError
 from warehouse.lake.layout import GAMES, plies_twin
+from warehouse.lake.location import Lake
+from warehouse.lake.plies import KEYED_PLIES
 
 BOOK_SCHEMA = pa.schema(
     [
@@ -51,8 +53,23 @@ POLYGLOT_PROMOTION = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}
 # PolyGlot writes castling as the king taking its rook.
 POLYGLOT_CASTLING = {"e1g1": "e1h1", "e1c1": "e1a1", "e8g8": "e8h8", "e8c8": "e8a8"}
 MAX_WEIGHT = 0xFFFF
-# The keyed plies of a file are counted in batches of this many rows, so a big file needs no more memory.
+# The filters of the games counted (`Filters`' fields but `min_games`, a filter of rows).
+GAME_FILTERS = ("type", "min_rating", "max_rating", "since", "until", "player")
+# The keys of a file are counted in batches of this many rows, so a big file needs no more memory.
 PLIES_BATCH_ROWS = 1 << 20
+# What a book reads of each games file (the Elos alone of the players).
+GAME_COLUMNS = [
+    "n_plies",
+    "game_key",
+    "variant",
+    "result",
+    "datetime",
+    "start_fen",
+    "final_key",
+    "players.list.element.elo",
+]
+# A book's moves are those of the first BOOK_PLIES plies: the key of the position each reaches is stored.
+BOOK_PLIES = KEYED_PLIES - 1
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,10 @@ class Filters:
     player: str | None = None
     min_games: int = 1
 
+    def selective(self) -> bool:
+        """Whether they keep fewer than every game."""
+        return any(getattr(self, name) is not None for name in GAME_FILTERS)
+
     def where(self) -> tuple[str, dict[str, Any]]:
         """A SQL condition on the games view's columns (`games.`), and its parameters."""
         tests = {
@@ -78,86 +99,71 @@ class Filters:
             "until": "games.datetime < $until::date + interval 1 day",
             "player": "(games.white_name = $player or games.black_name = $player)",
         }
-        chosen = {name: getattr(self, name) for name in tests if getattr(self, name) is not None}
+        chosen = {name: getattr(self, name) for name in GAME_FILTERS if getattr(self, name) is not None}
         return " and ".join(["true", *(tests[name] for name in chosen)]), chosen
 
 
 def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Table:
-    """The book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps.
+    """The book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps: the moves of
+    their first `BOOK_PLIES` plies.
 
-    No join: a `games/` file and its `plies/` twin hold the same games in the same order, each game's plies
-    in a row, so a keyed ply's row number in its file names its game (`_core.BookCounter`, which counts
-    the (key, move) rows and replays one game of each for its FEN and SAN). Per file, DuckDB reads the
-    keyed plies' squares; the games' columns come from the games view, filters applied there."""
-    where, params = filters.where()
-    ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
-    counted = con.sql(
-        f"""
-        select
-            filename,
-            file_row_number as row,
-            game_key,
-            result,
-            (white_elo + black_elo)::integer as elo_sum,
-            epoch_ms(datetime) as date_ms,
-            start_fen
-        from games
-        where games.variant = 'Standard' and {where}
-        """,
-        params=params,
-    ).to_arrow_table()
-    counter = _core.BookCounter()
-    for name, games in by_file(counted).items():
-        try:  # the kernel's errors are ValueErrors: plies that do not fit their games (a damaged lake)
-            count_file(con, counter, lake, name, games)
-        except ValueError as e:
-            raise LakeError(f"{name}: {str(e).splitlines()[0]}") from None
+    No join, and no move read: file by file, a `games/` file's columns and the keys of its `plies/` twin,
+    whose rows are the file's games' plies in order, so that a ply's row names its game
+    (`_core.BookCounter`, which counts the pairs of consecutive keys and names the moves of the rows
+    kept). pyarrow reads the files: it decodes the keys faster than DuckDB hands them over, and reads the
+    Elos without the players' names. The filters are the games view's (`Filters.where`): with any, the
+    games it keeps are the ones counted."""
+    ((location,),) = con.sql("select getvariable('chess_lake')").fetchall()
+    kept = kept_keys(con, filters) if filters.selective() else None
+    counter = _core.BookCounter(BOOK_PLIES)
+    lake = Lake.open(location)
+    for info in sorted(lake.files(GAMES), key=lambda i: i.path):
+        if info.path.endswith(".parquet"):
+            rel = lake.relative(info.path)
+            try:  # the kernel's errors are ValueErrors: keys that do not fit their games (a damaged lake)
+                count_file(lake, counter, rel, kept)
+            except ValueError as e:
+                raise LakeError(f"{location}/{rel}: {str(e).splitlines()[0]}") from None
     try:
         book = counter.finish(filters.min_games)
-    except ValueError as e:  # a sample game whose moves do not replay
-        raise LakeError(f"{lake}: {str(e).splitlines()[0]}") from None
+    except ValueError as e:  # the keys of a game no legal move joins
+        raise LakeError(f"{location}: {str(e).splitlines()[0]}") from None
     return pa.Table.from_batches([pa.record_batch(book)]).cast(BOOK_SCHEMA)
 
 
-def count_file(
-    con: duckdb.DuckDBPyConnection, counter: _core.BookCounter, lake: str, name: str, games: pa.RecordBatch
-) -> None:
-    """Counts the keyed plies of the `games/` file `name` (its plies twin) of the games `games` of it."""
-    # Where each game's plies start in the twin: every game of the file counts, in file order.
-    n_plies = con.sql("select n_plies from read_parquet($path)", params={"path": glob_escaped(name)})
-    counter.start_file(n_plies.to_arrow_table()["n_plies"].combine_chunks(), games)
-    plies = con.sql(
-        "select file_row_number, key, f, t, promote from read_parquet($path, file_row_number = true) "
-        "where key is not null",
-        params={"path": glob_escaped(plies_file(lake, name))},
-    )
-    for batch in plies.to_arrow_reader(PLIES_BATCH_ROWS):
-        counter.add_plies(batch)
+def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> np.ndarray:
+    """The `game_key`s of the standard games `filters` keep, sorted."""
+    where, params = filters.where()
+    kept = con.sql(f"select game_key from games where games.variant = 'Standard' and {where}", params=params)
+    return np.sort(kept.to_arrow_table()["game_key"].to_numpy())
 
 
-def by_file(table: pa.Table) -> dict[str, pa.RecordBatch]:
-    """The rows of `table` but its `filename` of each file, by that name, in the order of the names."""
-    names = table["filename"].combine_chunks().dictionary_encode()
-    indices = names.indices.to_numpy()
-    order = np.argsort(indices, kind="stable")
-    bounds = np.searchsorted(indices[order], np.arange(len(names.dictionary) + 1))
-    rows = table.drop_columns(["filename"]).take(order)
-    batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in rows.columns], schema=rows.schema)
-    parts = {names.dictionary[i].as_py(): (bounds[i], bounds[i + 1]) for i in range(len(names.dictionary))}
-    return {name: batch.slice(start, stop - start) for name, (start, stop) in sorted(parts.items())}
-
-
-def plies_file(lake: str, games_file: str) -> str:
-    """The `plies/` twin of the `games/` file `games_file` of the lake at `lake` (as the views name them)."""
-    prefix = f"{lake}/{GAMES}/"
-    if not games_file.startswith(prefix):
-        raise ValueError(f"{games_file!r} is not a file of {prefix}")
-    return f"{lake}/{plies_twin(games_file[len(lake) + 1 :])}"
-
-
-def glob_escaped(path: str) -> str:
-    """`path` as a DuckDB file pattern naming it alone (its `[`, `]`, `?`, `*` escaped, as lake_path does)."""
-    return re.sub(r"([][?*])", r"[\1]", path)
+def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: np.ndarray | None) -> None:
+    """Counts the plies of the `games/` file `rel` (its `plies/` twin's keys) of its standard games (of
+    those whose `game_key` is in `kept`, sorted, unless None)."""
+    with lake.fs.open_input_file(lake.path(rel)) as f:
+        games = pq.ParquetFile(f).read(columns=GAME_COLUMNS, use_threads=False).combine_chunks()
+    counted = pc.equal(games["variant"], "Standard")
+    if kept is not None:
+        keys = games["game_key"].to_numpy()
+        at = np.minimum(np.searchsorted(kept, keys), max(len(kept) - 1, 0))
+        counted = pc.and_(counted, pa.array(kept[at] == keys if len(kept) else np.zeros(len(keys), bool)))
+    players = games["players"]
+    elos = [pc.struct_field(pc.list_element(players, side), "elo") for side in (0, 1)]
+    columns = {
+        "n_plies": games["n_plies"],
+        "game_key": games["game_key"],
+        "counted": counted,
+        "result": games["result"],
+        "elo_sum": pc.add(*elos),
+        "date_ms": games["datetime"].cast(pa.int64()),
+        "start_fen": games["start_fen"],
+        "final_key": games["final_key"],
+    }
+    counter.start_file(pa.table(columns).combine_chunks().to_batches()[0])
+    with lake.fs.open_input_file(lake.path(plies_twin(rel))) as f:
+        for batch in pq.ParquetFile(f).iter_batches(PLIES_BATCH_ROWS, columns=["key"], use_threads=False):
+            counter.add_keys(batch.column(0))
 
 
 def write(book: pa.Table, out: str | Path, fmt: str) -> None:

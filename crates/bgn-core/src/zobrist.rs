@@ -500,7 +500,12 @@ pub fn find_position(
 pub fn fen_key(fen: &str, chess960: bool) -> Result<i64, KeyError> {
     let pos = chess_from_fen(fen.trim(), chess960)
         .map_err(|e| error(format!("invalid FEN '{fen}': {e}")))?;
-    Ok(Board::new(&pos).key as i64)
+    Ok(position_key(&pos))
+}
+
+/// The PolyGlot key (signed) of a position.
+pub fn position_key(pos: &Chess) -> i64 {
+    Board::new(pos).key as i64
 }
 
 #[cfg(test)]
