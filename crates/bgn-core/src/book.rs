@@ -31,7 +31,7 @@ use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::variant::chess_from_fen;
-use crate::zobrist::{fen_key, position_key};
+use crate::zobrist::{fen_key, moves_with_keys};
 
 /// Why a book cannot be counted: a batch without the columns it needs, or keys that do not fit their
 /// games (a damaged lake).
@@ -458,16 +458,10 @@ struct Namer {
 impl Namer {
     /// The move from `pos` (of key `from`) to the position of key `to`.
     fn step(&mut self, pos: &Chess, from: i64, to: i64) -> Option<Move> {
-        let moves = self.moves.entry(from).or_insert_with(|| {
-            pos.legal_moves()
-                .into_iter()
-                .map(|m| {
-                    let mut next = pos.clone();
-                    next.play_unchecked(m);
-                    (position_key(&next), m)
-                })
-                .collect()
-        });
+        let moves = self
+            .moves
+            .entry(from)
+            .or_insert_with(|| moves_with_keys(pos));
         moves.iter().find(|(key, _)| *key == to).map(|&(_, m)| m)
     }
 
@@ -531,6 +525,7 @@ fn texts<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, Book
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zobrist::position_key;
     use shakmaty::uci::UciMove;
 
     /// Games of `moves` (UCI) from the start, as the lake holds them: their batch for `start_file` (game

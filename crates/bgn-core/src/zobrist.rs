@@ -19,7 +19,9 @@ use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatch};
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
-use shakmaty::{CastlingSide, Chess, Color, EnPassantMode, File, Piece, Position, Role, Square};
+use shakmaty::{
+    CastlingSide, Chess, Color, EnPassantMode, File, Move, Piece, Position, Role, Square,
+};
 
 use crate::san::{codes, Texts};
 use crate::variant::chess_from_fen;
@@ -113,6 +115,7 @@ const WHITE_PAWN: u8 = 1;
 const BLACK_PAWN: u8 = 7;
 
 /// One position, with its key kept up to date.
+#[derive(Clone)]
 struct Board {
     squares: [u8; 64],
     white: bool,
@@ -508,6 +511,32 @@ pub fn position_key(pos: &Chess) -> i64 {
     Board::new(pos).key as i64
 }
 
+/// Each legal move of `pos` with the key (signed) of the position it reaches, updated by XOR from
+/// `pos`'s: no position is played.
+pub fn moves_with_keys(pos: &Chess) -> Vec<(i64, Move)> {
+    let board = Board::new(pos);
+    let color = pos.turn();
+    let code = |role| code_of(Piece { color, role });
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| {
+            let (to, castle) = match m.castling_side() {
+                Some(side) => (
+                    side.king_to(color),
+                    if side.is_queen_side() { b'Q' } else { b'K' },
+                ),
+                None => (m.to(), NONE),
+            };
+            let from = m.from().expect("a legal move of chess starts on a square");
+            let promote = m.promotion().map_or(NONE, code);
+            let mut next = board.clone();
+            next.play(code(m.role()), from as u8, to as u8, promote, castle)
+                .expect("a legal move plays on the board of its position");
+            (next.key as i64, m)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,6 +550,32 @@ mod tests {
             .into_position(CastlingMode::Standard)
             .unwrap();
         Board::new(&pos).key
+    }
+
+    #[test]
+    fn moves_with_keys_are_the_keys_of_the_positions_played() {
+        // Castling both ways, en passant (a pawn beside, and a capture), promotions and captures of rooks
+        // that take away castling rights.
+        for fen in [
+            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8",
+            "rnbqkbnr/ppp2ppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+            "4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            let moves = moves_with_keys(&pos);
+            assert_eq!(moves.len(), pos.legal_moves().len());
+            for (key, m) in moves {
+                let mut next = pos.clone();
+                next.play_unchecked(m);
+                assert_eq!(key, position_key(&next), "{fen} {m}");
+            }
+        }
     }
 
     #[test]
