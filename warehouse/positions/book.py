@@ -3,10 +3,10 @@ scored, as Parquet, TSV or PolyGlot `.bin`; and the streaming merge of books bui
 
 A book row is one (position, move): `key` (PolyGlot, signed), `fen`, `uci`, `san`, `white_wins`, `draws`,
 `black_wins`, `games` (results unknown included), `rated` (games with both Elos) and `mean_rating` (their
-mean Elo), `first_date`, `last_date`; sorted by `key`, then `uci`. The positions are those of the stored
-keys (`plies.key`: the first `KEYED_PLIES` plies of standard games), so a book is a count of the keyed
-plies by (key, move) with their games' results, Elos and dates (`build`, in Rust): no replay but one game
-per row, for its FEN and SAN.
+mean Elo), `first_date`, `last_date`; sorted by `key`, then `uci`. The moves are those of the first
+`BOOK_PLIES` plies of standard games, between the stored keys (`plies.key`: the first `KEYED_PLIES`
+positions), so a book is a count of pairs of consecutive keys with their games' results, Elos and dates
+(`build`, in Rust), each row's move named at the end from one game's keys (docs/positions.md).
 """
 
 from __future__ import annotations
