@@ -1,10 +1,10 @@
 """Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [filters]
 
 Each move of the first 9 plies of standard games (the moves between the 10 positions whose keys the lake
-stores), by position: its FEN, UCI and SAN, white wins, draws, black wins, games, mean rating, first and last date. OUT's name picks
-the format: .parquet, .tsv, or .bin (PolyGlot, weight = 2 x wins + draws of the side to move; python-chess's
-chess.polyglot reads it). --merge joins Parquet books built apart (a month each) into OUT in one streaming
-pass: build them with the default --min-games 1 for exact sums.
+stores), by position: its FEN, UCI and SAN, white wins, draws, black wins, games, mean rating, first and
+last date. OUT's name picks the format: .parquet, .tsv, or .bin (PolyGlot, weight = 2 x wins + draws of the
+side to move; python-chess's chess.polyglot reads it). --merge joins Parquet books built apart (a month
+each) into OUT in one streaming pass: build them with the default --min-games 1 for exact sums.
 """
 
 from __future__ import annotations
