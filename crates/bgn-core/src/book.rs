@@ -189,7 +189,7 @@ impl BookCounts {
         let mut starts = Vec::with_capacity(games.num_rows() + 1);
         starts.push(0i64);
         let mut counted_at = Vec::with_capacity(games.num_rows());
-        let mut file_games = Vec::new();
+        let mut file_games = Vec::with_capacity(counted.true_count());
         for i in 0..games.num_rows() {
             starts.push(starts[i] + i64::from(n_plies.value(i).max(0)));
             if !(counted.is_valid(i) && counted.value(i)) {
