@@ -87,7 +87,7 @@ class Filters:
     min_games: int = 1
 
     def selective(self) -> bool:
-        """Whether they keep fewer than every game."""
+        """Whether any filter of games is set (not `min_games`, a filter of rows)."""
         return any(getattr(self, name) is not None for name in GAME_FILTERS)
 
     def where(self) -> tuple[str, dict[str, Any]]:
