@@ -146,25 +146,29 @@ def test_book_filters_equal_python_chess(halves: list[tuple[Path, list[str]]], t
     assert kept[2:] == [len(everything), 0]
 
 
+@pytest.mark.parametrize("cut", ["first", "last"])
 def test_plies_that_do_not_fit_their_games_fail_in_one_line(
-    halves: list[tuple[Path, list[str]]], tmp_path: Path
+    halves: list[tuple[Path, list[str]]], tmp_path: Path, cut: str
 ) -> None:
-    """A plies file missing its first row (a damaged lake): each ply's row number then names another game's
-    ply, which the count refuses (a game's first keyed ply must hold its start position's key), naming the
-    file, rather than count moves under other games."""
+    """A plies file missing a row (a damaged lake) fails the build in one line naming its games file, rather
+    than count moves under other games: without its first row, each ply's row number names another game's
+    ply (a game's first key must be its start position's); without its last, the file holds fewer plies
+    than its games. The file cut is the first one read, so that an error found only when the next file
+    starts would name the wrong file."""
     lake = Path(shutil.copytree(halves[0][0], tmp_path / "lake"))
-    plies = next((lake / "plies").rglob("*.parquet"))
-    table = pq.read_table(plies)
-    pq.write_table(table.slice(1), plies)
+    files = sorted((lake / "plies").rglob("*.parquet"))
+    assert len(files) > 1
+    table = pq.read_table(files[0])
+    pq.write_table(table.slice(1) if cut == "first" else table.slice(0, table.num_rows - 1), files[0])
     run = support.run_module("loaders.book", ["--lake", lake, tmp_path / "book.parquet"])
-    games_file = "games" + str(plies.relative_to(lake))[len("plies") :]
+    games_file = "games" + str(files[0].relative_to(lake))[len("plies") :]
     support.one_line_error(run, games_file, "do not fit their games")
     assert not (tmp_path / "book.parquet").exists()
 
 
 def test_book_over_s3_equals_the_local_one(halves: list[tuple[Path, list[str]]], s3_server: S3Server) -> None:
-    """The book of a lake on S3 (a real S3-compatible server: the plies twins named from the games files as
-    DuckDB lists them there) is the book of the same lake on disk."""
+    """The book of a lake on S3 (a real S3-compatible server: the games files listed and read through the
+    lake's pyarrow filesystem) is the book of the same lake on disk."""
     lake, _ = halves[0]
     url = s3_server.bucket("book-bucket") + "/lake"
     remote = Lake.open(url)

@@ -93,8 +93,8 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 class BookCounter:
     """Counts an opening book of the moves of each game's first `depth` plies over a lake's files, without
     a join and without reading the moves: two consecutive stored keys of a game name the move between them.
-    File after file, `start_file` with all its games (which count) and `add_keys` with its plies' keys in
-    row order (in as many batches as needed); `finish` returns the book.
+    File after file, `start_file` with all its games (which count), `add_keys` with its plies' keys in
+    row order (in as many batches as needed) and `end_file`; `finish` returns the book.
     A ply's game is the one whose plies' rows (`n_plies` each, in file order) hold it. Calls release the GIL.
 
     :raises ValueError: for batches without the columns needed, and keys that do not fit their games (more
@@ -110,6 +110,10 @@ class BookCounter:
 
     def add_keys(self, keys: ArrowArrayExportable) -> None:
         """The next rows of the file's plies: their `key` column (int64, null where none is stored)."""
+
+    def end_file(self) -> None:
+        """Ends the file, checking that its plies were as many as its games' (`start_file` and `finish` end
+        a file left open)."""
 
     def finish(self, min_games: int) -> ArrowArray:
         """The book (a record batch): a row per (key, move) of at least `min_games` games, by key then UCI:

@@ -66,7 +66,7 @@ def check(lake: Lake, *, full: bool = False) -> tuple[list[str], dict[str, int]]
 def _files(lake: Lake, table: str, live: dict[str, int], problems: list[str]) -> dict[str, int]:
     """The Parquet files of `table` on disk with the rows their records list; reports the files on disk
     that no record lists, and the files listed but missing."""
-    on_disk = sorted(lake.relative(i.path) for i in lake.files(table) if i.path.endswith(".parquet"))
+    on_disk = lake.parquet_files(table)
     problems += [f"{f}: in {table}/ but in no committed record" for f in on_disk if f not in live]
     problems += [f"{f}: listed by a committed record but missing" for f in live if f not in set(on_disk)]
     return {rel: live.get(rel, -1) for rel in on_disk}

@@ -55,12 +55,10 @@ class Digest:
 def small_files(lake: Lake, target: int) -> dict[str, list[tuple[str, int]]]:
     """Per partition directory, its files under half the target, with their rows, in name order."""
     parts: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for info in sorted(lake.files(GAMES), key=lambda i: i.path):
-        if info.path.endswith(".parquet"):
-            rows = pq.read_metadata(info.path, filesystem=lake.fs).num_rows
-            if rows < target // 2:
-                rel = lake.relative(info.path)
-                parts[rel.rsplit("/", 1)[0]].append((rel, rows))
+    for rel in lake.parquet_files(GAMES):
+        rows = pq.read_metadata(lake.path(rel), filesystem=lake.fs).num_rows
+        if rows < target // 2:
+            parts[rel.rsplit("/", 1)[0]].append((rel, rows))
     return {part: files for part, files in parts.items() if len(files) >= 2}
 
 

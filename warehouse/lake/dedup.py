@@ -58,8 +58,8 @@ def encode_ids(ids: pa.Array) -> tuple[dict[int, np.ndarray], np.ndarray, list[s
 
 
 class SortedIds:
-    """A growing set of uint64 as a few sorted runs, merged as they pile up (each run at least twice the
-    next one), so that lookups stay O(log n) per id and adding stays O(log n) amortised."""
+    """A growing set of integers (uint64, or int64) as a few sorted runs, merged as they pile up (each run at
+    least twice the next one), so that lookups stay O(log n) per id and adding stays O(log n) amortised."""
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []

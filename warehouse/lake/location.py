@@ -117,6 +117,10 @@ class Lake:
         selector = pafs.FileSelector(self.path(rel), recursive=True, allow_not_found=True)
         return [i for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
 
+    def parquet_files(self, rel: str) -> list[str]:
+        """The Parquet files below `rel` (recursively), relative to the root, in name order."""
+        return sorted(self.relative(i.path) for i in self.files(rel) if i.path.endswith(".parquet"))
+
     def relative(self, path: str) -> str:
         return posixpath.relpath(path, self.root)
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import InputError, LakeError
+from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
@@ -118,13 +118,11 @@ def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Ta
     kept = kept_keys(con, filters) if filters.selective() else None
     counter = _core.BookCounter(BOOK_PLIES)
     lake = Lake.open(location)
-    for info in sorted(lake.files(GAMES), key=lambda i: i.path):
-        if info.path.endswith(".parquet"):
-            rel = lake.relative(info.path)
-            try:  # the kernel's errors are ValueErrors: keys that do not fit their games (a damaged lake)
-                count_file(lake, counter, rel, kept)
-            except ValueError as e:
-                raise LakeError(f"{location}/{rel}: {str(e).splitlines()[0]}") from None
+    for rel in lake.parquet_files(GAMES):
+        try:  # the kernel's errors are ValueErrors: keys that do not fit their games (a damaged lake)
+            count_file(lake, counter, rel, kept)
+        except ValueError as e:
+            raise LakeError(f"{location}/{rel}: {str(e).splitlines()[0]}") from None
     try:
         book = counter.finish(filters.min_games)
     except ValueError as e:  # the keys of a game no legal move joins
@@ -132,23 +130,23 @@ def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Ta
     return pa.Table.from_batches([pa.record_batch(book)]).cast(BOOK_SCHEMA)
 
 
-def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> np.ndarray:
-    """The `game_key`s of the standard games `filters` keep, sorted."""
+def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> SortedIds:
+    """The `game_key`s of the standard games `filters` keep."""
     where, params = filters.where()
     kept = con.sql(f"select game_key from games where games.variant = 'Standard' and {where}", params=params)
-    return np.sort(kept.to_arrow_table()["game_key"].to_numpy())
+    keys = SortedIds()
+    keys.add(kept.to_arrow_table()["game_key"].to_numpy())
+    return keys
 
 
-def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: np.ndarray | None) -> None:
+def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds | None) -> None:
     """Counts the plies of the `games/` file `rel` (its `plies/` twin's keys) of its standard games (of
-    those whose `game_key` is in `kept`, sorted, unless None)."""
+    those whose `game_key` is in `kept`, unless None)."""
     with lake.fs.open_input_file(lake.path(rel)) as f:
         games = pq.ParquetFile(f).read(columns=GAME_COLUMNS, use_threads=False).combine_chunks()
     counted = pc.equal(games["variant"], "Standard")
     if kept is not None:
-        keys = games["game_key"].to_numpy()
-        at = np.minimum(np.searchsorted(kept, keys), max(len(kept) - 1, 0))
-        counted = pc.and_(counted, pa.array(kept[at] == keys if len(kept) else np.zeros(len(keys), bool)))
+        counted = pc.and_(counted, pa.array(kept.contains(games["game_key"].to_numpy())))
     players = games["players"]
     elos = [pc.struct_field(pc.list_element(players, side), "elo") for side in (0, 1)]
     columns = {
@@ -161,10 +159,13 @@ def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: np.ndarra
         "start_fen": games["start_fen"],
         "final_key": games["final_key"],
     }
-    counter.start_file(pa.table(columns).combine_chunks().to_batches()[0])
+    counter.start_file(
+        pa.RecordBatch.from_arrays([c.combine_chunks() for c in columns.values()], list(columns))
+    )
     with lake.fs.open_input_file(lake.path(plies_twin(rel))) as f:
         for batch in pq.ParquetFile(f).iter_batches(KEY_BATCH_ROWS, columns=["key"], use_threads=False):
             counter.add_keys(batch.column(0))
+    counter.end_file()
 
 
 def write(book: pa.Table, out: str | Path, fmt: str) -> None:

@@ -134,7 +134,7 @@ def positions_at(
     index = PositionIndex.open(lake) if use_index else None
     if index is None and not deep:
         return stored(con, key)
-    files = [lake.relative(info.path) for info in lake.files(GAMES) if info.path.endswith(".parquet")]
+    files = lake.parquet_files(GAMES)
     if index is None:
         return pa.concat_tables([stored(con, key), replayed(lake, files, key, KEYED_PLIES)])
     uncovered = [rel for rel in files if rel not in index.covered]

@@ -228,9 +228,9 @@ impl BookCounts {
         Ok(())
     }
 
-    /// Checks that the file read last had as many plies as its games: fewer would leave games
-    /// uncounted.
-    fn end_file(&mut self) -> Result<(), BookError> {
+    /// Ends the file being read, checking that its plies were as many as its games': fewer would leave
+    /// games uncounted. `start_file` and `finish` end a file left open.
+    pub fn end_file(&mut self) -> Result<(), BookError> {
         if let Some(file) = self.file.take() {
             let total = file.starts[file.starts.len() - 1];
             if file.next_row != total {

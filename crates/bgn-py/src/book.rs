@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use crate::{import, import_games, ArrowArray};
 
 /// Counts an opening book over the lake's files: for each file `start_file(games)` with all its games
-/// in order and `add_keys(keys)` with its plies' `key` column in row order (as many batches as needed);
-/// `finish(min_games)` returns the book as a record batch. Calls release the GIL.
+/// in order, `add_keys(keys)` with its plies' `key` column in row order (as many batches as needed) and
+/// `end_file()`; `finish(min_games)` returns the book as a record batch. Calls release the GIL.
 #[pyclass(module = "warehouse._core")]
 pub struct BookCounter {
     counts: BookCounts,
@@ -42,6 +42,12 @@ impl BookCounter {
         let keys = make_array(import(keys)?);
         let counts = &mut self.counts;
         py.detach(|| counts.add_keys(&keys)).map_err(value_error)
+    }
+
+    /// Ends the file, checking that its plies were as many as its games'.
+    fn end_file(&mut self, py: Python<'_>) -> PyResult<()> {
+        let counts = &mut self.counts;
+        py.detach(|| counts.end_file()).map_err(value_error)
     }
 
     /// The book's rows of at least `min_games` games, sorted by key then UCI.
