@@ -1,5 +1,6 @@
-"""Lake layout versions: a lake of layout 1 (tests/data/lake_v1, written by the loader before `plies/`) or
-2 (tests/data/lake_v2, before `plies.think` and `plies.mates`) is refused by every command in one line
+"""Lake layout versions: a lake of layout 1 (tests/data/lake_v1, written by the loader before `plies/`), 2
+(tests/data/lake_v2, before `plies.think` and `plies.mates`) or 3 (tests/data/lake_v3, before
+`plies.analysed`) is refused by every command in one line
 naming the upgrade; the upgrade rewrites it in place, crash-safe, into a lake that `check --full` passes,
 holding the same games with their keys and plies."""
 
@@ -15,11 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 import support
 from game_keys import expected_key
+from test_plies import assert_row_groups_of_one_kind
 
 import warehouse
 from warehouse import upgrade as upgrade_module
 from warehouse.errors import LakeError, NotPublished
 from warehouse.lake import commit as commit_module
+from warehouse.lake.layout import LAYOUT
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import plain_schema
 from warehouse.lake.plies import plies_of
@@ -29,6 +32,8 @@ LAKE_V1 = support.DATA / "lake_v1"
 V1_GAMES = 51
 LAKE_V2 = support.DATA / "lake_v2"
 V2_GAMES = 58
+LAKE_V3 = support.DATA / "lake_v3"
+V3_GAMES = 58
 
 
 def copy_lake(fixture: Path, tmp_path: Path) -> Path:
@@ -42,10 +47,10 @@ def old_lake(tmp_path: Path) -> Path:
     return copy_lake(LAKE_V1, tmp_path)
 
 
-@pytest.fixture(params=[1, 2], ids=["layout1", "layout2"])
+@pytest.fixture(params=[1, 2, 3], ids=["layout1", "layout2", "layout3"])
 def any_old_lake(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[int, Path]:
     """A copy of the fixture of each older layout, with its layout number."""
-    return request.param, copy_lake(LAKE_V1 if request.param == 1 else LAKE_V2, tmp_path)
+    return request.param, copy_lake({1: LAKE_V1, 2: LAKE_V2, 3: LAKE_V3}[request.param], tmp_path)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -87,8 +92,8 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     old = games_table(old_lake)
     run = upgrade(old_lake)
     assert run.returncode == 0, run.stderr
-    assert f"upgraded to layout 3: 7 files rewritten ({V1_GAMES} games" in run.stdout
-    assert json.loads((old_lake / "_layout.json").read_text()) == {"layout": 3}
+    assert f"upgraded to layout {LAYOUT}: 7 files rewritten ({V1_GAMES} games" in run.stdout
+    assert json.loads((old_lake / "_layout.json").read_text()) == {"layout": LAYOUT}
     check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new = games_table(old_lake)
@@ -112,7 +117,7 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     assert plies.num_rows == sum(new["n_plies"].to_pylist()) > 1000
 
     again = upgrade(old_lake)
-    assert again.returncode == 0 and "already of layout 3, nothing to do" in again.stdout
+    assert again.returncode == 0 and f"already of layout {LAYOUT}, nothing to do" in again.stdout
     # The upgraded lake takes loads, deduplicated against its games, and answers queries.
     loaded = support.load([support.SAMPLE], old_lake)
     assert loaded.returncode == 0, loaded.stderr
@@ -184,8 +189,8 @@ def test_upgrade_from_layout_2(tmp_path: Path) -> None:
     old_games, old_plies = games_table(lake), plies_table(lake)
     run = upgrade(lake)
     assert run.returncode == 0, run.stderr
-    assert "upgraded to layout 3: " in run.stdout and f"({V2_GAMES} games" in run.stdout
-    assert json.loads((lake / "_layout.json").read_text()) == {"layout": 3}
+    assert f"upgraded to layout {LAYOUT}: " in run.stdout and f"({V2_GAMES} games" in run.stdout
+    assert json.loads((lake / "_layout.json").read_text()) == {"layout": LAYOUT}
     check = support.run_module("warehouse.check", ["--lake", lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new_games, new_plies = games_table(lake), plies_table(lake)
@@ -209,3 +214,26 @@ def test_upgrade_from_layout_2(tmp_path: Path) -> None:
     assert loaded.returncode == 0, loaded.stderr
     assert f"{support.SAMPLE_GAMES} games seen = {support.SAMPLE_GAMES - 40} written" in loaded.stdout
     assert not warehouse.query("clock_pace", lake).is_empty()
+
+
+def test_upgrade_from_layout_3(tmp_path: Path) -> None:
+    """A lake of layout 3 (the same games as tests/data/lake_v2's, two of the sample's analysed): the
+    upgrade adds `plies.analysed` (each game's `has_eval`) and parts analysed games into row groups of their
+    own in both tables; the games and their other plies' columns are the same; the lake takes loads."""
+    lake = copy_lake(LAKE_V3, tmp_path)
+    old_games, old_plies = games_table(lake), plies_table(lake)
+    run = upgrade(lake)
+    assert run.returncode == 0, run.stderr
+    assert f"upgraded to layout {LAYOUT}: " in run.stdout and f"({V3_GAMES} games" in run.stdout
+    check = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    assert check.returncode == 0, check.stdout + check.stderr
+    new_games, new_plies = games_table(lake), plies_table(lake)
+    assert new_games.equals(old_games)
+    assert new_plies.drop_columns(["analysed"]).equals(old_plies)
+    analysed = {k for k, e in zip(new_games["game_key"].to_pylist(), new_games["has_eval"].to_pylist()) if e}
+    assert len(analysed) == 2
+    assert new_plies["analysed"].to_pylist() == [k in analysed for k in new_plies["game_key"].to_pylist()]
+    assert_row_groups_of_one_kind(lake)
+    loaded = support.load([support.SAMPLE], lake)
+    assert loaded.returncode == 0, loaded.stderr
+    assert not warehouse.query("time_trouble", lake).is_empty()

@@ -53,7 +53,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for game in games:
         by_source[game["source_file"]].append(game)
-    compared = thinks = mates = 0
+    compared = thinks = mates = analysed = 0
     for source, stored in by_source.items():
         stored.sort(key=lambda g: g["source_offset"])
         expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
@@ -71,6 +71,8 @@ def test_plies_match_python_chess(lake: Path) -> None:
                     f"{game['game_id']} ply {row['ply']}"
                 )
                 assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
+                assert row["analysed"] == want["has_eval"]
+                analysed += row["analysed"]
                 mates += row["mates"]
                 thinks += row["think"] is not None
                 assert (row["type"], row["year"], row["month"], row["variant"]) == (
@@ -84,10 +86,11 @@ def test_plies_match_python_chess(lake: Path) -> None:
     assert compared == sum(len(rows) for rows in plies.values()) > 100_000
     assert thinks > 10_000, "think times of timed games compared"
     assert mates > 10, "mating moves compared"
+    assert 1000 < analysed < compared, "plies of analysed games and of others compared"
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
-    """Sliced batches keep each game's plies, variant and think times (nulls included) its own."""
+    """Sliced batches keep each game's plies, variant, think times (nulls included) and analysis its own."""
     clocks = {
         (g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10
         for g in range(6)
@@ -106,9 +109,10 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     base = pa.array([None if g == 3 else 10 * g for g in range(6)], pa.int32())
     inc = pa.array([None if g == 3 else g for g in range(6)], pa.int32())
     mate = pa.array([g % 2 == 1 for g in range(6)])
+    analysed = pa.array([g % 3 == 0 for g in range(6)])
     games = pa.record_batch(
-        [keys, moves, variants, base, inc, mate],
-        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate"],
+        [keys, moves, variants, base, inc, mate, analysed],
+        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate", "has_eval"],
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -121,8 +125,9 @@ def test_plies_of_sliced_and_empty_batches() -> None:
         return None if None in (before, after, increment) else before - after + increment
 
     sliced = keyless(games.slice(2, 3)).to_pylist()
-    assert [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"]) for r in sliced] == [
-        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i), g % 2 == 1 and i == g - 101)
+    got = [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"], r["analysed"]) for r in sliced]
+    assert got == [
+        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i), g % 2 == 1 and i == g - 101, g == 103)
         for g in (102, 103, 104)
         for i in range(g - 100)
     ]
@@ -156,6 +161,47 @@ def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
     }
     assert files["games"] == files["plies"]
     assert len({f.rsplit("/", 1)[0] for f in files["games"]}) == len(files["games"]), "one file a partition"
+
+
+def assert_row_groups_of_one_kind(lake: Path) -> int:
+    """Every games/ file and its plies/ twin hold their games in row groups of one kind, analysed
+    (`has_eval`) or not, the same games row group by row group, the plies' `analysed` statistics telling
+    the kind (what lets DuckDB skip a row group); returns the analysed games seen."""
+    analysed = 0
+    for games_file in (lake / "games").rglob("*.parquet"):
+        games = pq.ParquetFile(games_file)
+        plies = pq.ParquetFile(lake / "plies" / games_file.relative_to(lake / "games"))
+        assert games.num_row_groups == plies.num_row_groups, games_file
+        column = plies.schema_arrow.get_field_index("analysed")
+        for g in range(games.num_row_groups):
+            group = games.read_row_group(g, columns=["has_eval", "n_plies"])
+            kinds = set(group["has_eval"].to_pylist())
+            assert len(kinds) == 1, f"{games_file} row group {g}: analysed games and others"
+            stats = plies.metadata.row_group(g).column(column).statistics
+            assert (stats.min, stats.max) == (kind := kinds.pop(), kind)
+            assert plies.metadata.row_group(g).num_rows == sum(group["n_plies"].to_pylist())
+            analysed += sum(group["has_eval"].to_pylist())
+    return analysed
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_analysed_games_have_row_groups_of_their_own(jobs: str, tmp_path: Path) -> None:
+    """Loads (one job or two), then a compaction of their small files: analysed games and the others never
+    share a row group, in either table, and none is lost."""
+    lake = tmp_path / "lake"
+    games = support.sample_games()
+    expected = sum("%eval" in game for game in games)
+    assert 10 < expected < len(games) - 10
+    for n, start in enumerate(range(0, len(games), 150)):
+        part = tmp_path / f"part{n}.pgn"
+        part.write_text("\n".join(games[start : start + 150]))
+        support.loaded([part], lake, "--jobs", jobs)
+    assert assert_row_groups_of_one_kind(lake) == expected
+    compacted = support.run_module("warehouse.compact", ["--lake", lake, "--target-games", "1000"])
+    assert compacted.returncode == 0 and "merged" in compacted.stdout, compacted.stderr
+    check_full(lake)
+    assert assert_row_groups_of_one_kind(lake) == expected
+    assert len(read_table(lake, "games")) == len(games)
 
 
 def check_full(lake: Path) -> None:

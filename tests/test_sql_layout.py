@@ -1,6 +1,6 @@
 """The SQL library's layout guard: over a lake of layout 1 (games/ only, no _layout.json: tests/data/lake_v1,
 copied, never written to), `duckdb < sql/<file>.sql` fails in one line naming the command that upgrades the
-lake, locally and on S3 (httpfs); so does `warehouse.query`; so does a lake of layout 2 (tests/data/lake_v2).
+lake, locally and on S3 (httpfs); so does `warehouse.query`; so does a lake of layout 2 or 3 (tests/data/lake_v2, lake_v3).
 A directory that holds no lake fails in one line too. Over a lake of this layout the guard costs one small
 read (the other SQL tests run through it).
 """
@@ -84,12 +84,14 @@ def test_the_guard_reads_a_lake_of_this_layout(sample_lake: Path) -> None:
     assert Lake.open(sample_lake).layout() == LAYOUT
 
 
-def test_duckdb_cli_refuses_a_layout_2_lake_in_one_line(tmp_path: Path) -> None:
-    """A lake of layout 2 (tests/data/lake_v2: no plies.think, no plies.mates) names the upgrade too."""
+@pytest.mark.parametrize("layout", [2, 3])
+def test_duckdb_cli_refuses_a_layout_2_or_3_lake_in_one_line(layout: int, tmp_path: Path) -> None:
+    """A lake of layout 2 (tests/data/lake_v2: no plies.think, no plies.mates) or 3 (tests/data/lake_v3: no
+    plies.analysed) names the upgrade too."""
     lake = tmp_path / "lake"
-    shutil.copytree(DATA / "lake_v2", lake)
+    shutil.copytree(DATA / f"lake_v{layout}", lake)
     for name in ("summary", "clock_pace"):
-        assert_one_line(*run_cli(name, lake), "layout 2", f"`{UPGRADE} {lake}`")
+        assert_one_line(*run_cli(name, lake), f"layout {layout}", f"`{UPGRADE} {lake}`")
 
 
 def test_a_lake_whose_every_game_was_rejected_is_one_line(tmp_path: Path) -> None:

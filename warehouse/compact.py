@@ -3,8 +3,8 @@
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
-rewritten into files of up to `--target-games` games, rows in the same order, and their `plies/` twins
-likewise. Before it commits, the rewrite is verified: the new files (of both tables) hold the same number
+rewritten into files of up to `--target-games` games, and their `plies/` twins likewise: the games in the
+same order within each kind (analysed or not), in row groups of one kind, as a load writes them. Before it commits, the rewrite is verified: the new files (of both tables) hold the same number
 of rows and the same content hash (an order-independent sum of per-row hashes) as the files they
 replace, read back from storage. The swap is
 one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones are recorded together.
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import GAMES, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, open_parquet_writer, plain_schema
+from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, by_analysis, open_parquet_writer, plain_schema
 from warehouse.lake.records import CompactRecord, Records, now
 
 HASH_MODULUS = 2**64
@@ -76,46 +77,81 @@ def groups(files: list[tuple[str, int]], target: int) -> list[list[str]]:
 
 
 def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
+    """The rows of `files`, a row group at a time: pyarrow cannot read nested columns across two ("Nested
+    data conversions not implemented")."""
     for rel in files:
-        yield from pq.ParquetFile(lake.path(rel), filesystem=lake.fs).iter_batches(batch_size=ROW_GROUP_GAMES)
+        parquet = pq.ParquetFile(lake.path(rel), filesystem=lake.fs)
+        for g in range(parquet.num_row_groups):
+            yield from parquet.read_row_group(g).to_batches()
+
+
+def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.Table]]:
+    """Each row group of the `games/` files, in order, with the plies of its games (read from the twin in
+    step: a file's plies are its games' in the same order)."""
+    for rel in files:
+        games = pq.ParquetFile(lake.path(rel), filesystem=lake.fs)
+        plies_file = pq.ParquetFile(lake.path(plies_twin(rel)), filesystem=lake.fs)
+        plies = plies_file.iter_batches(batch_size=1 << 16)
+        held: list[pa.RecordBatch] = []
+        for g in range(games.num_row_groups):
+            # One row group at a time, as `batches`.
+            group = games.read_row_group(g)
+            wanted = pc.sum(group["n_plies"]).as_py() or 0
+            while sum(b.num_rows for b in held) < wanted and (batch := next(plies, None)) is not None:
+                held.append(batch)
+            joined = pa.Table.from_batches(held, plies_file.schema_arrow)
+            if joined.num_rows < wanted:
+                raise CompactionMismatch(f"{plies_twin(rel)}: fewer plies than its games' n_plies")
+            yield group, joined.slice(0, wanted)
+            held = joined.slice(wanted).to_batches()
+        if held or next(plies, None) is not None:
+            raise CompactionMismatch(f"{plies_twin(rel)}: more plies than its games' n_plies")
 
 
 def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest, int]:
-    """Writes `files` into one staged file and their `plies/` twins into its twin; returns its final
-    path, rows, the sources' digest and the plies' rows."""
+    """Writes `files` into one staged file and their `plies/` twins into its twin, verified (below); returns
+    its final path, rows, the sources' digest and the plies' rows. The games keep their order within each
+    kind, analysed or not, and go in row groups of one kind (`by_analysis`), each with a plies row group of
+    the same games, as a load writes them."""
     final = f"{part}/compact-{op_id}-{n}.parquet"
-    digest = merge(lake, staged(op_id, final), files, ROW_GROUP_GAMES)
-    # The plies of ROW_GROUP_GAMES games of ~80 plies: row groups of the same games as the games file's.
-    twins = [plies_twin(f) for f in files]
-    plies = merge(lake, staged(op_id, plies_twin(final)), twins, 80 * ROW_GROUP_GAMES)
-    return final, digest.rows, digest, plies.rows
+    targets = staged(op_id, final), staged(op_id, plies_twin(final))
+    sources = Digest(), Digest()
+    writers: list[pq.ParquetWriter] = []
+    pending: dict[bool, list[tuple[pa.Table, pa.Table]]] = {False: [], True: []}
 
+    def flush(analysed: bool) -> None:
+        games = pa.concat_tables([g for g, _ in pending[analysed]])
+        plies = pa.concat_tables([p for _, p in pending[analysed]])
+        pending[analysed] = []
+        for writer, table in zip(writers, (games, plies), strict=True):
+            writer.write_table(table, row_group_size=max(table.num_rows, 1))
 
-def merge(lake: Lake, target: str, files: list[str], group_rows: int) -> Digest:
-    """Writes the rows of `files`, in order, into `target`, verified: read back, it must hold the same rows
-    and content hash as the sources. Returns that digest."""
-    source = Digest()
-    writer: pq.ParquetWriter | None = None
-    pending: list[pa.RecordBatch] = []
     try:
-        for batch in batches(lake, files):
-            source.add(batch)
-            writer = writer or open_parquet_writer(lake, target, batch.schema)
-            pending.append(batch)
-            if sum(b.num_rows for b in pending) >= group_rows:
-                writer.write_table(pa.Table.from_batches(pending))
-                pending = []
-        if writer is not None and pending:
-            writer.write_table(pa.Table.from_batches(pending))
+        for games, plies in row_groups(lake, files):
+            for digest, table in zip(sources, (games, plies), strict=True):
+                for batch in table.to_batches():
+                    digest.add(batch)
+            if not writers:
+                writers += [open_parquet_writer(lake, t, x.schema) for t, x in zip(targets, (games, plies))]
+            plies_by_kind = dict(by_analysis(plies, "analysed"))
+            for analysed, kind_games in by_analysis(games):
+                # A kind whose games have no move has no plies row either.
+                pending[analysed].append((kind_games, plies_by_kind.get(analysed, plies.slice(0, 0))))
+                if sum(g.num_rows for g, _ in pending[analysed]) >= ROW_GROUP_GAMES:
+                    flush(analysed)
+        for analysed in (False, True):
+            if pending[analysed]:
+                flush(analysed)
     finally:
-        if writer is not None:
+        for writer in writers:
             writer.close()
-    written = Digest()
-    for batch in batches(lake, [target]):
-        written.add(batch)
-    if (written.rows, written.hash) != (source.rows, source.hash):
-        raise CompactionMismatch(f"{target}: rewritten rows differ from the {len(files)} files they replace")
-    return source
+    for target, source in zip(targets, sources, strict=True):
+        written = Digest()
+        for batch in batches(lake, [target]):
+            written.add(batch)
+        if (written.rows, written.hash) != (source.rows, source.hash):
+            raise CompactionMismatch(f"{target}: rewritten rows differ from the {len(files)} files they replace")
+    return final, sources[0].rows, sources[0], sources[1].rows
 
 
 @dataclass

@@ -1,12 +1,14 @@
-"""Bringing a lake of layout 1 or 2 to layout 3 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
+"""Bringing a lake of layout 1, 2 or 3 to layout 4 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
 
 Layout 1 has `games/` only; layout 2 adds `game_key` to every game, `blast` to every move (null: layout 1
 held no variant game) and the `plies/` table; layout 3 adds `plies.think` and `plies.mates`, and `variant`
-statistics in both tables' files. Every live `games/` file is rewritten (from layout 1: with its key,
-`warehouse._core.game_keys`, the loader's own function, and `blast`) beside a new `plies/` twin, both derived
-and written as a load writes them, verified (read back, the same `game_id`s in the same order), and the swap
-is one commit (`warehouse.lake.commit`) that also publishes `_layout.json`: a crash or Ctrl-C before it
-leaves the lake as it was, one after it is finished by the next writer (this command, a load, a compaction).
+statistics in both tables' files; layout 4 adds `plies.analysed` and writes analysed games in row groups
+of their own (each old row group becomes two: its analysed games, then the others). Every live `games/`
+file is rewritten (from layout 1: with its key, `warehouse._core.game_keys`, the loader's own function, and
+`blast`) beside a new `plies/` twin, both derived and written as a load writes them, verified (read back,
+the same `game_id`s in the order written), and the swap is one commit (`warehouse.lake.commit`) that also
+publishes `_layout.json`: a crash or Ctrl-C before it leaves the lake as it was, one after it is finished by
+the next writer (this command, a load, a compaction).
 The games keep their stored SAN: loads since layout 2 store it only where it differs from the position's.
 """
 
@@ -19,7 +21,7 @@ from warehouse import _core
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
 from warehouse.lake.location import Lake, layout_text
-from warehouse.lake.parquet import open_parquet_writer
+from warehouse.lake.parquet import by_analysis, open_parquet_writer
 from warehouse.lake.positions import derive
 from warehouse.lake.records import Records, UpgradeRecord, now
 
@@ -86,14 +88,18 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | 
         # nested arrays in chunks, which pyarrow cannot make ("Nested data conversions not implemented").
         batches = (b for g in range(parquet.num_row_groups) for b in parquet.read_row_group(g).to_batches())
         for batch in batches:
-            games, plies = derive(with_blast(with_key(batch)) if layout == 1 else batch)
-            games_out = games_out or open_parquet_writer(lake, target, games.schema)
-            plies_out = plies_out or open_parquet_writer(lake, staged(op_id, plies_twin(final)), plies.schema)
-            games_out.write_batch(games)
-            plies_out.write_batch(plies, row_group_size=max(plies.num_rows, 1))
-            ids.append(batch.column("game_id"))
-            rows += games.num_rows
-            ply_rows += plies.num_rows
+            for _, part in by_analysis(with_blast(with_key(batch)) if layout == 1 else batch):
+                games, plies = derive(part)
+                games_out = games_out or open_parquet_writer(lake, target, games.schema)
+                plies_out = plies_out or open_parquet_writer(
+                    lake, staged(op_id, plies_twin(final)), plies.schema
+                )
+                # One row group each, of one kind of games (`by_analysis`), in both files.
+                games_out.write_batch(games, row_group_size=max(games.num_rows, 1))
+                plies_out.write_batch(plies, row_group_size=max(plies.num_rows, 1))
+                ids.append(part.column("game_id"))
+                rows += games.num_rows
+                ply_rows += plies.num_rows
     finally:
         for writer in (games_out, plies_out):
             if writer is not None:

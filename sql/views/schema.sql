@@ -40,10 +40,10 @@ create or replace temp macro lake_path(rel) as
     regexp_replace(getvariable('chess_lake'), '([][?*])', '[\1]', 'g') || '/' || rel
     || getvariable('chess_lake_query');
 
--- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json) or 2
--- (before plies.think and plies.mates), of a newer layout than these views read (3), or no lake at all
--- makes every view fail, when a query uses it, with one line naming the fix: `python -m loaders.upgrade
--- --lake <lake>` upgrades an older lake in place.
+-- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json), 2
+-- (before plies.think and plies.mates) or 3 (before plies.analysed), of a newer layout than these views
+-- read (4), or no lake at all makes every view fail, when a query uses it, with one line naming the fix:
+-- `python -m loaders.upgrade --lake <lake>` upgrades an older lake in place.
 -- The error is raised by the query, not here: a failed import would add a second error line, the
 -- question's own. Cost: one small read, _layout.json's number; games/ is listed only when that file is
 -- missing (glob('') lists nothing). The file is named by a pattern ([_]layout.json) so that DuckDB lists
@@ -64,12 +64,16 @@ set variable chess_lake_error = (
     )
     select
         case
-            when getvariable('chess_lake_layout') > 3 then
+            when getvariable('chess_lake_layout') > 4 then
                 getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout')
-                || ', written by a newer bgn-warehouse; these views read layout 3: upgrade bgn-warehouse'
-            when getvariable('chess_lake_layout') = 2 then
-                getvariable('chess_lake') || ': a lake of layout 2 (before plies.think and plies.mates); upgrade '
-                || 'it in place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake') || '`'
+                || ', written by a newer bgn-warehouse; these views read layout 4: upgrade bgn-warehouse'
+            when getvariable('chess_lake_layout') in (2, 3) then
+                getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout') || ' ('
+                || ['before plies.think and plies.mates', 'before plies.analysed'][
+                    getvariable('chess_lake_layout') - 1
+                ]
+                || '); upgrade it in place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake')
+                || '`'
             when getvariable('chess_lake_layout') is null and files > 0 then
                 getvariable('chess_lake') || ': a lake of layout 1 (before the plies/ table); upgrade it in '
                 || 'place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake') || '`'
@@ -165,8 +169,8 @@ set variable chess_plies_source = if(
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet'))
     || ', hive_partitioning = true, filename = true)',
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
-    || 'null::decimal(9, 1) as think, null::varchar as variant, null::bigint as key, '
-    || 'null::varchar as filename where false'
+    || 'null::decimal(9, 1) as think, null::boolean as analysed, null::varchar as variant, '
+    || 'null::bigint as key, null::varchar as filename where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.

@@ -4,10 +4,13 @@ writer that splits a load's games into its partitions' files, each `games/` file
 from __future__ import annotations
 
 import contextlib
+import functools
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse.lake.encoders import Encoders, Lane, RowGroupWrite
@@ -44,8 +47,12 @@ STATISTICS_COLUMNS = [
     "players.list.element.elo",
     "n_plies",
     "source_offset",
-    # plies: a game's plies by key, the opening's by ply number.
+    # plies: a game's plies by key, the opening's by ply number; the row groups of analysed games.
     "ply",
+    "analysed",
+    # plies' NAGs: lichess writes them in analysed games only, so the others' row groups hold none and a
+    # question on a NAG (blunders) skips them.
+    "nag",
     # Both tables: the SQL views read a file whose row groups hold only the variants asked for without
     # testing each row (sql/views/schema.sql: selected_table).
     "variant",
@@ -69,6 +76,7 @@ COLUMN_ENCODINGS = {
     # plies' mates, false but on a game's last ply: runs, which DuckDB scans in 0.26 CPU-s per 65M plies
     # instead of 0.46 for the bit-packed plain booleans (square_heat); the same bytes
     "mates": "RLE",
+    "analysed": "RLE",  # one run per row group
 }
 
 
@@ -149,41 +157,80 @@ def coalesced(batches: list[pa.RecordBatch], rows: int = COALESCE_ROWS) -> list[
     return out
 
 
+Rows = TypeVar("Rows", pa.RecordBatch, pa.Table)
+
+
+@dataclass
+class _Pending:
+    """Games of one kind, analysed (with an engine evaluation) or not, waiting to be derived and written
+    as a row group: their position columns and plies are not derived yet."""
+
+    batches: list[pa.RecordBatch] = field(default_factory=list)
+    rows: int = 0
+    plies: int = 0
+    bytes: int = 0
+
+    def add(self, part: pa.RecordBatch) -> None:
+        moves = part.column("moves").offsets
+        plies = moves[-1].as_py() - moves[0].as_py()
+        self.batches.append(part)
+        self.rows += part.num_rows
+        self.plies += plies
+        # The plies will share the games' move arrays; their own are the game_key, ply and key columns.
+        self.bytes += part.nbytes + _PLY_BYTES * plies
+
+    def full(self) -> bool:
+        return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
+
+
+def by_analysis(part: Rows, flag: str = "has_eval") -> list[tuple[bool, Rows]]:
+    """`part`'s rows (games, or plies with `flag="analysed"`) by whether their game is analysed: as they
+    are when all are, or none (the readers' batches), else in two copies."""
+    flags = part.column(flag)
+    analysed = pc.sum(flags).as_py() or 0
+    if analysed in (0, part.num_rows):
+        return [(analysed > 0, part)]
+    return [(True, part.filter(flags)), (False, part.filter(pc.invert(flags)))]
+
+
 @dataclass
 class _PartitionFile:
-    """One open `games/` file of a partition and its `plies/` twin, with their pending row group (games
-    as read, their position columns and plies not yet derived), the lanes their row groups are written
-    in, and the writes not yet seen to end."""
+    """One open `games/` file of a partition and its `plies/` twin, with their pending row groups (one of
+    analysed games, one of the others: a row group holds one kind, so that a question on analysed games
+    skips the others' by `plies.analysed`'s statistics), the lanes their row groups are written in, and
+    the writes not yet seen to end."""
 
     final: str
     games: pq.ParquetWriter
     plies: pq.ParquetWriter
     games_lane: Lane
     plies_lane: Lane
-    pending: list[pa.RecordBatch] = field(default_factory=list)
-    pending_rows: int = 0
-    pending_plies: int = 0
-    pending_bytes: int = 0
+    pending: dict[bool, _Pending] = field(default_factory=lambda: {False: _Pending(), True: _Pending()})
     rows: int = 0
     ply_rows: int = 0
     writing: list[Future[None]] = field(default_factory=list)
 
-    def write_pending(self, encoders: Encoders) -> None:
-        if not self.pending:
-            return
-        batches, rows = self.pending, self.pending_rows
-        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
-        self.rows += rows
-        self.ply_rows += self.pending_plies
-        self.pending_plies = 0
-        write = RowGroupWrite()
-        encoders.admit(write)
-        # Raises now the error of an earlier row group that ended; the others are waited for at close.
-        for ended in [w for w in self.writing if w.done()]:
-            ended.result()
-            self.writing.remove(ended)
-        self.writing.append(write.done)
-        self.games_lane.submit(lambda: self._write_games(batches, rows, write))
+    @property
+    def pending_bytes(self) -> int:
+        return sum(p.bytes for p in self.pending.values())
+
+    def write_pending(self, encoders: Encoders, analysed: bool | None = None) -> None:
+        """Hands the pending row group of games of that kind (None: each kind's) to the encoders."""
+        for kind in (False, True) if analysed is None else (analysed,):
+            pending = self.pending[kind]
+            if not pending.batches:
+                continue
+            self.pending[kind] = _Pending()
+            self.rows += pending.rows
+            self.ply_rows += pending.plies
+            write = RowGroupWrite()
+            encoders.admit(write)
+            # Raises now the error of an earlier row group that ended; the others are waited for at close.
+            for ended in [w for w in self.writing if w.done()]:
+                ended.result()
+                self.writing.remove(ended)
+            self.writing.append(write.done)
+            self.games_lane.submit(functools.partial(self._write_games, pending.batches, pending.rows, write))
 
     def _write_games(self, batches: list[pa.RecordBatch], rows: int, write: RowGroupWrite) -> None:
         """Derives the position columns and plies of `batches`, hands the plies to their lane and writes
@@ -278,22 +325,17 @@ class PartitionWriter:
         f = self._open.pop(key, None) or self._start(key, parts[0].schema)
         self._open[key] = f  # now the most recently written
         for part in parts:
-            f.pending.append(part)
-            moves = part.column("moves").offsets
-            plies = moves[-1].as_py() - moves[0].as_py()
-            f.pending_rows += part.num_rows
-            f.pending_plies += plies
-            # The plies will share the games' move arrays; their own are the game_key, ply and key
-            # columns.
-            f.pending_bytes += part.nbytes + _PLY_BYTES * plies
             self.rows += part.num_rows
-        if f.pending_rows >= ROW_GROUP_GAMES or f.pending_bytes >= ROW_GROUP_BYTES:
-            f.write_pending(self._encoders)
-            if f.rows >= FILE_GAMES:
-                self._close(key)
+            for analysed, games in by_analysis(part):
+                f.pending[analysed].add(games)
+                if f.pending[analysed].full():
+                    f.write_pending(self._encoders, analysed)
+        if f.rows >= FILE_GAMES:
+            self._close(key)
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
-            max(self._open.values(), key=lambda o: o.pending_bytes).write_pending(self._encoders)
+            fullest = max(self._open.values(), key=lambda o: o.pending_bytes)
+            fullest.write_pending(self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].bytes))
 
     def _start(self, key: Partition, read: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:

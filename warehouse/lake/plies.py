@@ -30,10 +30,15 @@ THINK = pa.field("think", pa.decimal128(9, 1))
 # Whether the move checkmates (its game's `mate`, on its last ply): a mating move has no `c`, and finding
 # it otherwise takes a join with `games` through every ply of the mated games. One bit, in runs.
 MATES = pa.field("mates", pa.bool_(), nullable=False)
+# Whether the ply's game is analysed (its `has_eval`: an engine evaluation on some move), repeated on each
+# ply. Loads write analysed games in row groups of their own (`warehouse.lake.parquet`), so this column's
+# statistics let a question on analysed games (lichess writes NAGs only then) skip the others' row groups.
+ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
 
 
 def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
-    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate` and `variant`), in
+    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval` and
+    `variant`), in
     the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
     `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
     `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
@@ -50,6 +55,7 @@ def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa
     columns += [flat.field(name) for name in MOVE_FIELDS]
     columns.append(think_of(games, flat.field("clk"), ply, game))
     columns.append(mates_of(games, lengths))
+    columns.append(pa.array(np.repeat(games.column("has_eval").to_numpy(zero_copy_only=False), lengths)))
     columns.append(games.column("variant").take(game))
     if position_keys is None:
         position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
@@ -61,7 +67,7 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, MATES, VARIANT, pa.field("key", pa.int64())])
+    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64())])
 
 
 def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:

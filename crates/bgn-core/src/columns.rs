@@ -589,8 +589,7 @@ impl GameColumns {
             .append_option(g.start_fen.as_ref().map(|r| g.str(r).trim()));
         let main = g.mainline();
         self.mate.append_value(g.final_is_mate);
-        self.has_eval
-            .append_value(main.iter().any(|m| m.eval.is_some()));
+        self.has_eval.append_value(row.partition.analysed);
         self.has_clock
             .append_value(main.iter().any(|m| m.clock.is_some()));
         self.n_plies.append_value(main.len() as i32);

@@ -28,12 +28,16 @@ pub struct GameRow<'g> {
     pub headers: Vec<(Cow<'g, str>, &'g str)>,
 }
 
-/// Where a game goes in the lake: `type=<kind>/year=<year>/month=<month>` (0 when unknown).
+/// Where a game goes in the lake: `type=<kind>/year=<year>/month=<month>` (0 when unknown), and in
+/// row groups of analysed games (those with an engine evaluation) or of the others. Readers hand the
+/// two over in batches of their own, so that the lake writes them in row groups of their own without
+/// a copy: a question on analysed games (~8% of lichess's) then skips the others' row groups.
 #[derive(Copy, Clone, Debug, Eq, PartialEq, Hash)]
 pub struct Partition {
     pub kind: &'static str,
     pub year: i16,
     pub month: i16,
+    pub analysed: bool,
 }
 
 /// Derives the fields of the game in `g`.
@@ -53,6 +57,7 @@ pub fn derive(g: &GameScratch) -> GameRow<'_> {
         kind: time_control.kind,
         year: year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0),
         month: month.map_or(0, |m| m as i16),
+        analysed: g.mainline().iter().any(|m| m.eval.is_some()),
     };
     let game_key = game_key(&game_id).expect("a game id is a lichess id or a content id");
     GameRow {

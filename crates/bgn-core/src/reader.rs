@@ -542,8 +542,8 @@ struct PartitionRows<R> {
 }
 
 /// A total order of partitions, for ties.
-fn order(p: &Partition) -> (&'static str, i16, i16) {
-    (p.kind, p.year, p.month)
+fn order(p: &Partition) -> (&'static str, i16, i16, bool) {
+    (p.kind, p.year, p.month, p.analysed)
 }
 
 impl<R: Rows> Pending<R> {
