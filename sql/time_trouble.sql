@@ -1,7 +1,7 @@
 -- Question: do players err more as their clock runs down?
 -- Grain: one row per type and bucket of the mover's clock before the move, holding at least one move.
--- Definitions: moves of analysed games (plies.analysed, the game's has_eval: lichess writes NAGs only
---   then; read from the plies, whose statistics skip the other games' row groups) with a base+inc time
+-- Definitions: moves of analysed games (has_eval: lichess writes NAGs only then; also read as the plies'
+--   own copy, plies.analysed, so that both scans skip the other games' row groups) with a base+inc time
 --   control whose clock before the move is known: the mover's clock after its previous move, tc_base on its
 --   first move; on a later move, its own clock known too (timed_plies reads it back from the stored
 --   think). Buckets of that clock: '<10s', '10-30s', '30-60s', '60-180s', '180s+'.
@@ -22,7 +22,7 @@ with timed as (
         end as bucket_order,
         nag in (2, 4, 6) as mistake
     from timed_plies
-    where analysed and tc_base is not null and clock_before is not null
+    where analysed and has_eval and tc_base is not null and clock_before is not null
 ),
 
 final as (

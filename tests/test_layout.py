@@ -230,7 +230,8 @@ def test_upgrade_from_layout_3(tmp_path: Path) -> None:
     new_games, new_plies = games_table(lake), plies_table(lake)
     assert new_games.equals(old_games)
     assert new_plies.drop_columns(["analysed"]).equals(old_plies)
-    analysed = {k for k, e in zip(new_games["game_key"].to_pylist(), new_games["has_eval"].to_pylist()) if e}
+    keys, flags = new_games["game_key"].to_pylist(), new_games["has_eval"].to_pylist()
+    analysed = {k for k, e in zip(keys, flags, strict=True) if e}
     assert len(analysed) == 2
     assert new_plies["analysed"].to_pylist() == [k in analysed for k in new_plies["game_key"].to_pylist()]
     assert_row_groups_of_one_kind(lake)

@@ -125,9 +125,19 @@ def test_plies_of_sliced_and_empty_batches() -> None:
         return None if None in (before, after, increment) else before - after + increment
 
     sliced = keyless(games.slice(2, 3)).to_pylist()
-    got = [(r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"], r["analysed"]) for r in sliced]
+    got = [
+        (r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"], r["analysed"]) for r in sliced
+    ]
     assert got == [
-        (g, i, f"p{g - 100}{i}", f"variant {g - 100}", think(g - 100, i), g % 2 == 1 and i == g - 101, g == 103)
+        (
+            g,
+            i,
+            f"p{g - 100}{i}",
+            f"variant {g - 100}",
+            think(g - 100, i),
+            g % 2 == 1 and i == g - 101,
+            g == 103,
+        )
         for g in (102, 103, 104)
         for i in range(g - 100)
     ]

@@ -1,6 +1,7 @@
 """The SQL library's layout guard: over a lake of layout 1 (games/ only, no _layout.json: tests/data/lake_v1,
 copied, never written to), `duckdb < sql/<file>.sql` fails in one line naming the command that upgrades the
-lake, locally and on S3 (httpfs); so does `warehouse.query`; so does a lake of layout 2 or 3 (tests/data/lake_v2, lake_v3).
+lake, locally and on S3 (httpfs); so does `warehouse.query`; so does a lake of layout 2 or 3
+(tests/data/lake_v2, lake_v3).
 A directory that holds no lake fails in one line too. Over a lake of this layout the guard costs one small
 read (the other SQL tests run through it).
 """

@@ -4,10 +4,11 @@
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
 rewritten into files of up to `--target-games` games, and their `plies/` twins likewise: the games in the
-same order within each kind (analysed or not), in row groups of one kind, as a load writes them. Before it commits, the rewrite is verified: the new files (of both tables) hold the same number
-of rows and the same content hash (an order-independent sum of per-row hashes) as the files they
-replace, read back from storage. The swap is
-one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones are recorded together.
+same order within each kind (analysed or not), in row groups of one kind, as a load writes them. Before it
+commits, the rewrite is verified: the new files (of both tables) hold the same number of rows and the same
+content hash (an order-independent sum of per-row hashes) as the files they replace, read back from
+storage. The swap is one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones
+are recorded together.
 """
 
 from __future__ import annotations
@@ -132,7 +133,10 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
                 for batch in table.to_batches():
                     digest.add(batch)
             if not writers:
-                writers += [open_parquet_writer(lake, t, x.schema) for t, x in zip(targets, (games, plies))]
+                writers += [
+                    open_parquet_writer(lake, t, x.schema)
+                    for t, x in zip(targets, (games, plies), strict=True)
+                ]
             plies_by_kind = dict(by_analysis(plies, "analysed"))
             for analysed, kind_games in by_analysis(games):
                 # A kind whose games have no move has no plies row either.
@@ -150,7 +154,9 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
         for batch in batches(lake, [target]):
             written.add(batch)
         if (written.rows, written.hash) != (source.rows, source.hash):
-            raise CompactionMismatch(f"{target}: rewritten rows differ from the {len(files)} files they replace")
+            raise CompactionMismatch(
+                f"{target}: rewritten rows differ from the {len(files)} files they replace"
+            )
     return final, sources[0].rows, sources[0], sources[1].rows
 
 

@@ -47,6 +47,8 @@ STATISTICS_COLUMNS = [
     "players.list.element.elo",
     "n_plies",
     "source_offset",
+    # games' row groups of analysed games (`by_analysis`): a question on them skips the others'.
+    "has_eval",
     # plies: a game's plies by key, the opening's by ply number; the row groups of analysed games.
     "ply",
     "analysed",
@@ -335,7 +337,9 @@ class PartitionWriter:
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
             fullest = max(self._open.values(), key=lambda o: o.pending_bytes)
-            fullest.write_pending(self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].bytes))
+            fullest.write_pending(
+                self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].bytes)
+            )
 
     def _start(self, key: Partition, read: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:
