@@ -242,12 +242,12 @@ def test_directory_as_input(tmp_path: Path) -> None:
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs, unmounted after the test; skipped where mounting is not allowed."""
+    """A 512 KiB tmpfs, unmounted after the test; skipped where mounting is not allowed."""
     mount_point = tmp_path / "mnt"
     mount_point.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("needs root and mount(8) for a size-limited file system")
-    made = run_command(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)])
+    made = run_command(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)])
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
     try:

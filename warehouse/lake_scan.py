@@ -114,9 +114,13 @@ def batches(
             # whole row groups of 50,000 games at once: 2-3x the memory.
             with dataset.filesystem.open_input_file(fragment.path) as handle:
                 parquet = pq.ParquetFile(handle, pre_buffer=False)
-                for batch in parquet.iter_batches(batch_size=batch_games, columns=file_columns):
-                    if batch.num_rows:
-                        yield partition, with_partition(batch, partition, columns)
+                # A row group at a time: a batch across two fails on nested columns in pyarrow ("Nested
+                # data conversions not implemented"), and row groups have any size (one kind of game
+                # each, docs/schema.md).
+                for group in range(parquet.num_row_groups):
+                    for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
+                        if batch.num_rows:
+                            yield partition, with_partition(batch, partition, columns)
 
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:

@@ -31,7 +31,7 @@ from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
+from warehouse.lake.parquet import open_parquet_writer
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
@@ -277,17 +277,20 @@ def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[i
     plies_out: pq.ParquetWriter | None = None
     read = rows = ply_rows = 0
     with pq.ParquetFile(lake.path(path), filesystem=lake.fs) as source:
-        for batch in source.iter_batches(ROW_GROUP_GAMES):
-            kept = batch.filter(pa.array(keep[read : read + batch.num_rows]))
-            read += batch.num_rows
+        # A row group at a time: its games are of one kind (analysed or not: `by_analysis`), and pyarrow
+        # cannot read nested columns across two.
+        for g in range(source.num_row_groups):
+            group = source.read_row_group(g)
+            kept = group.filter(pa.array(keep[read : read + group.num_rows]))
+            read += group.num_rows
             if kept.num_rows == 0:  # a row group whose games were all duplicates
                 continue
-            ply_batch = plies_of(kept)
+            ply_table = pa.Table.from_batches([plies_of(b) for b in kept.to_batches()])
             games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
-            plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_batch.schema)
-            games_out.write_batch(kept, row_group_size=kept.num_rows)
-            plies_out.write_batch(ply_batch, row_group_size=max(ply_batch.num_rows, 1))
-            rows, ply_rows = rows + kept.num_rows, ply_rows + ply_batch.num_rows
+            plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_table.schema)
+            games_out.write_table(kept, row_group_size=kept.num_rows)
+            plies_out.write_table(ply_table, row_group_size=max(ply_table.num_rows, 1))
+            rows, ply_rows = rows + kept.num_rows, ply_rows + ply_table.num_rows
     lake.delete(path)
     lake.delete(twin)
     if games_out is not None and plies_out is not None:
