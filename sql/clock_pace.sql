@@ -11,10 +11,16 @@ import database 'sql/views';
 
 with thinks as (
     -- every ply by its stored think time: grouping by a plain column, then bucketing and filtering its few
-    -- hundred values, is cheaper than testing and bucketing every ply
-    select type, think, count(*) as moves
-    from plies
-    group by all
+    -- hundred values, is cheaper than testing and bucketing every ply. One scan per speed (`type` is a
+    -- partition: each reads its own files, docs/schema.md lists the seven), grouped by think alone: a
+    -- one-column key costs DuckDB's hash aggregate ~25% less CPU than grouping by type and think
+    from think_counts('ultrabullet')
+    union all from think_counts('bullet')
+    union all from think_counts('blitz')
+    union all from think_counts('rapid')
+    union all from think_counts('classical')
+    union all from think_counts('correspondence')
+    union all from think_counts('unknown')
 ),
 
 buckets as materialized (
