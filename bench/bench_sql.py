@@ -7,7 +7,9 @@ Builds a multi-frame `.pgn.zst` of --games games (bench_load.build_dump: make-be
 reload it after a loader change; a cached lake of an older layout is upgraded in place), then times each
 question of sql/ (or those named) through `warehouse.query`, best of --repeat runs, and prints its wall and
 CPU seconds (the process's, every DuckDB thread included), games/s and games per CPU-second, with the
-machine's load average: CPU seconds grow when other processes share the cores. Not a test: it prints
+machine's load average: CPU seconds grow when other processes share the cores. Beside each question it
+times a baseline, a scan of one integer column of every ply (`BASELINE`), and prints the question's CPU
+over the baseline's: a figure that does not drift with the machine's speed. Not a test: it prints
 figures, it asserts nothing.
 """
 
@@ -18,7 +20,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from duckdb import DuckDBPyConnection
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
@@ -42,15 +47,23 @@ def build_lake(games: int) -> Path:
     return lake
 
 
-def timed(name: str, lake: Path, threads: int | None, repeat: int) -> tuple[float, float]:
-    """Best (wall seconds, CPU seconds) of `repeat` runs of the question over a fresh connection."""
+# The same-run baseline: a plain scan of one integer column of every ply through the views, the least a
+# per-move question reads. This VM's speed drifts by up to 2x within a day; a question's CPU over the
+# baseline's, measured beside it, does not.
+BASELINE = "select count(ply) from plies"
+
+
+def timed(
+    run: Callable[[DuckDBPyConnection], object], lake: Path, threads: int | None, repeat: int
+) -> tuple[float, float]:
+    """Best (wall seconds, CPU seconds) of `repeat` runs of `run` over a fresh connection."""
     runs = []
     for _ in range(repeat):
         con = connect(lake)
         if threads:
             con.execute(f"set threads = {threads}")
         wall, cpu = time.perf_counter(), time.process_time()
-        query(name, con=con)
+        run(con)
         runs.append((time.perf_counter() - wall, time.process_time() - cpu))
         con.close()
     return min(runs)
@@ -79,10 +92,20 @@ def main() -> None:
         f"plies/ {sizes[1] / 2**20:,.0f} MiB"
     )
     print(f"{os.cpu_count()} cores, DuckDB threads {threads}, load average before {os.getloadavg()[0]:.2f}")
-    print(f"{'query':<24}{'wall s':>8}{'CPU s':>8}{'games/s':>12}{'games/CPU-s':>14}")
+    print(f"{'query':<24}{'wall s':>8}{'CPU s':>8}{'games/s':>12}{'games/CPU-s':>14}{'x baseline':>12}")
+    baselines = []
     for name in args.names or questions():
-        wall, cpu = timed(name, lake, args.threads, args.repeat)
-        print(f"{name:<24}{wall:>8.2f}{cpu:>8.2f}{games / wall:>12,.0f}{games / cpu:>14,.0f}")
+        # The baseline beside each question, so that both see the machine alike.
+        baselines.append(timed(lambda con: con.sql(BASELINE).fetchall(), lake, args.threads, args.repeat)[1])
+        wall, cpu = timed(lambda con, name=name: query(name, con=con), lake, args.threads, args.repeat)
+        print(
+            f"{name:<24}{wall:>8.2f}{cpu:>8.2f}{games / wall:>12,.0f}{games / cpu:>14,.0f}"
+            f"{cpu / baselines[-1]:>12.2f}"
+        )
+    print(
+        f"baseline ({BASELINE}): {min(baselines):.2f}-{max(baselines):.2f} CPU s, "
+        f"{games / max(baselines):,.0f}-{games / min(baselines):,.0f} games/CPU-s"
+    )
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 
