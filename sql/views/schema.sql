@@ -287,14 +287,6 @@ select
     end as clock_before
 from game_plies;
 
--- The plies of speed `speed` (a `type`, which DuckDB reads from the files' paths: a scan of that speed's
--- files alone) counted by their think time: type, think, moves.
-create or replace temp macro think_counts(speed) as table
-select speed as type, think, count(*) as moves
-from plies
-where type = speed
-group by think;
-
 -- Points White scored: 1 for a win (W), 0.5 for a draw (D), 0 for a loss (B); null when unknown (*).
 create or replace temp macro white_points(result) as
     case result when 'W' then 1.0 when 'D' then 0.5 when 'B' then 0.0 end;
