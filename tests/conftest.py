@@ -4,6 +4,7 @@ asks for one. Helpers that are not fixtures are in support.py."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 from collections.abc import Iterator
@@ -36,14 +37,17 @@ def sample_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return loaded([SAMPLE], tmp_path_factory.mktemp("sample") / "lake")
 
 
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary folder, shared by its parallel workers (each has its own below it)."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if "PYTEST_XDIST_WORKER" in os.environ else root
+
+
 @pytest.fixture(scope="session")
 def corpus_loads(tmp_path_factory: pytest.TempPathFactory) -> CorpusLoader:
     """`corpus_loads(inputs)`: the loader's run on those corpus files into a lake of its own, once per run
     for the same inputs, whichever parallel worker asks first (see corpora.py). Read its lake only."""
-    root = tmp_path_factory.getbasetemp()
-    if "PYTEST_XDIST_WORKER" in os.environ:
-        root = root.parent  # the run's folder, which holds each parallel worker's own: shared by all
-    return corpus_loader(root / "corpus")
+    return corpus_loader(run_folder(tmp_path_factory) / "corpus")
 
 
 @pytest.fixture(scope="session")
@@ -72,12 +76,19 @@ GAMES_PER_VARIANT = 200
 @pytest.fixture(scope="session")
 def random_variant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A PGN file of `GAMES_PER_VARIANT` seeded random games per lichess variant (random_variants.py),
-    by variant name."""
-    folder = tmp_path_factory.mktemp("random_variants")
-    names = {variant: variant.lower().replace(" ", "_") for variant in BOARDS}
-    return {
-        v: write_pgn(folder / f"{names[v]}.pgn", random_games(v, GAMES_PER_VARIANT, seed=1)) for v in BOARDS
-    }
+    by variant name: written once a run, by whichever parallel worker asks first (python-chess takes ~20
+    s to play them), under a lock as `corpus_loads`; the same paths, so their load is shared too. Read
+    them only."""
+    folder = run_folder(tmp_path_factory) / "random_variants"
+    files = {v: folder / f"{v.lower().replace(' ', '_')}.pgn" for v in BOARDS}
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+        if not (folder / "written").exists():
+            for variant, path in files.items():
+                write_pgn(path, random_games(variant, GAMES_PER_VARIANT, seed=1))
+            (folder / "written").touch()
+    return files
 
 
 @pytest.fixture(scope="session")
