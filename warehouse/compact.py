@@ -27,7 +27,14 @@ import pyarrow.parquet as pq
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import GAMES, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import FILE_GAMES, ROW_GROUP_GAMES, by_analysis, open_parquet_writer, plain_schema
+from warehouse.lake.parquet import (
+    FILE_GAMES,
+    ROW_GROUP_GAMES,
+    by_analysis,
+    open_parquet_writer,
+    plain_schema,
+    row_group_tables,
+)
 from warehouse.lake.records import CompactRecord, Records, now
 
 HASH_MODULUS = 2**64
@@ -78,12 +85,10 @@ def groups(files: list[tuple[str, int]], target: int) -> list[list[str]]:
 
 
 def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
-    """The rows of `files`, a row group at a time: pyarrow cannot read nested columns across two ("Nested
-    data conversions not implemented")."""
+    """The rows of `files`, a row group at a time (`row_group_tables`)."""
     for rel in files:
-        parquet = pq.ParquetFile(lake.path(rel), filesystem=lake.fs)
-        for g in range(parquet.num_row_groups):
-            yield from parquet.read_row_group(g).to_batches()
+        for group in row_group_tables(pq.ParquetFile(lake.path(rel), filesystem=lake.fs)):
+            yield from group.to_batches()
 
 
 def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.Table]]:
@@ -94,9 +99,7 @@ def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.
         plies_file = pq.ParquetFile(lake.path(plies_twin(rel)), filesystem=lake.fs)
         plies = plies_file.iter_batches(batch_size=1 << 16)
         held: list[pa.RecordBatch] = []
-        for g in range(games.num_row_groups):
-            # One row group at a time, as `batches`.
-            group = games.read_row_group(g)
+        for group in row_group_tables(games):
             wanted = pc.sum(group["n_plies"]).as_py() or 0
             while sum(b.num_rows for b in held) < wanted and (batch := next(plies, None)) is not None:
                 held.append(batch)

@@ -31,7 +31,7 @@ from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import open_parquet_writer
+from warehouse.lake.parquet import open_parquet_writer, row_group_tables
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
@@ -277,10 +277,8 @@ def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[i
     plies_out: pq.ParquetWriter | None = None
     read = rows = ply_rows = 0
     with pq.ParquetFile(lake.path(path), filesystem=lake.fs) as source:
-        # A row group at a time: its games are of one kind (analysed or not: `by_analysis`), and pyarrow
-        # cannot read nested columns across two.
-        for g in range(source.num_row_groups):
-            group = source.read_row_group(g)
+        # A row group at a time (`row_group_tables`): its games are of one kind, and stay in one row group.
+        for group in row_group_tables(source):
             kept = group.filter(pa.array(keep[read : read + group.num_rows]))
             read += group.num_rows
             if kept.num_rows == 0:  # a row group whose games were all duplicates

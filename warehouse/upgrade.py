@@ -21,7 +21,7 @@ from warehouse import _core
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
 from warehouse.lake.location import Lake, layout_text
-from warehouse.lake.parquet import by_analysis, open_parquet_writer
+from warehouse.lake.parquet import by_analysis, open_parquet_writer, row_group_tables
 from warehouse.lake.positions import derive
 from warehouse.lake.records import Records, UpgradeRecord, now
 
@@ -84,9 +84,8 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | 
     rows = ply_rows = 0
     try:
         parquet = pq.ParquetFile(lake.path(source), filesystem=lake.fs)
-        # A row group at a time (at most ROW_GROUP_GAMES games): a batch spanning two row groups would need
-        # nested arrays in chunks, which pyarrow cannot make ("Nested data conversions not implemented").
-        batches = (b for g in range(parquet.num_row_groups) for b in parquet.read_row_group(g).to_batches())
+        # A row group at a time (`row_group_tables`).
+        batches = (b for group in row_group_tables(parquet) for b in group.to_batches())
         for batch in batches:
             for _, part in by_analysis(with_blast(with_key(batch)) if layout == 1 else batch):
                 games, plies = derive(part)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -100,6 +101,14 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWr
         use_dictionary=[path for path in leaves if path not in COLUMN_ENCODINGS],
         column_encoding={path: e for path, e in COLUMN_ENCODINGS.items() if path in leaves},
     )
+
+
+def row_group_tables(parquet: pq.ParquetFile) -> Iterator[pa.Table]:
+    """`parquet`'s row groups in order, each read whole: pyarrow cannot read nested columns across two row
+    groups ("Nested data conversions not implemented"), and the lake's row groups have any size (one kind
+    of game each, `by_analysis`)."""
+    for g in range(parquet.num_row_groups):
+        yield parquet.read_row_group(g)
 
 
 def leaf_paths(schema: pa.Schema) -> list[str]:
