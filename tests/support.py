@@ -254,7 +254,7 @@ def read_games(lake: Path, columns: list[str] | None = None) -> list[Row]:
     games = lake / "games"
     if not games.is_dir():
         return []
-    return ds.dataset(games, format="parquet", partitioning="hive").to_table(columns=columns).to_pylist()
+    return lake_dataset(games).to_table(columns=columns).to_pylist()
 
 
 def read_rejects(lake: Path) -> list[Row]:
@@ -301,9 +301,15 @@ def load_summary(record: LoadRecord, lake: Path) -> Row:
     return {"input": record.input, **{k: getattr(record, k) for k in RECORD_FIELDS}, "rejects": lines}
 
 
+def lake_dataset(folder: Path) -> ds.Dataset:
+    """A table of a lake (`games/`, `plies/`) as a hive-partitioned dataset of every file it holds, as the
+    views' glob reads them (pyarrow's discovery would leave out the names starting with `_` or `.`)."""
+    return ds.dataset(folder, format="parquet", partitioning="hive", ignore_prefixes=[])
+
+
 def lake_table(lake: Path, folder: str, keys: list[str]) -> pa.Table:
     """`lake/folder` (games or plies) as one table sorted by `keys`, hive partition columns included."""
     if not (lake / folder).is_dir():
         return pa.table({})
-    table = ds.dataset(lake / folder, format="parquet", partitioning="hive").to_table()
+    table = lake_dataset(lake / folder).to_table()
     return table.sort_by([(k, "ascending") for k in keys])

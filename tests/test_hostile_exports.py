@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -16,19 +17,27 @@ from typing import Any
 
 import chess
 import chess.pgn
+import pyarrow.parquet as pq
 import pytest
 from support import (
     Run,
+    lichess_id,
     load,
+    loaded,
     make_games,
     module,
     one_line_error,
     python,
+    read_games,
     run_command,
     run_module,
     start,
     write_zst,
 )
+
+from warehouse import connect
+from warehouse.export_json import export_json
+from warehouse.lake import Lake
 
 GAMES = 2000
 FILES = {"json": "out", "pgn": "out.pgn.bz2"}  # bz2: the slowest, the widest window to interrupt
@@ -301,3 +310,129 @@ def test_bugs_keep_their_traceback(lake: Path, tmp_path: Path) -> None:
     run = run_command(python("-c", code, str(tmp_path / "out"), "--lake", str(lake)))
     assert run.returncode == 1 and "Traceback" in run.stderr and "a bug" in run.stderr, run.stderr
     assert list(tmp_path.iterdir()) == [], "the failed export's staging was not dropped"
+
+
+# --- issue 26, item 1: every file of the lake is exported, whatever its input was named ---
+
+# Names whose stem starts with a character file names cannot keep, or with `_` or `.` themselves.
+ODD_NAMES = ["Ödön.pgn", "été.pgn.zst", "_under.pgn", ".hidden.pgn", "(1) copy.pgn", "-dash.pgn"]
+ODD_GAMES = 40
+
+
+def game_ids(first: int, count: int) -> set[str]:
+    """The ids of `make_games(first, count)`: its lichess ids."""
+    return {lichess_id(n) for n in range(first, first + count)}
+
+
+def exported_ids(kind: str, out: Path) -> list[str]:
+    """The game ids an export wrote, one per game (repeats kept)."""
+    if kind == "pgn":
+        return re.findall(r'\[Site "https://lichess.org/([^"]+)"\]', out.read_text())
+    if kind == "json":
+        lines = [
+            line for p in out.rglob("*.json.bz2") for line in bz2.decompress(p.read_bytes()).splitlines()
+        ]
+        return [json.loads(line)["site"].rsplit("/", 1)[1] for line in lines]
+    return [json.loads(p.read_text())["metadata"]["site"].rsplit("/", 1)[1] for p in out.iterdir()]
+
+
+def export_all_ways(lake: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """The ids each export (PGN, BGN JSON, study JSON) wrote of `lake`; each must exit 0."""
+    outs = {"pgn": tmp_path / "all.pgn", "json": tmp_path / "bgn", "study": tmp_path / "study"}
+    runs = {
+        "pgn": export("pgn", outs["pgn"], lake),
+        "json": export("json", outs["json"], lake),
+        "study": export("json", outs["study"], lake, "--format", "study"),
+    }
+    for kind, run in runs.items():
+        assert run.returncode == 0, (kind, run.stderr)
+    return {kind: exported_ids(kind, out) for kind, out in outs.items()}
+
+
+def test_inputs_with_odd_names_export_whole(tmp_path: Path) -> None:
+    """Inputs named with a leading non-ASCII letter, `_`, `.`, `(`, `-`, beside a plain one: the lake's
+    file names never start with `_` or `.`, and every export writes every game once."""
+    sources = []
+    for n, name in enumerate([*ODD_NAMES, "normal.pgn"]):
+        text = make_games(n * ODD_GAMES, ODD_GAMES)
+        sources.append(write_zst(tmp_path / name, text) if name.endswith(".zst") else tmp_path / name)
+        if not name.endswith(".zst"):
+            sources[-1].write_text(text)
+    lake = tmp_path / "lake"
+    run = load(sources, lake)
+    assert run.returncode == 0, run.stderr
+    names = [p.name for p in (lake / "games").rglob("*") if p.is_file()]
+    names += [p.name for p in (lake / "plies").rglob("*") if p.is_file()]
+    assert names and not [n for n in names if n[0] in "_."], names
+    want = game_ids(0, ODD_GAMES * (len(ODD_NAMES) + 1))
+    for kind, ids in export_all_ways(lake, tmp_path).items():
+        assert len(ids) == len(want) and set(ids) == want, kind
+
+
+def old_style_load(source: Path, lake: Path, stem: str) -> None:
+    """Loads `source` as earlier versions named a stem that began with an odd character: `_…` files."""
+    code = (
+        "import sys, warehouse.load as load\n"
+        f"load.input_stem = lambda path: {stem!r}\n"
+        "from loaders.pgn2parquet import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    run = run_command(python("-c", code, str(source), "--lake", str(lake)))
+    assert run.returncode == 0, run.stderr
+
+
+def test_an_old_lake_of_underscore_files_is_read_whole(tmp_path: Path) -> None:
+    """A lake written before the fix holds `_d_n-….parquet` files (from `Ödön.pgn`): the exports, the
+    views and the book read them all."""
+    lake = tmp_path / "lake"
+    (tmp_path / "Ödön.pgn").write_text(make_games(0, 100))
+    old_style_load(tmp_path / "Ödön.pgn", lake, "_d_n")
+    (tmp_path / "normal.pgn").write_text(make_games(100, 100))
+    assert load([tmp_path / "normal.pgn"], lake).returncode == 0
+    assert any(p.name.startswith("_d_n-") for p in (lake / "games").rglob("*.parquet"))
+    want = game_ids(0, 200)
+    for kind, ids in export_all_ways(lake, tmp_path).items():
+        assert len(ids) == len(want) and set(ids) == want, kind
+    con = connect(lake)
+    assert con.sql("select count(*), count(distinct game_id) from games").fetchall() == [(200, 200)]
+    ((plies,),) = con.sql("select count(*) from plies").fetchall()
+    assert plies == sum(g["n_plies"] for g in read_games(lake, ["n_plies"]))
+
+
+def test_json2pgn_of_an_input_named_with_an_accent(tmp_path: Path) -> None:
+    """`été.jsonl`: every game is converted (the temporary lake's files were named `_t_…` and skipped)."""
+    lake = loaded([write_zst(tmp_path / "src.pgn.zst", make_games(0, 105))], tmp_path / "lake")
+    export_json(Lake.open(lake), tmp_path / "bgn")
+    source = tmp_path / "été.jsonl"
+    source.write_bytes(
+        b"".join(bz2.decompress(p.read_bytes()) for p in sorted((tmp_path / "bgn").rglob("*.bz2")))
+    )
+    out = tmp_path / "out.pgn"
+    run = run_module("loaders.json2pgn", [str(source), str(out)])
+    assert run.returncode == 0, run.stderr
+    assert f"{out}: 105 games of 105 (0 refused)" in run.stderr
+    assert sorted(exported_ids("pgn", out)) == sorted(game_ids(0, 105))
+
+
+def test_an_export_reconciles_with_the_records(tmp_path: Path) -> None:
+    """A file the records list is missing, or holds fewer games than they say: every export refuses in one
+    line, writing nothing (it used to export what was left, exit 0)."""
+    sources = [write_zst(tmp_path / f"part-{i}.pgn.zst", make_games(i * 60, 60)) for i in range(2)]
+    lake = loaded(sources, tmp_path / "lake")
+    first, second = sorted((lake / "games").rglob("part-0-*.parquet"))[:2]
+    missing, short = tmp_path / "missing", tmp_path / "short"
+    shutil.copytree(lake, missing)
+    (missing / first.relative_to(lake)).unlink()
+    shutil.copytree(lake, short)
+    shutil.copy(second, short / first.relative_to(lake))  # another file's games: a different count
+    assert pq.read_metadata(first).num_rows != pq.read_metadata(second).num_rows
+    outs = tmp_path / "outs"
+    outs.mkdir()
+    for damaged, needle in (
+        (missing, "listed by a committed record but not in the lake"),
+        (short, "games read"),
+    ):
+        for kind, extra in (("pgn", []), ("json", []), ("json", ["--format", "study"])):
+            out = outs / (FILES[kind] if not extra else "study")
+            one_line_error(export(kind, out, damaged, *extra), str(first.relative_to(lake)), needle)
+            assert list(outs.iterdir()) == [], "output left by a refused export"

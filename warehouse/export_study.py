@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +24,7 @@ from warehouse.errors import OutputError
 from warehouse.export_json import ExportResult
 from warehouse.export_out import staged_directory, write_texts
 from warehouse.export_pgn import COLUMNS, RESULTS, start_ply, tag_pairs
+from warehouse.file_names import name_part
 from warehouse.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
@@ -36,7 +36,6 @@ def dumps(value: Any) -> str:
 
 
 ROSTER = ["Event", "Site", "Date", "Round", "White", "Black", "Result"]
-UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class Positions:
@@ -196,8 +195,9 @@ def moves_text(game: dict[str, Any], positions: Positions | None = None) -> str:
 
 
 def file_name(game_id: str, taken: set[str]) -> str:
-    """`<game_id>.json`, made safe for a file name and unique among `taken`."""
-    stem = UNSAFE_NAME.sub("_", game_id) or "game"
+    """`<game_id>.json`, its id made a safe, bounded part of a file name (`warehouse.file_names`), unique
+    among `taken`."""
+    stem = name_part(game_id, "game")
     name, n = f"{stem}.json", 1
     while name in taken:
         n += 1

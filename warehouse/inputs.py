@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import IO
 
+from warehouse.file_names import name_part
 from warehouse.lake.storage import filesystem, is_s3
 
 STDIN = "-"
@@ -53,9 +54,9 @@ def _open(path: str) -> IO[bytes]:
 
 
 def input_stem(path: str) -> str:
-    """A file-name-safe name for an input: `lichess_db_2024-01` for `…/lichess_db_2024-01.pgn.zst`."""
+    """An input's name as the lake's file names begin (`warehouse.file_names`): `lichess_db_2024-01` for
+    `…/lichess_db_2024-01.pgn.zst`."""
     if path == STDIN:
         return "stdin"
-    name = Path(path).name
-    name = re.sub(r"(\.(pgn|zst|zstd|bz2|gz|txt))+$", "", name, flags=re.IGNORECASE)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "input"
+    name = re.sub(r"(\.(pgn|zst|zstd|bz2|gz|txt))+$", "", Path(path).name, flags=re.IGNORECASE)
+    return name_part(name, "input")

@@ -10,13 +10,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from warehouse.errors import LakeError
 from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Partition
 from warehouse.lake.location import Lake
+from warehouse.lake.records import Records
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
 SCAN_BATCH_GAMES = 2048
@@ -46,27 +46,22 @@ class Selection:
 ALL = Selection()
 
 
-def open_games(lake: Lake) -> ds.Dataset:
-    """The lake's `games/` as a hive-partitioned Parquet dataset (type, year, month from the paths).
+def games_files(lake: Lake) -> dict[Partition, list[str]]:
+    """Every Parquet file of the lake's `games/` (relative to its root) by partition, both sorted: every
+    file the lake holds, as DuckDB's `games/**/*.parquet` reads them (not pyarrow's dataset discovery,
+    which leaves out files whose names start with `_` or `.`, as older versions named some).
 
-    :raises LakeError: when `lake` has no `games/` directory.
+    :raises LakeError: when `lake` has no `games/` directory, or a file of it is outside a partition folder.
     """
-    games = lake.path(GAMES)
-    if lake.fs.get_file_info(games).type != pafs.FileType.Directory:
+    if lake.fs.get_file_info(lake.path(GAMES)).type != pafs.FileType.Directory:
         raise LakeError(f"{lake.location}: not a lake (no {GAMES}/ directory)")
-    partitioning = ds.partitioning(PARTITION_SCHEMA, flavor="hive")
-    return ds.dataset(games, filesystem=lake.fs, format="parquet", partitioning=partitioning)
-
-
-def partitions(dataset: ds.Dataset, selection: Selection = ALL) -> dict[Partition, list[ds.Fragment]]:
-    """The selected partitions, sorted, each with its files sorted by path."""
-    found: dict[Partition, list[ds.Fragment]] = {}
-    for fragment in dataset.get_fragments():
-        keys = ds.get_partition_keys(fragment.partition_expression)
-        partition = Partition(str(keys["type"]), int(keys["year"]), int(keys["month"]))
-        if selection.keeps(partition):
-            found.setdefault(partition, []).append(fragment)
-    return {key: sorted(found[key], key=lambda f: f.path) for key in sorted(found)}
+    found: dict[Partition, list[str]] = {}
+    for rel in lake.parquet_files(GAMES):
+        partition = Partition.of_file(rel)
+        if partition is None:
+            raise LakeError(f"{lake.location}/{rel}: not in a {GAMES}/type=…/year=…/month=… folder")
+        found.setdefault(partition, []).append(rel)
+    return {key: found[key] for key in sorted(found)}
 
 
 def scan(
@@ -81,18 +76,36 @@ def scan(
     The lake is opened and its partitions chosen now, before the first batch is asked for, so that an
     export can refuse a bad lake or selection before it makes any output.
 
-    :raises LakeError: when `lake` is not a lake, or `selection` (other than `ALL`) matches no partition.
+    What is read reconciles with the lake's committed records (`_loads/`): every file they list in the
+    selected partitions is read, and gives the games they list for it (files no record lists, as a load
+    published since the records were read, are read as they are).
+
+    :raises LakeError: when `lake` is not a lake, `selection` (other than `ALL`) matches no partition, or
+        a file the records list is missing; while reading, when a file gives other games than listed.
     """
-    dataset = open_games(lake)
-    chosen = partitions(dataset, selection)
+    # The records first: a load committed after them only adds files, which are then read unchecked.
+    recorded = Records.scan(lake)[0].live_files()
+    found = games_files(lake)
+    chosen = {key: files for key, files in found.items() if selection.keeps(key)}
     if not chosen and selection != ALL:
-        raise LakeError(f"{lake.location}: no partition matches {selection.options()} ({holds(dataset)})")
-    return batches(dataset, chosen, columns, batch_games)
+        raise LakeError(f"{lake.location}: no partition matches {selection.options()} ({holds(found)})")
+    listed = {rel for files in chosen.values() for rel in files}
+    missing = sorted(
+        rel
+        for rel in recorded
+        if rel not in listed and (key := Partition.of_file(rel)) is not None and selection.keeps(key)
+    )
+    if missing:
+        raise LakeError(
+            f"{lake.location}/{missing[0]}: listed by a committed record but not in the lake "
+            f"({len(missing)} files missing): a publish not finished (the next load or compaction finishes "
+            f"it), or a damaged lake (see `python -m warehouse.check --lake {lake.location}`)"
+        )
+    return batches(lake, chosen, recorded, columns, batch_games)
 
 
-def holds(dataset: ds.Dataset) -> str:
+def holds(found: dict[Partition, list[str]]) -> str:
     """What partitions a lake holds, for a message: `it holds types blitz, rapid; years 2025; months 4, 5`."""
-    found = list(partitions(dataset))
     if not found:
         return "it holds no games"
     kinds, years, months = (sorted(set(values), key=str) for values in zip(*found, strict=True))
@@ -102,17 +115,19 @@ def holds(dataset: ds.Dataset) -> str:
 
 
 def batches(
-    dataset: ds.Dataset,
-    chosen: dict[Partition, list[ds.Fragment]],
+    lake: Lake,
+    chosen: dict[Partition, list[str]],
+    recorded: dict[str, int],
     columns: Sequence[str],
     batch_games: int,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
     file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
-    for partition, fragments in chosen.items():
-        for fragment in fragments:
+    for partition, files in chosen.items():
+        for rel in files:
+            games = 0
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
             # whole row groups of 50,000 games at once: 2-3x the memory.
-            with dataset.filesystem.open_input_file(fragment.path) as handle:
+            with lake.fs.open_input_file(lake.path(rel)) as handle:
                 parquet = pq.ParquetFile(handle, pre_buffer=False)
                 # A row group at a time: a batch across two fails on nested columns in pyarrow ("Nested
                 # data conversions not implemented"), and row groups have any size (one kind of game
@@ -120,7 +135,13 @@ def batches(
                 for group in range(parquet.num_row_groups):
                     for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
                         if batch.num_rows:
+                            games += batch.num_rows
                             yield partition, with_partition(batch, partition, columns)
+            if rel in recorded and games != recorded[rel]:
+                raise LakeError(
+                    f"{lake.location}/{rel}: {games:,} games read, its committed record lists "
+                    f"{recorded[rel]:,} (see `python -m warehouse.check --lake {lake.location}`)"
+                )
 
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:

@@ -17,6 +17,7 @@ final place only after the operation's record has been written (see `warehouse.l
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -37,6 +38,8 @@ SPEEDS = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondenc
 # The hive partition columns, as readers type them.
 PARTITION_SCHEMA = pa.schema([("type", pa.string()), ("year", pa.int32()), ("month", pa.int32())])
 PARTITION_COLUMNS = tuple(PARTITION_SCHEMA.names)
+# A file of `games/` in its partition's folder: the type, year and month.
+PARTITION_FILE = re.compile(rf"{GAMES}/type=([^/]+)/year=(-?[0-9]{{1,9}})/month=(-?[0-9]{{1,9}})/[^/]+")
 
 
 class Partition(NamedTuple):
@@ -45,6 +48,13 @@ class Partition(NamedTuple):
     type: str
     year: int
     month: int
+
+    @classmethod
+    def of_file(cls, rel: str) -> Partition | None:
+        """The partition of the `games/` file `rel` (`games/type=blitz/year=2025/month=5/x.parquet`), from
+        its folders as hive names them; None for a path of no partition folder."""
+        found = PARTITION_FILE.fullmatch(rel)
+        return None if found is None else cls(found[1], int(found[2]), int(found[3]))
 
     @property
     def dir(self) -> str:
