@@ -401,3 +401,67 @@ def test_compaction_prints_no_warning(tmp_path: Path) -> None:
     run = run_module("warehouse.compact", ["--lake", str(lake)])
     assert run.returncode == 0 and "merged" in run.stdout, run.stderr
     assert run.stderr == "", run.stderr
+
+
+# --- issue 26, item 2: nothing is written, moved or deleted through a symbolic link ---
+
+STALE_OP = "20250101T000000-deadbeef"  # a staging folder without a record: what a writer drops
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder` (links not followed) with its content: to compare before and after."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            found[str(path.relative_to(folder))] = b"" if path.is_symlink() else path.read_bytes()
+    return found
+
+
+@pytest.mark.parametrize("name", ["_staging", "_loads", "games", "plies", "rejects", "_lock", "_layout.json"])
+def test_a_lake_whose_own_entry_is_a_link_is_refused(name: str, loaded_lake: Path, tmp_path: Path) -> None:
+    """The entry moved elsewhere and linked back (`_staging`: linked to another lake's, holding a load in
+    flight there): a load, a compaction and a check are refused in one line naming it, and nothing changes,
+    in the lake or where the link leads."""
+    lake, other = tmp_path / "lake", tmp_path / "other"
+    shutil.copytree(loaded_lake, lake)
+    shutil.copytree(loaded_lake, other)
+    target = other / name if name == "_staging" else tmp_path / "elsewhere" / name
+    target.parent.mkdir(exist_ok=True)
+    if name == "_staging":
+        (target / STALE_OP / "games").mkdir(parents=True)
+        (target / STALE_OP / "games" / "x.parquet").write_bytes(b"the other lake's load in flight")
+        shutil.rmtree(lake / name, ignore_errors=True)
+    elif (lake / name).exists():
+        shutil.move(lake / name, target)
+    else:
+        target.mkdir()
+    (lake / name).symlink_to(target)
+    before = (tree(lake), tree(target.parent))
+    source = tmp_path / "new.pgn"
+    source.write_text(make_games(1000, 5))
+    for command in (
+        ["loaders.pgn2parquet", str(source), "--lake", str(lake)],
+        ["warehouse.compact", "--lake", str(lake)],
+        ["warehouse.check", "--lake", str(lake)],
+    ):
+        one_line_error(run_module(command[0], command[1:]), f"{lake}/{name}", "symbolic link")
+        assert (tree(lake), tree(target.parent)) == before, command
+
+
+def test_a_forced_reload_does_not_delete_through_a_linked_partition(tmp_path: Path) -> None:
+    """A partition folder moved to another disk and linked back: `--force` would retire the input's files
+    there; it is refused before its commit, and nothing is deleted or added, in the lake or the other
+    disk."""
+    source = write_zst(tmp_path / "games.pgn.zst", make_games(0, 60))
+    lake = tmp_path / "lake"
+    assert load([source], lake).returncode == 0
+    partition = next((lake / "games").glob("type=*/year=*/month=*"))
+    elsewhere = tmp_path / "disk2" / "month"
+    elsewhere.parent.mkdir()
+    shutil.move(partition, elsewhere)
+    partition.symlink_to(elsewhere)
+    before = (tree(lake), tree(elsewhere))
+    forced = load([source], lake, "--force")
+    one_line_error(forced, str(partition.relative_to(lake)), "symbolic link")
+    assert (tree(lake), tree(elsewhere)) == before

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 
 import pyarrow.fs as pafs
 
-from warehouse.errors import NotPublished
+from warehouse.errors import LakeError, NotPublished
 from warehouse.lake.layout import LOCK, STAGING, record_path, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.records import Record, read_record, write_record
@@ -72,9 +72,16 @@ def commit(lake: Lake, record: Record, subject: str) -> None:
     """Writes the record (the commit point), then publishes the operation; `subject` names it in errors.
 
     :raises OSError: when the record could not be written; the staged files are dropped.
+    :raises LakeError: when publishing would go through a symbolic link (see `refuse_links`); nothing is
+        committed, the staged files are dropped.
     :raises NotPublished: for a failure or Ctrl-C once the record is (or may be) written.
     """
     op_id = record.load_id
+    try:
+        refuse_links(lake, record)
+    except LakeError:
+        discard(lake, op_id)
+        raise
     try:
         for rel in record.added_files():
             lake.make_parent(rel)  # before the commit, so that publishing is renames only: a short window
@@ -106,6 +113,7 @@ def publish(lake: Lake, record: Record) -> None:
     """Moves a committed operation's staged files into place and deletes the files it retires.
     Idempotent: a file already moved or deleted is skipped, so a crash here is finished by a rerun."""
     op_id = record.load_id
+    refuse_links(lake, record)
     for rel in record.added_files():
         try:
             lake.fs.move(lake.path(staged(op_id, rel)), lake.path(rel))
@@ -120,6 +128,19 @@ def publish(lake: Lake, record: Record) -> None:
     for rel in record.removes:
         lake.delete(rel)
     lake.delete_dir(f"{STAGING}/{op_id}")
+
+
+def refuse_links(lake: Lake, record: Record) -> None:
+    """Checks every path publishing `record` moves or deletes, before any is: none goes through a symbolic
+    link (`Lake.refuse_links`), so that a refusal leaves the lake as it was.
+
+    :raises LakeError: naming the link.
+    """
+    for rel in record.added_files():
+        lake.refuse_links(staged(record.load_id, rel))
+        lake.refuse_links(rel)
+    for rel in record.removes:
+        lake.refuse_links(rel)
 
 
 def discard(lake: Lake, op_id: str) -> None:

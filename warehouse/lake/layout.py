@@ -23,7 +23,9 @@ from typing import NamedTuple
 import pyarrow as pa
 
 GAMES, PLIES, REJECTS, LOADS, STAGING, LOCK = "games", "plies", "rejects", "_loads", "_staging", "_lock"
-LAYOUT_FILE = "_layout.json"
+LAYOUT_FILE, INDEX = "_layout.json", "_index"
+# What the lake's root holds: none of them may be a symbolic link (see `Lake.open`).
+ENTRIES = (LAYOUT_FILE, LOCK, GAMES, PLIES, REJECTS, LOADS, STAGING, INDEX)
 
 # The lake's layout version. 1: `games/` only, no layout file (lakes written before November 2026).
 # 2: `games/` with `game_key`, `plies/` beside it, `_layout.json`. 3: `plies.think` and `plies.mates`, and

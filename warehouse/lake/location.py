@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from warehouse.errors import LakeError
-from warehouse.lake.layout import BEFORE, GAMES, LAYOUT, LAYOUT_FILE, LOADS
+from warehouse.lake.layout import BEFORE, ENTRIES, GAMES, LAYOUT, LAYOUT_FILE, LOADS
 from warehouse.lake.storage import filesystem
 
 DEFAULT_LOCATION = "lake"
@@ -42,14 +42,21 @@ class Lake:
         local one must not be a file, and one that exists must be of this code's layout (`any_layout`:
         of any, for the upgrade).
 
+        A local lake's own folders and files (`layout.ENTRIES`) must not be symbolic links: one may lead
+        out of the lake, or into another lake, where writing, moving and deleting the lake's files (its
+        staging folder's above all) would reach data that is not the lake's.
+
         :raises StorageError: for an unusable location (see `storage.filesystem`).
-        :raises LakeError: for a file, or a lake of another layout (naming the command that upgrades it).
+        :raises LakeError: for a file, a lake whose own folders are links, or a lake of another layout
+            (naming the command that upgrades it).
         """
         location = os.fsdecode(location) if location is not None else default_lake()
         fs, root = filesystem(location)
         lake = cls(fs, root, location)
         if lake.local and fs.get_file_info(root).type == pafs.FileType.File:
             raise LakeError(f"{lake.location}: is a file, not a lake directory")
+        for name in ENTRIES:
+            lake.refuse_link(name)
         if not any_layout and (layout := lake.layout()) not in (None, LAYOUT):
             if layout > LAYOUT:
                 raise LakeError(
@@ -125,6 +132,8 @@ class Lake:
         return posixpath.relpath(path, self.root)
 
     def make_parent(self, rel: str) -> None:
+        """Creates the folders on the way to `rel`; never through a symbolic link (see `refuse_links`)."""
+        self.refuse_links(rel)
         # S3 has no directories: creating one would only leave a marker object behind.
         if self.local:
             self.fs.create_dir(posixpath.dirname(self.path(rel)), recursive=True)
@@ -146,17 +155,39 @@ class Lake:
             self.fs.move(tmp, target)
 
     def move(self, src: str, dst: str) -> None:
-        """A rename on a local disk; a server-side copy then a delete on S3."""
+        """A rename on a local disk; a server-side copy then a delete on S3. Never through a symbolic link
+        (see `refuse_links`)."""
+        self.refuse_links(src)
         self.make_parent(dst)
         self.fs.move(self.path(src), self.path(dst))
 
     def delete(self, rel: str) -> None:
+        """Deletes the file `rel`, if there; never through a symbolic link (see `refuse_links`)."""
+        self.refuse_links(rel)
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(self.path(rel))
 
     def delete_dir(self, rel: str) -> None:
+        """Deletes the folder `rel` and what it holds, if there; never through a symbolic link (see
+        `refuse_links`). A link inside it is deleted, not followed (pyarrow's `delete_dir`)."""
+        self.refuse_links(rel)
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_dir(self.path(rel))
+
+    def refuse_links(self, rel: str) -> None:
+        """:raises LakeError: when a folder on the way from the root to `rel` (not `rel` itself: a link is
+            deleted or moved as a link) is a symbolic link in a local lake, which may lead out of it."""
+        folders = rel.split("/")[:-1]
+        for n in range(1, len(folders) + 1):
+            self.refuse_link("/".join(folders[:n]))
+
+    def refuse_link(self, rel: str) -> None:
+        """:raises LakeError: when `rel` is a symbolic link in a local lake."""
+        if self.local and os.path.islink(self.path(rel)):
+            raise LakeError(
+                f"{self.location}/{rel}: a symbolic link inside the lake; nothing is written, moved or "
+                "deleted through one: make it a folder of the lake's own"
+            )
 
 
 def layout_text(layout: int = LAYOUT) -> str:

@@ -33,12 +33,12 @@ import pyarrow.parquet as pq
 from warehouse import _core
 from warehouse.errors import LakeError
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
-from warehouse.lake.layout import staged
+from warehouse.lake.layout import INDEX, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.records import IndexRecord, Records, now
 from warehouse.positions.replay import replay_batch
 
-INDEX_DIR = "_index/positions"
+INDEX_DIR = f"{INDEX}/positions"
 SCHEMA = pa.schema(
     [
         pa.field("key", pa.int64(), nullable=False),
