@@ -11,7 +11,7 @@ import pyarrow.fs as pafs
 import pytest
 import zstandard
 from s3_server import S3Server
-from support import Run, run_module
+from support import SAMPLE, Run, one_line_error, python, run_command, run_module
 
 from warehouse.export_json import export_json
 from warehouse.export_pgn import pgn_games
@@ -85,3 +85,49 @@ def test_missing_s3_lake_is_one_line(s3_lake: str, tmp_path: Path, lake: str, me
     assert process.returncode == 2
     assert message in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr
+
+
+# --- issue 26, item 5: S3 keys with `.`/`..`, and URLs with a mistyped `://` ---
+
+
+@pytest.fixture(scope="module")
+def dots_bucket(s3_server: S3Server) -> str:
+    return s3_server.bucket("dots")
+
+
+def s3_objects(url: str) -> list[str]:
+    fs, root = filesystem(url)
+    listed = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    return sorted(i.path for i in listed if i.type == pafs.FileType.File)
+
+
+@pytest.mark.parametrize("key", ["x/../lake", "./lake", "a/./lake", "lake/..", "a//lake"])
+def test_s3_keys_with_dot_segments_are_refused(dots_bucket: str, sample_lake: Path, key: str) -> None:
+    """A load into, and an export to, such a key: one line, before any object is written (objects landed
+    under `lake/` while listings kept the `..`: publishing failed, and each rerun loaded the input again)."""
+    shown = "//" if "//" in key else ("`..`" if ".." in key.split("/") else "`.`")
+    load_run = run_cli("loaders.pgn2parquet", str(SAMPLE), "--lake", f"{dots_bucket}/{key}")
+    one_line_error(load_run, f"{dots_bucket}/{key}", shown.strip("`"))
+    export_run = run_cli("loaders.parquet2pgn", f"{dots_bucket}/{key}/out.pgn", "--lake", str(sample_lake))
+    one_line_error(export_run, f"{dots_bucket}/{key}/out.pgn")
+    assert s3_objects(dots_bucket) == []
+
+
+def run_in(folder: Path, module: str, *args: str) -> Run:
+    """`python -m MODULE ARGS` run from `folder`: where a relative location would land."""
+    code = "import os, runpy, sys\nos.chdir(sys.argv[1])\nsys.argv = sys.argv[2:]\n"
+    code += "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n"
+    return run_command(python("-c", code, str(folder), module, *args))
+
+
+@pytest.mark.parametrize(
+    "location", ["s3:/bucket/lake", "s3:bucket/lake", "S3:/bucket/lake", "gs:/b/lake", "http:/h/x"]
+)
+def test_urls_with_a_mistyped_separator_are_refused(location: str, sample_lake: Path, tmp_path: Path) -> None:
+    """As a lake or an output: one line, and no local folder named `s3:` (or `gs:`…) made."""
+    one_line_error(run_in(tmp_path, "loaders.pgn2parquet", str(SAMPLE), "--lake", location), location, "://")
+    one_line_error(
+        run_in(tmp_path, "loaders.parquet2pgn", f"{location}.pgn", "--lake", str(sample_lake)), "://"
+    )
+    one_line_error(run_in(tmp_path, "loaders.parquet2json", location, "--lake", str(sample_lake)), "://")
+    assert list(tmp_path.iterdir()) == []

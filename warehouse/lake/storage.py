@@ -39,6 +39,9 @@ from warehouse.errors import StorageError
 
 S3_SCHEME = "s3"
 GLOB_CHARS = re.compile(r"[*?\[]")
+# A URL scheme and a colon not followed by `//` (`s3:/bucket`, `S3:bucket`, `gs:/x`). Two characters at
+# least: `c:` is a drive letter elsewhere.
+MISTYPED_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):(?!//)")
 # Used when an endpoint is set and no region is: S3-compatible servers accept any region.
 ENDPOINT_DEFAULT_REGION = "us-east-1"
 
@@ -83,8 +86,10 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
     ``s3://bucket[/prefix]``. Nothing is read or created: a missing directory or bucket shows on first use
     (as `FileNotFoundError` / `OSError` from pyarrow).
 
-    :raises StorageError: for a URL of another scheme (``gs://``, ``http://``), an ``s3://`` URL without
-        a bucket, or an unusable ``AWS_ENDPOINT_URL``.
+    :raises StorageError: for a URL of another scheme (``gs://``, ``http://``), one whose ``://`` is
+        mistyped (``s3:/bucket``, ``s3:bucket``: else a local folder named ``s3:``), an ``s3://`` URL
+        without a bucket or with a ``.``, ``..`` or empty segment in its key (S3 keeps them as written, so
+        that the objects written and those listed would differ), or an unusable ``AWS_ENDPOINT_URL``.
     """
     if not isinstance(location, str):
         location = os.fsdecode(location)
@@ -93,6 +98,11 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
         raise StorageError(f"{printable(location)}: the name is not valid UTF-8; rename it")
     scheme, sep, rest = location.partition("://")
     if not sep:
+        if mistyped := MISTYPED_URL.match(location):
+            raise StorageError(
+                f"{location}: a URL whose `://` is mistyped (write {mistyped[1]}://…); a local path "
+                f"of that name goes as ./{location}"
+            )
         return pafs.LocalFileSystem(), _local_path(location)
     scheme = scheme.lower()
     if scheme == "file":
@@ -102,8 +112,13 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
     bucket, _, prefix = rest.partition("/")
     if not bucket:
         raise StorageError(f"{location}: no bucket in the S3 URL (use s3://bucket/prefix)")
-    path = "/".join(part for part in [bucket, *prefix.split("/")] if part)
-    return _s3_filesystem(bucket, location), path
+    segments = [bucket, *prefix.removesuffix("/").split("/")] if prefix else [bucket]
+    if odd := [segment for segment in segments if segment in ("", ".", "..")]:
+        raise StorageError(
+            f"{location}: no `{odd[0] or '//'}` in an S3 key (S3 would store objects under other keys than it "
+            "lists); name the prefix without it"
+        )
+    return _s3_filesystem(bucket, location), "/".join(segments)
 
 
 def is_s3(location: str) -> bool:
