@@ -13,11 +13,12 @@ import argparse
 import datetime as dt
 import sys
 import time
-from pathlib import Path
+from pathlib import PurePosixPath
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.errors import InputError, OutputError
+from warehouse.errors import InputError
+from warehouse.export_out import output_file
 from warehouse.lake.location import Lake
 from warehouse.positions.book import FORMATS, Filters, build, merge, write
 from warehouse.sql import connect
@@ -26,7 +27,9 @@ from warehouse.sql import connect
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = cli.OneLineParser(prog="python -m loaders.book", description=cli.paragraph(__doc__))
     cli.add_lake_argument(p)
-    p.add_argument("out", metavar="OUT", help="the book to write (a new file): .parquet, .tsv or .bin")
+    p.add_argument(
+        "out", metavar="OUT", type=cli.location, help="the book to write (a new file): .parquet, .tsv or .bin"
+    )
     p.add_argument("--merge", nargs="+", metavar="BOOK", help="merge these Parquet books instead of building")
     p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
     p.add_argument("--min-rating", type=cli.whole_number(0), help="mean Elo of the two players at least this")
@@ -46,26 +49,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    fmt = out.suffix.lstrip(".")
+    out = args.out
+    fmt = PurePosixPath(out).suffix.lstrip(".")
     if fmt not in FORMATS:
         raise InputError(f"{out}: name a .parquet, .tsv or .bin book")
-    if out.exists():
-        raise OutputError(f"{out}: exists; a book is written to a new file")
+    if args.merge and fmt != "parquet":
+        raise InputError("--merge writes a .parquet book")
     start = time.monotonic()
-    if args.merge:
-        if fmt != "parquet":
-            raise InputError("--merge writes a .parquet book")
-        rows = merge(args.merge, out)
-        print(f"{out}: {rows:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
-        return 0
-    lake = Lake.open_existing(args.lake)
+    lake = None if args.merge else Lake.open_existing(args.lake)
     filters = Filters(
         args.type, args.min_rating, args.max_rating, args.since, args.until, args.player, args.min_games
     )
-    book = build(connect(lake.location), filters)
-    write(book, out, fmt)
-    print(f"{out}: {book.num_rows:,} rows, {time.monotonic() - start:.1f} s")
+    # Opened before the work (an existing OUT, or one inside the lake, is refused at once); the book
+    # appears at OUT only once whole.
+    with output_file(out, lake) as file:
+        if lake is None:
+            rows = merge(args.merge, file)
+        else:
+            book = build(connect(lake.location), filters)
+            write(book, file, fmt)
+            rows = book.num_rows
+    source = f" from {len(args.merge)} books" if args.merge else ""
+    print(f"{out}: {rows:,} rows{source}, {time.monotonic() - start:.1f} s")
     return 0
 
 

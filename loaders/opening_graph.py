@@ -17,7 +17,7 @@ from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
 from warehouse.positions.book import Filters, build
-from warehouse.positions.graph import write_graph
+from warehouse.positions.graph import graph_outputs
 from warehouse.sql import connect
 
 
@@ -45,16 +45,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return cli.run(lambda: run(args), "the graph may be partly written")
+    return cli.run(lambda: run(args), "the graph was not written")
 
 
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix != ".dot":
         raise InputError(f"{args.out}: name a .dot file")
     lake = Lake.open_existing(args.lake)
-    book = build(connect(lake.location), Filters(type=args.type))
-    written = write_graph(book, args.out, args.min_share, svg=not args.no_svg)
-    print(f"{written}: the opening tree of {book.num_rows:,} book rows")
+    # Opened before the work: existing outputs, or ones inside the lake, are refused at once.
+    with graph_outputs(args.out, svg=not args.no_svg, lake=lake) as graph:
+        book = build(connect(lake.location), Filters(type=args.type))
+        graph.write(book, args.min_share)
+    print(f"{graph.shown}: the opening tree of {book.num_rows:,} book rows")
     return 0
 
 

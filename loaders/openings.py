@@ -13,7 +13,6 @@ from pathlib import Path
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.errors import OutputError
 from warehouse.positions.openings import code_map, eco_book, write_tsv
 
 
@@ -32,14 +31,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("opening_codes.tsv", code_map()), ("eco_book.tsv", eco_book())):
-        path = out / name
-        try:
-            write_tsv(rows, path)
-        except FileExistsError:
-            raise OutputError(f"{path}: exists; the tables are written to new files") from None
-        print(f"{path}: {len(rows):,} rows")
+        write_tsv(rows, out / name)
+        print(f"{out / name}: {len(rows):,} rows")
     return 0
 
 

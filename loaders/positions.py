@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.errors import OutputError
+from warehouse.export_out import output_file
 from warehouse.export_pgn import COLUMNS, texts
 from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
@@ -51,28 +51,33 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
     con = connect(lake.location)
-    filters = {"type": args.type} if args.type else {}
-    found = search(args.fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
-    if args.player:
-        found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))
     if args.pgn is None:
+        found = find(args, lake, con)
         with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=40):
             print(found.drop("game_key"))
         print(f"{len(found):,} games")
         return 0
-    out = Path(args.pgn)
-    if out.exists():
-        raise OutputError(f"{out}: exists; the games are written to a new file")
-    con.register("found_keys", pa.table({"game_key": found["game_key"].to_arrow()}))
-    games = con.sql(
-        f"select {', '.join(PARTITION + COLUMNS)} from games "
-        "where game_key in (select game_key from found_keys) order by type, year, month, datetime, game_id"
-    ).to_arrow_table()
-    with out.open("x", encoding="utf-8") as f:
+    # Opened before the search: an existing OUT, or one inside the lake, is refused at once.
+    with output_file(args.pgn, lake) as out:
+        found = find(args, lake, con)
+        con.register("found_keys", pa.table({"game_key": found["game_key"].to_arrow()}))
+        games = con.sql(
+            f"select {', '.join(PARTITION + COLUMNS)} from games where game_key in "
+            "(select game_key from found_keys) order by type, year, month, datetime, game_id"
+        ).to_arrow_table()
         for _, _, text in texts(by_partition(games)):
-            f.write(text)
-    print(f"{out}: {len(found):,} games")
+            out.write(text.encode())
+    print(f"{args.pgn}: {len(found):,} games")
     return 0
+
+
+def find(args: argparse.Namespace, lake: Lake, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The games at the position of `args`, of its filters."""
+    filters = {"type": args.type} if args.type else {}
+    found = search(args.fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
+    if args.player:
+        found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))
+    return found
 
 
 def by_partition(games: pa.Table) -> Iterator[tuple[Partition, pa.RecordBatch]]:

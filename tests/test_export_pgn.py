@@ -205,7 +205,7 @@ def test_cli_selects_partitions(sample_lake: Path) -> None:
     ("args", "message"),
     [
         (["--lake", "{tmp}/nowhere", "{tmp}/out.pgn"], "not a lake"),
-        (["--lake", "{lake}", "{lake}/_loads"], "already exists"),
+        (["--lake", "{lake}", "{lake}/_loads"], "inside the lake"),
         (["--lake", "gs://bucket/lake", "{tmp}/out.pgn"], "unsupported location"),
         (["--lake", "s3://", "{tmp}/out.pgn"], "no bucket"),
     ],

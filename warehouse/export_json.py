@@ -20,10 +20,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from warehouse import export_sql
-from warehouse.export_out import OutputFile, staged_directory, thread_pool
+from warehouse.export_out import OutputFile, output_location, staged_directory, thread_pool
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
-from warehouse.lake.storage import filesystem
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 GAMES_PER_FILE = 200_000
@@ -88,10 +87,13 @@ class ExportResult:
 
 class ArchiveWriter:
     """Writes lines into ``<root>/<type>/<year>/<month>/G.<n>.<type>.json.bz2``, `games_per_file` a file;
-    `names` are the files' paths under `root`."""
+    `names` are the files' paths under `root`. `shown` names the archive in messages."""
 
-    def __init__(self, fs: pafs.FileSystem, root: str, games_per_file: int, pool: ThreadPoolExecutor):
+    def __init__(
+        self, fs: pafs.FileSystem, root: str, games_per_file: int, pool: ThreadPoolExecutor, shown: str
+    ):
         self.fs, self.root, self.games_per_file, self.pool = fs, root, games_per_file, pool
+        self.shown = shown
         self.games = self.bytes = 0
         self.names: list[str] = []
         self.file: OutputFile | None = None
@@ -117,7 +119,8 @@ class ArchiveWriter:
         kind, year, month = partition
         name = f"{kind}/{year}/{month}/G.{n}.{kind}.json.bz2"
         path = f"{self.root}/{name}"
-        self.file, self.partition, self.in_file = OutputFile(self.fs, path, self.pool, path), partition, 0
+        file = OutputFile(self.fs, path, self.pool, f"{self.shown}/{name}")
+        self.file, self.partition, self.in_file = file, partition, 0
         self.names.append(name)
 
     def close(self) -> None:
@@ -144,18 +147,19 @@ def export_json(
     export that fails or is interrupted leaves `out` as it was; one killed leaves a staging folder the
     next export into `out` clears.
 
-    :raises OutputError: when `out` is a file, holds files, or another export is writing it.
+    :raises OutputError: when `out` is a file, holds files, is inside `lake`, or another export is writing
+        it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
     if games_per_file < 1:
         raise ValueError(f"games per file must be at least 1, got {games_per_file}")
     batches = scan(lake, COLUMNS, selection)  # the lake's errors before any output is made
-    fs, root = filesystem(out)
+    fs, root = output_location(out, lake)
     staging = staged_directory(fs, root, str(out))
     con = connect()
     try:
         with thread_pool() as pool:
-            writer = ArchiveWriter(fs, staging.root, games_per_file, pool)
+            writer = ArchiveWriter(fs, staging.root, games_per_file, pool, str(out))
             try:
                 for group in grouped(batches):
                     lines = json_lines(con, group.table)

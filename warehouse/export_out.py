@@ -5,30 +5,39 @@ chunks and compresses them on a thread pool (`bz2.compress` releases the GIL), w
 chunks in order as independent bz2 streams, one after the other. A file of concatenated bz2 streams is a
 valid bz2 file: `bzip2 -d`, Python's `bz2`, and Hadoop's codec (Spark's `spark.read.json`) read them all.
 
+Every command that writes a file or a folder of its own (the exports, json2pgn, the book, the opening
+graph, the positions' PGN, the opening tables) writes it through here: `output_location` says where, and
+refuses an output inside the lake the command reads (a book's `.parquet` in `games/` would break every
+query); `output_file` writes one file, `staged_directory` a folder of them.
+
 Outputs appear whole or not at all. A local file is written under a hidden temporary name
 (``.<name>.tmp``) and renamed when complete; an S3 object only appears when its upload completes. An
 export of many files (JSON) stages them out of the output (`staged_directory`) and publishes them at the
-end. Leftovers of a killed export are taken over by the next export into the same output; locks keep two
-exports from writing one output at once.
+end. A failure (a full disk) deletes what was written and names the output; leftovers of a killed export
+are taken over by the next export into the same output; locks keep two exports from writing one output
+at once.
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import errno
 import fcntl
 import os
 import shutil
 import sys
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import IO, Protocol
 
 import pyarrow.fs as pafs
 import zstandard
 
-from warehouse.errors import OutputError
+from warehouse.errors import OutputError, describe
+from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
 
 # Text per bz2 stream: a few of bz2's 900 kB blocks, so streams cost no ratio and keep every core busy.
@@ -89,11 +98,12 @@ class OutputFile:
     `Lock`): a leftover of a killed export is taken over, the file of an export still running is refused.
     `shown` names the output in messages.
 
-    :raises OutputError: when `path` exists or another export is writing it.
+    :raises OutputError: when `path` exists or another export is writing it; when writing fails (a full
+        disk), naming `shown`.
     """
 
     def __init__(self, fs: pafs.FileSystem, path: str, pool: ThreadPoolExecutor, shown: str):
-        self.fs, self.path = fs, path
+        self.fs, self.path, self.shown = fs, path, shown
         self.lock: Lock | None = None
         refuse_existing(fs, path, shown)  # before anything is made
         if isinstance(fs, pafs.LocalFileSystem):
@@ -110,34 +120,51 @@ class OutputFile:
         else:
             self.written = path
         self.raw: IO[bytes] = open(self.written, "wb") if self.lock else fs.open_output_stream(path)  # noqa: SIM115
+        # Where the bytes go, compressed by the name: a file object, for writers that want one (Parquet's).
         self.sink: Sink = compressor(path, self.raw, pool)
 
     def write(self, data: bytes) -> None:
-        self.sink.write(data)
+        with naming(self.shown):
+            self.sink.write(data)
 
     def close(self) -> int:
-        """Finishes the file and moves it into place; returns its size in bytes."""
-        self.sink.close()
-        if self.lock:
-            os.rename(self.written, self.path)
+        """Finishes the file and moves it into place; returns its size in bytes (also `size`)."""
+        with naming(self.shown):
+            self.sink.close()
+            if self.lock:
+                os.rename(self.written, self.path)
         self._unlock()
-        return self.fs.get_file_info(self.path).size or 0
+        self.size: int = self.fs.get_file_info(self.path).size or 0
+        return self.size
 
     def abort(self) -> None:
         """Drops what was written, without finishing it (the rest is not compressed)."""
         try:
-            self.raw.close()
-            if self.lock:
-                os.unlink(self.written)
-            else:
-                # Closing an S3 stream completes its upload: the object must go again.
-                self.fs.delete_file(self.path)
+            # A full disk fails the flush of what is buffered too: the file is deleted all the same.
+            with contextlib.suppress(OSError):
+                self.raw.close()
+            with contextlib.suppress(FileNotFoundError):
+                if self.lock:
+                    os.unlink(self.written)
+                else:
+                    # Closing an S3 stream completes its upload: the object must go again.
+                    self.fs.delete_file(self.path)
         finally:
             self._unlock()
 
     def _unlock(self) -> None:
         if self.lock:
             self.lock.release()
+
+
+@contextmanager
+def naming(shown: str) -> Iterator[None]:
+    """An `OSError` of the disk or the network in the block (a full disk's names no file) as an
+    `OutputError` naming the output `shown`."""
+    try:
+        yield
+    except OSError as e:
+        raise OutputError(f"{shown}: {describe(e)}") from e
 
 
 def refuse_existing(fs: pafs.FileSystem, path: str, shown: str) -> None:
@@ -201,27 +228,58 @@ def parent(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def write_texts(out: str | os.PathLike[str], texts: Iterable[str]) -> tuple[int, int, str | None]:
-    """Writes `texts`, one game each, one after the other to the file `out` (local or s3://; `.bz2` /
-    `.zst` names compressed; it appears only when complete, see `OutputFile`), or to standard output when
-    `out` is `-`. Returns the games written, the bytes of the file and its path (None for stdout)."""
+def output_location(out: str | os.PathLike[str], lake: Lake | None) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and path of the output `out` (see `storage.filesystem`) of a command that reads
+    `lake` (None: reads none).
+
+    :raises OutputError: when `out` is `lake`, or inside it: resolved (symbolic links followed) on a local
+        disk, by its key on S3.
+    """
+    fs, path = filesystem(out)
+    if lake is not None and isinstance(fs, pafs.LocalFileSystem) == lake.local:
+        place, root = (path, lake.root) if not lake.local else map(os.path.realpath, (path, lake.root))
+        if place == root or place.startswith(root.rstrip("/") + "/"):
+            raise OutputError(f"{out}: inside the lake {lake.location}; write outputs outside it")
+    return fs, path
+
+
+@contextmanager
+def output_file(out: str | os.PathLike[str], lake: Lake | None) -> Iterator[OutputFile]:
+    """The new file `out` (local or s3://, compressed by its name: see `OutputFile`), for the block to write;
+    it appears when the block ends, and is deleted if the block fails. `lake`: the lake the command reads
+    (see `output_location`).
+
+    :raises OutputError: when `out` is refused (exists, inside `lake`, written by another export), or
+        writing it fails.
+    """
+    fs, path = output_location(out, lake)
+    with thread_pool() as pool:
+        file = OutputFile(fs, path, pool, str(out))
+        try:
+            yield file
+        except BaseException:
+            file.abort()
+            raise
+        file.close()
+
+
+def write_texts(
+    out: str | os.PathLike[str], texts: Iterable[str], lake: Lake | None
+) -> tuple[int, int, str | None]:
+    """Writes `texts`, one game each, one after the other to the file `out` (see `output_file`; `lake`: the
+    lake they come from), or to standard output when `out` is `-`. Returns the games written, the bytes
+    of the file and its path (None for stdout)."""
     games = 0
     if str(out) == "-":
         for text in texts:
             sys.stdout.write(text)
             games += 1
         return games, 0, None
-    fs, path = filesystem(out)
-    with thread_pool() as pool:
-        file = OutputFile(fs, path, pool, str(out))
-        try:
-            for text in texts:
-                file.write(text.encode())
-                games += 1
-        except BaseException:
-            file.abort()
-            raise
-        return games, file.close(), path
+    with output_file(out, lake) as file:
+        for text in texts:
+            file.write(text.encode())
+            games += 1
+    return games, file.size, file.path
 
 
 def thread_pool() -> ThreadPoolExecutor:
@@ -230,8 +288,9 @@ def thread_pool() -> ThreadPoolExecutor:
 
 
 def staged_directory(fs: pafs.FileSystem, path: str, shown: str) -> LocalStaging | S3Staging:
-    """Where an export of many files writes them (`.root`) before `publish()` puts them all at `path`,
-    which must be empty or absent; `discard()` drops them. `shown` names the output in messages.
+    """Where an export of many files writes them (`write()`, or under `.root`) before `publish()` puts them
+    all at `path`, which must be empty or absent; `discard()` drops them. `shown` names the output in
+    messages.
 
     :raises OutputError: when `path` holds files, is a file, or another export is writing it.
     """
@@ -240,12 +299,27 @@ def staged_directory(fs: pafs.FileSystem, path: str, shown: str) -> LocalStaging
     return S3Staging(fs, path, shown)
 
 
-class LocalStaging:
+class Staging:
+    """What both stagings share: writing one file."""
+
+    fs: pafs.FileSystem
+    root: str
+    shown: str
+
+    def write(self, name: str, data: bytes) -> None:
+        """Writes the file `name` (a path below the output) at once.
+
+        :raises OutputError: when it cannot be written (a full disk), naming the output."""
+        with naming(f"{self.shown}/{name}"), self.fs.open_output_stream(f"{self.root}/{name}") as stream:
+            stream.write(data)
+
+
+class LocalStaging(Staging):
     """Files written under ``.<name>.partial`` beside `path` (locked, see `Lock`), then renamed to `path`
     in one step: `path` never holds part of an export. A leftover of a killed export is cleared."""
 
     def __init__(self, path: str, shown: str):
-        self.path, self.shown = path, shown
+        self.fs, self.path, self.shown = pafs.LocalFileSystem(), path, shown
         head, _, name = path.rpartition("/")
         self.root = f"{head}/.{name}.partial"
         listing(pafs.LocalFileSystem(), path, shown)  # refused before anything is made
@@ -281,13 +355,13 @@ class LocalStaging:
 S3_STAGING = "_staging"
 
 
-class S3Staging:
+class S3Staging(Staging):
     """Files written under `path`/_staging/, then moved to their names. A `_staging/` alone is what an
     export killed before publishing left: it is deleted. Beside other files it marks an export killed while
     moving them: that output is refused (its archive is incomplete)."""
 
     def __init__(self, fs: pafs.FileSystem, path: str, shown: str):
-        self.fs, self.path = fs, path
+        self.fs, self.path, self.shown = fs, path, shown
         self.root = f"{path}/{S3_STAGING}"
         names = listing(fs, path, shown, allowed=self.root)
         if self.root in names:

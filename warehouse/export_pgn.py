@@ -199,11 +199,11 @@ def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = A
     compressed), or to standard output when `out` is `-`. The file appears at `out` only when complete
     (see `export_out.OutputFile`).
 
-    :raises OutputError: when `out` exists, or another export is writing it.
+    :raises OutputError: when `out` exists, is inside `lake`, or another export is writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
     games = pgn_games(lake, selection)  # the lake's errors before any output is made
     result = ExportResult()
-    result.games, result.bytes, path = write_texts(out, (text for _, _, text in games))
+    result.games, result.bytes, path = write_texts(out, (text for _, _, text in games), lake)
     result.files += [path] if path else []
     return result

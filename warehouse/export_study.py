@@ -22,12 +22,11 @@ from typing import Any
 from warehouse import export_sql
 from warehouse.errors import OutputError
 from warehouse.export_json import ExportResult
-from warehouse.export_out import staged_directory, write_texts
+from warehouse.export_out import output_location, staged_directory, write_texts
 from warehouse.export_pgn import COLUMNS, RESULTS, start_ply, tag_pairs
 from warehouse.file_names import name_part
 from warehouse.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
 from warehouse.lake.location import Lake
-from warehouse.lake.storage import filesystem
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 
@@ -218,24 +217,24 @@ def export_study(
     file `out` (`.bz2`/`.zst` compressed; `-`: standard output), which appears only when complete.
     `fen`: each move with the position after it (needs python-chess).
 
-    :raises OutputError: when `out` exists (a file) or holds files, or another export is writing it.
+    :raises OutputError: when `out` exists (a file) or holds files, is inside `lake`, or another export is
+        writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
     documents = study_documents(lake, selection, fen)  # the lake's errors before any output is made
     result = ExportResult()
     if lines:
-        result.games, result.bytes, path = write_texts(out, (text + "\n" for _, text in documents))
+        result.games, result.bytes, path = write_texts(out, (text + "\n" for _, text in documents), lake)
         result.files += [path] if path else []
         return result
-    fs, path = filesystem(out)
+    fs, path = output_location(out, lake)
     staging = staged_directory(fs, path, str(out))
     try:
         taken: set[str] = set()
         for game_id, text in documents:
             name = file_name(game_id, taken)
             data = text.encode()
-            with fs.open_output_stream(f"{staging.root}/{name}") as stream:
-                stream.write(data)
+            staging.write(name, data)
             result.games += 1
             result.bytes += len(data)
             result.files.append(f"{path}/{name}")

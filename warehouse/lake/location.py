@@ -176,7 +176,7 @@ class Lake:
 
     def refuse_links(self, rel: str) -> None:
         """:raises LakeError: when a folder on the way from the root to `rel` (not `rel` itself: a link is
-            deleted or moved as a link) is a symbolic link in a local lake, which may lead out of it."""
+        deleted or moved as a link) is a symbolic link in a local lake, which may lead out of it."""
         folders = rel.split("/")[:-1]
         for n in range(1, len(folders) + 1):
             self.refuse_link("/".join(folders[:n]))

@@ -115,8 +115,8 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
     segments = [bucket, *prefix.removesuffix("/").split("/")] if prefix else [bucket]
     if odd := [segment for segment in segments if segment in ("", ".", "..")]:
         raise StorageError(
-            f"{location}: no `{odd[0] or '//'}` in an S3 key (S3 would store objects under other keys than it "
-            "lists); name the prefix without it"
+            f"{location}: no `{odd[0] or '//'}` in an S3 key (S3 would store objects under other keys "
+            "than it lists); name the prefix without it"
         )
     return _s3_filesystem(bucket, location), "/".join(segments)
 

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import InputError, LakeError
+from warehouse.export_out import OutputFile
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
@@ -168,18 +169,18 @@ def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds
     counter.end_file()
 
 
-def write(book: pa.Table, out: str | Path, fmt: str) -> None:
-    """Writes `book` as `fmt`: `parquet`, `tsv` (one row a line, a header, the book's columns) or `bin`
-    (PolyGlot: 16-byte entries sorted by key, weight = 2 x wins + draws of the side to move)."""
+def write(book: pa.Table, out: OutputFile, fmt: str) -> None:
+    """Writes `book` as `fmt` into `out` (a new file, see `export_out.output_file`): `parquet`, `tsv` (one
+    row a line, a header, the book's columns) or `bin` (PolyGlot: 16-byte entries sorted by key, weight =
+    2 x wins + draws of the side to move)."""
     if fmt == "parquet":
-        pq.write_table(book, out, compression="zstd")
+        pq.write_table(book, out.sink, compression="zstd")
     elif fmt == "tsv":
-        with open(out, "w", encoding="utf-8") as f:
-            f.write("\t".join(book.column_names) + "\n")
-            for row in book.to_pylist():
-                f.write("\t".join("" if v is None else str(v) for v in row.values()) + "\n")
+        out.write(("\t".join(book.column_names) + "\n").encode())
+        for row in book.to_pylist():
+            out.write(("\t".join("" if v is None else str(v) for v in row.values()) + "\n").encode())
     elif fmt == "bin":
-        Path(out).write_bytes(b"".join(polyglot_entries(book)))
+        out.write(b"".join(polyglot_entries(book)))
     else:
         raise InputError(f"unknown book format {fmt!r}: one of {', '.join(FORMATS)}")
 
@@ -206,12 +207,13 @@ def polyglot_move(uci: str) -> int:
     return to_file | to_row << 3 | from_file << 6 | from_row << 9 | promotion << 12
 
 
-def merge(books: Iterable[str | Path], out: str | Path, batch_rows: int = 65_536) -> int:
-    """Merges Parquet books (each sorted by key, uci, as `build` writes them) into one at `out`, summing the
-    counts of a row present in several: one pass, a batch of each input in memory. Returns the rows."""
+def merge(books: Iterable[str | Path], out: OutputFile, batch_rows: int = 65_536) -> int:
+    """Merges Parquet books (each sorted by key, uci, as `build` writes them) into one in `out` (a new file,
+    see `export_out.output_file`), summing the counts of a row present in several: one pass, a batch of
+    each input in memory. Returns the rows."""
     streams = [_rows(path, batch_rows) for path in books]
     written = 0
-    with pq.ParquetWriter(out, BOOK_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(out.sink, BOOK_SCHEMA, compression="zstd") as writer:
         pending: list[dict[str, Any]] = []
         current: dict[str, Any] | None = None
         for _, row in heapq.merge(*streams, key=lambda item: item[0]):

@@ -8,8 +8,11 @@ Transpositions join: a position reached by two move orders is one node. Needs py
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import chess
@@ -18,6 +21,15 @@ import chess.svg
 import pyarrow as pa
 
 from warehouse.errors import OutputError
+from warehouse.export_out import (
+    LocalStaging,
+    OutputFile,
+    S3Staging,
+    output_file,
+    output_location,
+    staged_directory,
+)
+from warehouse.lake.location import Lake
 
 SIGNED = 1 << 64
 
@@ -63,23 +75,65 @@ def opening_dot(
     return "\n".join(lines) + "\n", fens
 
 
-def write_graph(book: pa.Table, out: str | Path, min_share: float = 0.01, svg: bool = True) -> Path:
+def write_graph(
+    book: pa.Table, out: str | Path, min_share: float = 0.01, svg: bool = True, lake: Lake | None = None
+) -> Path:
     """Writes `out` (.dot), the boards of its nodes in `<out stem>_boards/`, and with `svg` `out` rendered to
-    SVG beside it (Graphviz's `dot`). Returns the SVG's path (the .dot's without `svg`)."""
+    SVG beside it (Graphviz's `dot`), as `graph_outputs` does. Returns the SVG's path (the .dot's without
+    `svg`)."""
+    with graph_outputs(out, svg, lake) as graph:
+        graph.write(book, min_share)
+    return graph.shown
+
+
+class GraphOutputs:
+    """The open outputs of one graph (see `graph_outputs`)."""
+
+    def __init__(
+        self, dot: OutputFile, svg: OutputFile | None, boards: str, staging: LocalStaging | S3Staging
+    ):
+        self.dot, self.svg, self.boards, self.staging = dot, svg, boards, staging
+        self.shown = Path(self.svg.shown if self.svg else self.dot.shown)
+
+    def write(self, book: pa.Table, min_share: float) -> None:
+        """Writes the tree of `book` (see `opening_dot`): the boards, the .dot and the SVG."""
+        text, fens = opening_dot(book, min_share, self.boards)
+        for key, fen in fens.items():
+            self.staging.write(f"{key}.svg", chess.svg.board(chess.Board(fen), size=240).encode())
+        self.dot.write(text.encode())
+        if self.svg is not None:
+            self.svg.write(render_svg(text))
+
+
+@contextmanager
+def graph_outputs(out: str | Path, svg: bool = True, lake: Lake | None = None) -> Iterator[GraphOutputs]:
+    """The outputs of a graph, opened for the block to write (`GraphOutputs.write`): `out` (.dot), the
+    boards' folder `<out stem>_boards/` and with `svg` `<out stem>.svg`. Each is new, refused before the
+    block runs if it exists (the folder: if it holds files) or is inside `lake` (the lake the book is built
+    from), and appears whole when the block ends (`export_out`); a failure or Ctrl-C leaves none of them.
+
+    :raises OutputError: for a refused output, one that cannot be written, or `dot` failing.
+    """
     out = Path(out)
     boards = out.parent / f"{out.stem}_boards"
-    text, fens = opening_dot(book, min_share, boards.name)
-    boards.mkdir(exist_ok=True)
-    for key, fen in fens.items():
-        (boards / f"{key}.svg").write_text(chess.svg.board(chess.Board(fen), size=240), encoding="utf-8")
-    out.write_text(text, encoding="utf-8")
-    if not svg:
-        return out
-    rendered = out.with_suffix(".svg")
+    with contextlib.ExitStack() as files:
+        dot_file = files.enter_context(output_file(out, lake))
+        svg_file = files.enter_context(output_file(out.with_suffix(".svg"), lake)) if svg else None
+        staging = staged_directory(*output_location(boards, lake), str(boards))
+        graph = GraphOutputs(dot_file, svg_file, boards.name, staging)
+        try:
+            yield graph
+            graph.staging.publish()
+        except BaseException:
+            graph.staging.discard()
+            raise
+
+
+def render_svg(dot: str) -> bytes:
+    """The graph `dot` rendered by Graphviz's `dot`, as SVG."""
     try:
-        subprocess.run(["dot", "-Tsvg", str(out), "-o", str(rendered)], check=True, capture_output=True)
+        return subprocess.run(["dot", "-Tsvg"], input=dot.encode(), check=True, capture_output=True).stdout
     except FileNotFoundError:
         raise OutputError("rendering needs Graphviz's `dot` (apt-get install graphviz)") from None
     except subprocess.CalledProcessError as e:
         raise OutputError(f"dot failed: {e.stderr.decode(errors='replace').strip()}") from None
-    return rendered

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import chess.pgn
 
+from warehouse.export_out import output_file
 from warehouse.lake.openings import opening_lines
 
 
@@ -36,7 +37,12 @@ def eco_book() -> list[dict[str, str]]:
 
 
 def write_tsv(rows: list[dict[str, str]], out: Path) -> None:
-    with out.open("x", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    """Writes `rows` as the new TSV file `out`, which appears whole (`export_out.output_file`).
+
+    :raises OutputError: when `out` exists, or cannot be written."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    with output_file(out, None) as file:
+        file.write(text.getvalue().encode())
