@@ -1,11 +1,12 @@
 """Fixtures of the whole test run: the repository, the bundled sample and a lake of it loaded once, the
-corpora's loads (shared by test_oracle_corpora and test_export_pgn), and a moto S3 server per module that
-asks for one. Helpers that are not fixtures are in support.py."""
+corpora's loads (shared by test_oracle_corpora and test_export_pgn), a moto S3 server per module that
+asks for one, and a small tmpfs for full-disk tests. Helpers that are not fixtures are in support.py."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from corpora import CorpusLoad, CorpusLoader, corpus_loader
 from random_variants import BOARDS, random_games, write_pgn
 from s3_server import S3Server, moto_server
-from support import REPO, SAMPLE, loaded
+from support import REPO, SAMPLE, loaded, run_command
 
 
 @pytest.fixture(scope="session")
@@ -95,6 +96,22 @@ def random_variant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 def random_variant_load(random_variant_files: dict[str, Path], corpus_loads: CorpusLoader) -> CorpusLoad:
     """The random variant games loaded into one lake by the real loader, once per run."""
     return corpus_loads(tuple(random_variant_files.values()))
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 512 KiB tmpfs, unmounted after the test; skipped where mounting is not allowed."""
+    mount_point = tmp_path / "mnt"
+    mount_point.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("needs root and mount(8) for a size-limited file system")
+    made = run_command(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)])
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        run_command(["umount", "-l", str(mount_point)])
 
 
 @pytest.fixture(scope="module")

@@ -239,6 +239,16 @@ def write_zst(path: Path, text: str) -> Path:
 # --- a lake read back ---
 
 
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder` (links not followed) with its content: to compare before and after."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            found[str(path.relative_to(folder))] = b"" if path.is_symlink() else path.read_bytes()
+    return found
+
+
 def lake_counts(lake: Path) -> tuple[int, int]:
     """(games, distinct game_id) as a DuckDB reader sees the lake through the views' glob."""
     if not any((lake / "games").glob("**/*.parquet")):

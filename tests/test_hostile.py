@@ -9,10 +9,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
-import os
 import random
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -238,22 +235,6 @@ def test_directory_as_input(tmp_path: Path) -> None:
 
 
 # --- the lake's own storage failing: a read-only lake and a full disk need a mount (root) ---
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 512 KiB tmpfs, unmounted after the test; skipped where mounting is not allowed."""
-    mount_point = tmp_path / "mnt"
-    mount_point.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("needs root and mount(8) for a size-limited file system")
-    made = run_command(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)])
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        run_command(["umount", "-l", str(mount_point)])
 
 
 def test_full_disk(small_fs: Path, tmp_path: Path) -> None:

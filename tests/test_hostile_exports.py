@@ -32,6 +32,7 @@ from support import (
     run_command,
     run_module,
     start,
+    tree,
     write_zst,
 )
 
@@ -436,3 +437,134 @@ def test_an_export_reconciles_with_the_records(tmp_path: Path) -> None:
             out = outs / (FILES[kind] if not extra else "study")
             one_line_error(export(kind, out, damaged, *extra), str(first.relative_to(lake)), needle)
             assert list(outs.iterdir()) == [], "output left by a refused export"
+
+
+# --- issue 26, items 10 and 11: every output appears whole or not at all, never inside the lake ---
+
+E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+
+
+def writers(lake: Path, folder: Path) -> dict[str, tuple[list[str], Path]]:
+    """Every command that writes an output of its own from `lake`, by name: its arguments to write into
+    `folder`, and the path its messages name (a prefix of all it writes)."""
+    into = {
+        "pgn": ("loaders.parquet2pgn", ["{out}.pgn"]),
+        "bgn": ("loaders.parquet2json", ["{out}"]),
+        "study": ("loaders.parquet2json", ["{out}", "--format", "study"]),
+        "study-lines": ("loaders.parquet2json", ["{out}.jsonl", "--format", "study", "--lines"]),
+        "book": ("loaders.book", ["{out}.tsv"]),
+        "graph": ("loaders.opening_graph", ["{out}.dot", "--min-share", "0.001", "--no-svg"]),
+        "positions": ("loaders.positions", [E4, "--pgn", "{out}.pgn"]),
+    }
+    out = folder / "out"
+    return {
+        kind: ([name, *(a.format(out=out) for a in args), "--lake", str(lake)], out)
+        for kind, (name, args) in into.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def small_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 games, to copy where a test may change the lake."""
+    tmp = tmp_path_factory.mktemp("small")
+    return loaded([write_zst(tmp / "games.pgn.zst", make_games(0, 300))], tmp / "lake")
+
+
+@pytest.mark.parametrize("kind", list(writers(Path("lake"), Path("out"))))
+def test_a_full_disk_leaves_no_output_and_names_it(kind: str, small_lake: Path, small_fs: Path) -> None:
+    """The disk fills while the output is written: one line naming it and the disk's error; nothing of it
+    is left (a temporary file holding the space was)."""
+    free = os.statvfs(small_fs).f_bavail * os.statvfs(small_fs).f_frsize
+    (small_fs / "filler").write_bytes(b"\0" * (free - (16 << 10)))  # 16 KiB left
+    args, shown = writers(small_lake, small_fs)[kind]
+    one_line_error(run_module(args[0], args[1:]), str(shown), "No space left on device")
+    assert leftovers(small_fs, small_fs / "filler") == []
+
+
+def test_a_book_killed_while_written_leaves_nothing_and_a_rerun_writes_it(
+    small_lake: Path, tmp_path: Path
+) -> None:
+    """kill -9 half-way through writing the book: nothing at its name (a rerun used to refuse the partial
+    book as existing); the rerun writes the whole book, as an uninterrupted run does."""
+    out, whole = tmp_path / "book.tsv", tmp_path / "whole" / "book.tsv"
+    half_then_killed = (
+        "import os, signal, sys\n"
+        "import loaders.book as book\n"
+        "real = book.write\n"
+        "def write(table, out, fmt):\n"
+        "    real(table.slice(0, table.num_rows // 2), out, fmt)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "book.write = write\n"
+        "sys.exit(book.main(sys.argv[1:]))\n"
+    )
+    killed = run_command(python("-c", half_then_killed, "--lake", str(small_lake), str(out)))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not out.exists(), "a partial book is at the book's name"
+    rerun = run_module("loaders.book", ["--lake", str(small_lake), str(out)])
+    assert rerun.returncode == 0, rerun.stderr
+    assert run_module("loaders.book", ["--lake", str(small_lake), str(whole)]).returncode == 0
+    assert out.read_bytes() == whole.read_bytes()
+    assert leftovers(tmp_path, out) == ["whole"]
+
+
+@pytest.mark.parametrize("existing", ["tree.dot", "tree.svg", "tree_boards/1.svg"])
+def test_the_graph_refuses_existing_outputs(existing: str, small_lake: Path, tmp_path: Path) -> None:
+    """Any of the graph's outputs existing (the boards' folder holding a file): one line naming it, before
+    any work, and nothing written or overwritten."""
+    (tmp_path / existing).parent.mkdir(exist_ok=True)
+    (tmp_path / existing).write_text("mine")
+    before = tree(tmp_path)
+    run = run_module("loaders.opening_graph", ["--lake", str(small_lake), str(tmp_path / "tree.dot")])
+    one_line_error(run, str(tmp_path / existing.split("/")[0]))
+    assert tree(tmp_path) == before
+
+
+def test_a_graph_that_fails_leaves_nothing(small_lake: Path, tmp_path: Path) -> None:
+    """Rendering fails (no Graphviz on the PATH): one line, and neither the .dot nor the boards are left."""
+    run = run_module(
+        "loaders.opening_graph",
+        ["--lake", str(small_lake), str(tmp_path / "tree.dot")],
+        env={**os.environ, "PATH": str(tmp_path / "nothing")},
+    )
+    one_line_error(run, "Graphviz")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", list(writers(Path("lake"), Path("out"))))
+@pytest.mark.parametrize("place", ["root", "partition", "linked"])
+def test_an_output_inside_the_lake_is_refused(
+    kind: str, place: str, small_lake: Path, tmp_path: Path
+) -> None:
+    """In the lake's root, in a partition of `games/` (a book's .parquet there broke every query), or in a
+    folder outside that is a link into `games/`: one line, and the lake is unchanged."""
+    lake = Path(shutil.copytree(small_lake, tmp_path / "lake"))
+    partition = next((lake / "games").glob("type=*/year=*/month=*"))
+    folder = {"root": lake, "partition": partition, "linked": tmp_path / "link"}[place]
+    if place == "linked":
+        folder.symlink_to(partition)
+    before = tree(lake)
+    args, shown = writers(lake, folder)[kind]
+    one_line_error(run_module(args[0], args[1:]), str(shown), f"inside the lake {lake}")
+    assert tree(lake) == before
+    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+
+
+# --- issue 26, item 12: file names made from game ids are safe and bounded ---
+
+
+def test_study_files_of_long_and_odd_game_ids(tmp_path: Path) -> None:
+    """Game ids of 300 characters (two sharing 299), ones that would name hidden files (`.x`, `_x`), a
+    path, `..`, non-ASCII only: each game in a file of its own, every name at most 255 bytes, none hidden,
+    each document holding its id."""
+    ids = ["x" * 300, "x" * 299 + "y", ".hidden", "_under", "..", "a/b\\c", "é" * 200, "plain"]
+    games = make_games(0, len(ids)).split("[Event ")[1:]
+    source = tmp_path / "ids.pgn"
+    source.write_text("".join(f'[GameId "{i}"]\n[Event {g}' for i, g in zip(ids, games, strict=True)))
+    lake = loaded([source], tmp_path / "lake")
+    run = export("json", tmp_path / "study", lake, "--format", "study")
+    assert run.returncode == 0, run.stderr
+    names = [p.name for p in (tmp_path / "study").iterdir()]
+    assert len(names) == len(ids)
+    assert all(len(name.encode()) <= 255 and name[0] not in "._" for name in names), names
+    documents = [json.loads(p.read_text()) for p in (tmp_path / "study").iterdir()]
+    assert sorted(d["game_id"] for d in documents) == sorted(ids)

@@ -274,3 +274,24 @@ def test_long_tag_values(size: int, tmp_path: Path) -> None:
     assert read_rejects(lake) == []
     (game,) = read_games(lake)
     assert game["event"] == event and dict(game["headers"])["Annotator"] == note
+
+
+# --- issue 26, item 12: an input's name of any length makes file names the lake can hold ---
+
+
+def test_inputs_with_long_names_load(tmp_path: Path) -> None:
+    """Two inputs named with 230 characters, the same but the last: both load whole (the lake's file
+    names, the input's name then the load's id, went over 255 bytes), into distinct bounded names."""
+    sources = [tmp_path / ("n" * 229 + last + ".pgn") for last in "ab"]
+    for n, source in enumerate(sources):
+        source.write_text(make_games(n * 50, 50))
+    lake = tmp_path / "lake"
+    run = load(sources, lake)
+    assert run.returncode == 0, run.stderr
+    assert len(read_games(lake)) == 100
+    records = read_records(lake)
+    assert sorted(Path(r["input"]).name for r in records) == sorted(s.name for s in sources)
+    paths = [f for r in records for f in [*r["files"], *r["ply_rows"], r["rejects_file"] or ""] if f]
+    assert len(set(paths)) == len(paths) and all(len(Path(f).name.encode()) <= 255 for f in paths)
+    stems = {Path(f).name.rsplit("-", 3)[0] for r in records for f in r["files"]}  # before the load id
+    assert len(stems) == 2, "the two names' stems must stay apart"

@@ -34,6 +34,7 @@ from support import (
     run_command,
     run_module,
     start,
+    tree,
     write_zst,
 )
 
@@ -406,16 +407,6 @@ def test_compaction_prints_no_warning(tmp_path: Path) -> None:
 # --- issue 26, item 2: nothing is written, moved or deleted through a symbolic link ---
 
 STALE_OP = "20250101T000000-deadbeef"  # a staging folder without a record: what a writer drops
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    """Every file below `folder` (links not followed) with its content: to compare before and after."""
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = Path(root) / name
-            found[str(path.relative_to(folder))] = b"" if path.is_symlink() else path.read_bytes()
-    return found
 
 
 @pytest.mark.parametrize("name", ["_staging", "_loads", "games", "plies", "rejects", "_lock", "_layout.json"])
