@@ -131,3 +131,12 @@ def test_urls_with_a_mistyped_separator_are_refused(location: str, sample_lake: 
     )
     one_line_error(run_in(tmp_path, "loaders.parquet2json", location, "--lake", str(sample_lake)), "://")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("module", ["loaders.parquet2pgn", "loaders.parquet2json"])
+def test_an_output_inside_an_s3_lake_is_refused(s3_lake: str, module: str) -> None:
+    """Issue 26, item 11, on S3: an output under the lake's prefix, by its key."""
+    before = s3_objects(s3_lake)
+    run = run_cli(module, f"{s3_lake}/games/type=blitz/out.pgn", "--lake", s3_lake)
+    one_line_error(run, "inside the lake")
+    assert s3_objects(s3_lake) == before
