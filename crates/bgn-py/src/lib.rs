@@ -516,6 +516,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
+    m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add_class::<book::BookCounter>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
