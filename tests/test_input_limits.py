@@ -22,6 +22,8 @@ import pytest
 import zstandard
 from support import load, make_games, one_line_error, read_games, read_records, read_rejects, run_module
 
+from warehouse.import_json import MAX_LINE_BYTES
+
 # A game with a clock on each move (the clock of ply 1 set by each case), and a good game after it.
 MOVES = "1. e4 {{ [%clk {clk}] }} e5 {{ [%clk 0:03:00] }} 2. Nf3 {{ {eval} }} Nc6 *"
 
@@ -228,5 +230,5 @@ def test_a_json_line_too_long_to_hold_is_rejected_in_bounded_memory(tmp_path: Pa
         length,
         "too_large",
     )
-    assert reject["reason"] == "line 2: longer than 67108864 bytes: skipped"
+    assert reject["reason"] == f"line 2: longer than {MAX_LINE_BYTES} bytes: skipped"
     assert reject["raw_truncated"] and len(reject["raw"]) == 64 << 10

@@ -13,8 +13,8 @@ is laid out (`<type>/<year>/<month>/G.<n>.<type>.json.bz2`). A file is JSON-line
 its first line is `{` alone: then it is one (pretty-printed) document. Its first game must open as JSON
 (`opens_json`): any other file (PGN, say) is refused whole, nothing recorded.
 
-Memory does not grow with a line: a line (or document) is read up to `_core.MAX_GAME_BYTES`, the reader's
-largest game, and one longer is read past in chunks and rejected (`too_large`), never held whole.
+Memory does not grow with a line: a line (or document) is read up to `MAX_LINE_BYTES`, and one longer is
+read past in chunks and rejected (`too_large`), never held whole. docs/operations.md, "Memory".
 """
 
 from __future__ import annotations
@@ -55,7 +55,11 @@ RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's 
 #   `out_of_range`, on the PGN the game is turned into: as a PGN load tells it);
 # - the moves replay to other fields than the line gives.
 NOT_JSON, BAD_FIELD, DISAGREES = JSON_REJECT_KINDS
-TOO_LARGE = "too_large"  # the reader's kind for a game over `_core.MAX_GAME_BYTES`
+TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
+# The longest line (or document) read: half the reader's largest game, as a line costs up to ~21 times its
+# bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured for a
+# line of 1.2M moves just under this limit.
+MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
 # Decompressed bytes read at once past a line too long to keep.
 CHUNK = 1 << 20
 SIGNATURE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote")
@@ -245,12 +249,12 @@ class JsonTranslation:
             raise InputError(f"{self.path}: {e}") from e
         with raw, open(pgn_path, "wb") as out:
             stream, self.compression = _decompressed(raw)
-            games = _readable(documents(stream, _core.MAX_GAME_BYTES), self.path, self.compression)
+            games = _readable(documents(stream, MAX_LINE_BYTES), self.path, self.compression)
             for n, document in enumerate(games):
                 if n == 0 and not opens_json(document.data):
                     raise InputError(f"{self.path}: not JSON (PGN games load with pgn2parquet)")
                 if not document.whole:
-                    self._refuse(document, TOO_LARGE, f"longer than {_core.MAX_GAME_BYTES} bytes: skipped")
+                    self._refuse(document, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
                     continue
                 try:
                     doc = decode(document)
