@@ -224,3 +224,20 @@ def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
     assert lake_table(lake, "plies", PLY_KEYS).equals(lake_table(local, "plies", PLY_KEYS))
     again = run_module("loaders.spark_pgn2parquet", args, timeout=300)
     assert again.returncode == 0 and again.stdout.count("already loaded") == 2, again.stdout + again.stderr
+
+
+def test_a_clock_beyond_its_column_and_pzstd_frames(spark: Any, tmp_path: Path) -> None:
+    """Issue 26: a game's `[%clk 100000:00:00]` failed the whole Spark load (its Parquet cast); it is a
+    reject, its neighbours kept, each frame a task, a skippable frame (pzstd's) before each."""
+    bad = '[Site "https://lichess.org/abcd9999"]\n\n1. e4 { [%clk 100000:00:00] } e5 *\n\n'
+    texts = [make_games(0, 30), bad + make_games(30, 30)]
+    path = tmp_path / "frames.pgn.zst"
+    skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"pzst"
+    path.write_bytes(b"".join(skippable + zstandard.ZstdCompressor().compress(t.encode()) for t in texts))
+    done = spark_load(spark, [str(path)], Lake.open(str(tmp_path / "lake")), unit_bytes=1)
+    assert not done.errors, done.errors
+    (result,) = done.results
+    record = result.record
+    assert (record.games_seen, record.games_written, record.games_rejected) == (61, 60, 1)
+    assert record.rejects_by_kind == {"out_of_range": 1}
+    assert {re.sub(r".*-u(\d+)a\d+-\d+\.parquet", r"\1", f) for f in record.files} == {"0", "1"}, record.files

@@ -28,7 +28,7 @@ from warehouse.export_sql import branches, unfold
 from warehouse.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged
-from warehouse.lake.records import CompactRecord, LoadRecord, Record, Records
+from warehouse.lake.records import JSON, PGN, CompactRecord, LoadRecord, Record, Records
 
 UTC = timezone.utc
 
@@ -59,11 +59,28 @@ def test_same_input_is_a_live_load_by_checksum_else_by_fingerprint() -> None:
     from_stdin = load_record("d", sha256="s4", fingerprint=None)
     records = Records([first, replaced, forced, from_stdin, CompactRecord(load_id="e")])
     assert records.loads == [first, forced, from_stdin]
-    assert records.same_input("s1", "f1") == [first]
-    assert records.same_input("s2", "f2") == [forced]  # not the load `--force` replaced
-    assert records.same_input("zz", "f1") == []  # a known checksum decides alone
-    assert records.same_input(None, "f1") == [first]
-    assert records.same_input(None, None) == []  # no fingerprint matches a load without one
+    assert records.same_input("s1", "f1", PGN) == [first]
+    assert records.same_input("s2", "f2", PGN) == [forced]  # not the load `--force` replaced
+    assert records.same_input("zz", "f1", PGN) == []  # a known checksum decides alone
+    assert records.same_input(None, "f1", PGN) == [first]
+    assert records.same_input(None, None, PGN) == []  # no fingerprint matches a load without one
+
+
+def test_same_input_is_a_load_of_the_same_format_older_records_told_by_what_they_hold() -> None:
+    pgn = load_record("a", sha256="s1", fingerprint="f1", format=PGN)
+    json_load = load_record("b", sha256="s1", fingerprint="f1", format=JSON)
+    assert Records([pgn, json_load]).same_input("s1", None, JSON) == [json_load]
+    # Records of older versions, without `format`: a JSON import of a PGN file (every game not JSON, the
+    # file zstd or plain), a JSON import with another JSON kind, and a PGN load.
+    older = [
+        load_record("c", sha256="s2", compression="zstd", rejects_by_kind={"not_json": 1}),
+        load_record("d", sha256="s2", compression="json"),
+        load_record("e", sha256="s2", compression="gzip", rejects_by_kind={"disagrees": 1, "truncated": 1}),
+        load_record("f", sha256="s2", compression="zstd", rejects_by_kind={"truncated": 1}),
+    ]
+    records = Records(older)
+    assert [r.load_id for r in records.same_input("s2", None, JSON)] == ["c", "d", "e"]
+    assert [r.load_id for r in records.same_input("s2", None, PGN)] == ["f"]
 
 
 def test_live_files_leave_out_what_later_operations_retired() -> None:

@@ -9,6 +9,15 @@ __version__: str
 COLUMN_TAGS: list[str]
 # Every kind a reject can have (`illegal_move`, `truncated`, `not_a_game`, …), in a stable order.
 REJECT_KINDS: list[str]
+# The longest game the reader keeps (`max_game_bytes` by default): longer ones are `too_large` rejects.
+MAX_GAME_BYTES: int
+# The largest NAG (`$255`): a NAG beyond is an `out_of_range` reject.
+MAX_NAG: int
+
+def looks_like_json(head: bytes) -> bool:
+    """Whether `head` (an input's first decompressed bytes) opens as JSON, as a PGN load refuses it: an object
+    (`{` then `}` or a `"key":`), or an array (`[` then `]`, an object, an array, or a string, number or
+    literal then `,` or `]`). PGN's first `[` opens a tag, its first `{` a comment of words."""
 
 class PgnInputError(ValueError):
     """An input that cannot be read as PGN: missing, a directory, of an unknown format, or not PGN."""

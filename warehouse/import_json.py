@@ -10,7 +10,11 @@ take it, becomes its `game_id`; and a BGN game's `san` is left null, since its l
 Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
 `.ndjson` files, compressed or not, recursively), a glob, or an `s3://` prefix or glob, as the BGN archive
 is laid out (`<type>/<year>/<month>/G.<n>.<type>.json.bz2`). A file is JSON-lines, one game a line, unless
-its first line is `{` alone: then it is one (pretty-printed) document.
+its first line is `{` alone: then it is one (pretty-printed) document. Its first game must open as JSON
+(`opens_json`): any other file (PGN, say) is refused whole, nothing recorded.
+
+Memory does not grow with a line: a line (or document) is read up to `MAX_LINE_BYTES`, and one longer is
+read past in chunks and rejected (`too_large`), never held whole. docs/operations.md, "Memory".
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -38,15 +42,26 @@ import zstandard
 from warehouse import _core, json_games
 from warehouse.errors import InputError, StorageError
 from warehouse.lake.location import Lake
+from warehouse.lake.records import JSON, JSON_REJECT_KINDS
 from warehouse.lake.storage import GLOB_CHARS, filesystem, s3_files
 from warehouse.load import LoadResult, load_input
+from warehouse.zstd_frames import starts_zstd
 
 JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
-# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`).
-NOT_JSON = "not_json"  # not JSON, not UTF-8, or nested deeper than Python's JSON reader goes
-BAD_FIELD = "bad_field"  # a missing field, a wrong type, a number out of its column's range
-DISAGREES = "disagrees"  # the moves replay to other fields than the line gives
+# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`):
+# - not JSON, not UTF-8, or nested deeper than Python's JSON reader goes;
+# - a missing field, a wrong type, a number out of its column's range (a clock's or an eval's, the reader's
+#   `out_of_range`, on the PGN the game is turned into: as a PGN load tells it);
+# - the moves replay to other fields than the line gives.
+NOT_JSON, BAD_FIELD, DISAGREES = JSON_REJECT_KINDS
+TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
+# The longest line (or document) read: half the reader's largest game, as a line costs up to ~21 times its
+# bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured for a
+# line of 1.2M moves just under this limit.
+MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
+# Decompressed bytes read at once past a line too long to keep.
+CHUNK = 1 << 20
 SIGNATURE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote")
 
 
@@ -121,7 +136,7 @@ def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
     magic = head.peek(4)[:4]
     if magic.startswith(b"BZh"):
         return bz2.BZ2File(head), "bzip2"
-    if magic == b"\x28\xb5\x2f\xfd":
+    if starts_zstd(magic):
         reader = zstandard.ZstdDecompressor().stream_reader(head, read_across_frames=True)
         return io.BufferedReader(reader, 1 << 20), "zstd"
     if magic.startswith(b"\x1f\x8b"):
@@ -131,23 +146,54 @@ def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
 
 @dataclass
 class Document:
-    """One game's text in the input: its byte offset and length (decompressed), its line number."""
+    """One game's text in the input: its byte offset and length (decompressed), its line number, and its
+    bytes: all of them, or its first `RAW_LIMIT` when it is longer than the limit (`whole` false)."""
 
     offset: int
     length: int
     line: int
     data: bytes
 
+    @property
+    def whole(self) -> bool:
+        return len(self.data) == self.length
 
-def documents(stream: IO[bytes]) -> Iterator[Document]:
-    """The input's games: its lines, or the whole input when its first line is `{` alone."""
-    offset = 0
-    for number, data in enumerate(iter(stream.readline, b""), start=1):
-        if number == 1 and data.strip() == b"{":
-            data += stream.read()
+
+def documents(stream: IO[bytes], limit: int) -> Iterator[Document]:
+    """The input's games: its lines, or the whole input when its first line is `{` alone. A line or
+    document longer than `limit` bytes is read past in chunks, its first bytes kept."""
+    offset, number = 0, 0
+    while data := stream.readline(limit + 1):
+        number += 1
+        whole_input = number == 1 and data.strip() == b"{"
+        if whole_input:
+            data += stream.read(limit + 1 - len(data))
+        length = len(data)
+        if length > limit:
+            if whole_input:
+                length += _bytes_past(lambda: stream.read(CHUNK), line=False)
+            elif not data.endswith(b"\n"):
+                length += _bytes_past(lambda: stream.readline(CHUNK), line=True)
+            data = data[:RAW_LIMIT]
         if data.strip():
-            yield Document(offset, len(data), number, data)
-        offset += len(data)
+            yield Document(offset, length, number, data)
+        offset += length
+
+
+def _bytes_past(read: Callable[[], bytes], line: bool) -> int:
+    """The bytes `read` (a chunk a call) gives to the end of the input, or of the line (`line`)."""
+    count = 0
+    while part := read():
+        count += len(part)
+        if line and part.endswith(b"\n"):
+            break
+    return count
+
+
+def opens_json(data: bytes) -> bool:
+    """Whether an input's first game opens as JSON games do: a `{` (a line that is no JSON after all is that
+    line's reject), or as `_core.looks_like_json` reads an array (PGN's first `[` opens a tag)."""
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or _core.looks_like_json(data)
 
 
 class NotJson(json_games.Refused):
@@ -181,6 +227,7 @@ class JsonTranslation:
 
     def __init__(self, path: str, workdir: str):
         self.path, self.workdir = path, workdir
+        self.format = JSON
         self.compression = "json"
         self.size: int | None = None
         self.sha256: str | None = None
@@ -202,7 +249,13 @@ class JsonTranslation:
             raise InputError(f"{self.path}: {e}") from e
         with raw, open(pgn_path, "wb") as out:
             stream, self.compression = _decompressed(raw)
-            for document in _readable(documents(stream), self.path, self.compression):
+            games = _readable(documents(stream, MAX_LINE_BYTES), self.path, self.compression)
+            for n, document in enumerate(games):
+                if n == 0 and not opens_json(document.data):
+                    raise InputError(f"{self.path}: not JSON (PGN games load with pgn2parquet)")
+                if not document.whole:
+                    self._refuse(document, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
+                    continue
                 try:
                     doc = decode(document)
                     game: json_games.Bgn | json_games.Study = (

@@ -4,7 +4,9 @@
 The PGN is what the reader checks: BGN moves are written with every field they carry (`Ng1xf3`,
 `Pe7e8=Q`, `O-O`), and what the reader does not check from the text (the capture, the checks, the castling
 side, the case of the piece) is compared afterwards through `Bgn.signature` (warehouse/import_json.py). A
-field of the wrong type or out of its column's range refuses the game here (`Refused`), before any PGN.
+field of the wrong type or out of its column's range refuses the game here (`Refused`), before any PGN;
+but for a clock's or an eval's range, which the reader checks as it checks a PGN game's
+(crates/bgn-core/src/annotations.rs): the patterns below read their shape only.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from warehouse import _core
 from warehouse.export_pgn import escape, start_ply
 
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
@@ -23,9 +26,10 @@ SQUARE = re.compile(r"[a-h][1-8]")
 DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})Z")
 # A lake id the lake would give: a lichess id, or 16 hex digits of a content hash (docs/schema.md).
 LAKE_ID = re.compile(r"[0-9A-Za-z]{8}|[0-9a-f]{16}")
-BGN_EVAL = re.compile(r"-?[0-9]{1,6}(\.[0-9]{1,2})?|#-?[0-9]{1,4}")
-STUDY_EVAL = re.compile(r"[+-][0-9]{1,6}\.[0-9]{2}|#-?[0-9]{1,4}")
-CLOCK = re.compile(r"[0-9]{1,5}:[0-9]{2}:[0-9]{2}(\.[0-9])?")
+# Pawns of at most 10 digits: PGN's `[%eval]` with more is no eval (python-chess's `EVAL_REGEX`).
+BGN_EVAL = re.compile(r"-?[0-9]{1,10}(\.[0-9]{1,2})?|#-?[0-9]+")
+STUDY_EVAL = re.compile(r"[+-][0-9]{1,10}\.[0-9]{2}|#-?[0-9]+")
+CLOCK = re.compile(r"[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?")
 # One SAN token and nothing else: no space, comment, variation or NAG can ride along.
 SAN = re.compile(r"[A-Za-z0-9=+#@-]{2,12}")
 # A PGN-shaped date, `2024.01.05` or `2024.??.??`, written `2024-01-05` / `2024-??-??` in study JSON.
@@ -35,7 +39,7 @@ STUDY_DATE = re.compile(r"([0-9?]{4})-([0-9?]{2})-([0-9?]{2})")
 TAGS_COMMAND = re.compile(r"\[%tags (\[[^\]]*\])\]")
 INT16 = 32767
 INT32 = 2**31 - 1
-MAX_NAG = 255  # PGN's `$n` is a byte (pgn-reader)
+MAX_NAG = _core.MAX_NAG  # PGN's `$n` is a byte (pgn-reader)
 # The metadata keys and the tags they stand for, in the order of PGN's roster.
 METADATA = {
     "event": "Event", "site": "Site", "date": "Date", "round": "Round", "white": "White",

@@ -25,7 +25,7 @@ from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
-from warehouse.lake.records import LoadRecord, Records, now
+from warehouse.lake.records import PGN, LoadRecord, Records, now
 from warehouse.lake.storage import is_utf8, printable
 
 # Games per Arrow batch handed from the Rust reader to the writer (`--batch-games`).
@@ -101,6 +101,7 @@ class Translation(Protocol):
     """An input in another format, loaded as the PGN text it is turned into (warehouse/import_json.py):
     the records, rejects and `source_*` columns name and locate the input, not the PGN."""
 
+    format: str  # what the input is read as (`warehouse.lake.records.JSON`)
     compression: str
     size: int | None
     sha256: str | None
@@ -175,14 +176,14 @@ def _load_locked(
     translation: Translation | None,
 ) -> LoadResult:
     records = Records.read(lake)
-    result = new_load_record(path, dedup)
+    result = new_load_record(path, dedup, PGN if translation is None else translation.format)
     if force and path == STDIN:
         raise LoadError("--force needs the input as a file, not standard input")
     # A fingerprint match is confirmed by the full checksum (one extra read of a file met before);
     # `--force` hashes up front too, to know which load it replaces before deduplicating against it.
-    if force or records.same_input(None, result.fingerprint):
+    if force or records.same_input(None, result.fingerprint, result.format):
         result.sha256 = file_sha256(path) if result.fingerprint else None
-        previous = records.same_input(result.sha256, None)
+        previous = records.same_input(result.sha256, None, result.format)
         if previous and not force:
             return LoadResult(result, already_loaded=previous[0])
         if previous:
@@ -227,7 +228,7 @@ def _load_locked(
         if translation is not None:
             _translated_outcome(result, translation, refused)
         reconcile(result, writer.rows, rejects.count)
-        if not force and (previous := records.same_input(result.sha256, None)):
+        if not force and (previous := records.same_input(result.sha256, None, result.format)):
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
             return LoadResult(result, already_loaded=previous[0])
@@ -291,11 +292,12 @@ class ReadOutcome(Protocol):
     def damage(self) -> str | None: ...
 
 
-def new_load_record(path: str, dedup: bool) -> LoadRecord:
-    """The record of a load of `path` about to start, its counts at zero."""
+def new_load_record(path: str, dedup: bool, input_format: str = PGN) -> LoadRecord:
+    """The record of a load of `path` (read as `input_format`) about to start, its counts at zero."""
     return LoadRecord(
         load_id=new_op_id(),
         input=path,
+        format=input_format,
         fingerprint=fingerprint(path),
         dedup=dedup,
         games_seen=0,

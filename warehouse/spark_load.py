@@ -134,9 +134,9 @@ def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup
     for path in paths:
         record = new_load_record(path, dedup)
         # As a local load: a fingerprint match is confirmed by the full checksum.
-        if record.fingerprint and known.same_input(None, record.fingerprint):
+        if record.fingerprint and known.same_input(None, record.fingerprint, record.format):
             record.sha256 = file_sha256(path)
-            if previous := known.same_input(record.sha256, None):
+            if previous := known.same_input(record.sha256, None, record.format):
                 planned.append(_Planned(record, [], already_loaded=previous[0]))
                 continue
         whole = Unit(index, path, record.load_id, lake.location, batch_games)
@@ -235,7 +235,7 @@ def _finish(lake: Lake, record: LoadRecord, parts: list[UnitReport]) -> LoadResu
         record.rejects_by_kind = report.rejects_by_kind
         read_outcome(record, report, record.input)
         reconcile(record, sum(files.values()), report.rejects_count)
-        if previous := known.same_input(record.sha256, None):
+        if previous := known.same_input(record.sha256, None, record.format):
             # Same bytes as a committed load (one given twice, or under another name): as a local load.
             discard(lake, record.load_id)
             return LoadResult(record, already_loaded=previous[0])

@@ -76,3 +76,10 @@ def _skip_blocks(f: BinaryIO) -> None:
         f.seek(1 if kind == 1 else size, 1)  # an RLE block holds one byte
         if last:
             return
+
+
+def starts_zstd(head: bytes) -> bool:
+    """Whether `head`, a file's first 4 bytes, opens a zstd stream: a frame, or a skippable frame (pzstd
+    writes one first), which the decoder skips (as the Rust core's `input::starts_zstd` reads them)."""
+    number = int.from_bytes(head[:4].ljust(4, b"\0"), "little")
+    return number == ZSTD_MAGIC or number & SKIPPABLE_MASK == SKIPPABLE_MAGIC

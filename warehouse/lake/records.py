@@ -32,6 +32,12 @@ from warehouse.errors import DamagedRecord
 from warehouse.lake.layout import LOADS, inside_lake, record_path
 from warehouse.lake.location import Lake
 
+# What a loader reads its input as: a load of one is never "already loaded" for the other.
+PGN, JSON = "pgn", "json"
+# The kinds of reject a JSON import adds to the reader's (warehouse/import_json.py): not JSON, a bad field,
+# moves that disagree with their replay.
+JSON_REJECT_KINDS = ("not_json", "bad_field", "disagrees")
+
 # Sorts records without a time (none are written today) first.
 NO_TIME = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -115,6 +121,7 @@ class LoadRecord(Record):
     games_rejected: int
     games_duplicate: int = 0
     input: str = ""
+    format: str = ""  # PGN or JSON; "" in the records of older versions (`input_format`)
     compression: str = ""
     size: int | None = None
     sha256: str | None = None
@@ -135,6 +142,15 @@ class LoadRecord(Record):
 
     def reconciles(self) -> bool:
         return self.games_seen == self.games_written + self.games_rejected + self.games_duplicate
+
+    def input_format(self) -> str:
+        """What the load read its input as. A record of an older version does not say: a JSON import
+        (possibly of a PGN file, each game a `not_json` reject) tells itself by its plain input's
+        compression `json` or by a kind of reject only JSON imports write; any other load was PGN's."""
+        if self.format:
+            return self.format
+        json_kinds = set(JSON_REJECT_KINDS) & set(self.rejects_by_kind)
+        return JSON if self.compression == JSON or json_kinds else PGN
 
 
 @dataclass(kw_only=True)
@@ -312,8 +328,10 @@ class Records:
         removed = {f for r in self.all for f in r.removes}
         return {f: rows for r in self.all for f, rows in rows_of(r).items() if f not in removed}
 
-    def same_input(self, sha256: str | None, fp: str | None) -> list[LoadRecord]:
-        """Live loads of this input: by full checksum when known, else by fingerprint (to confirm)."""
+    def same_input(self, sha256: str | None, fp: str | None, input_format: str) -> list[LoadRecord]:
+        """Live loads of this input read as `input_format` (PGN, JSON): by full checksum when known, else
+        by fingerprint (to confirm)."""
+        loads = [r for r in self.loads if r.input_format() == input_format]
         if sha256:
-            return [r for r in self.loads if r.sha256 == sha256]
-        return [r for r in self.loads if fp and r.fingerprint == fp]
+            return [r for r in loads if r.sha256 == sha256]
+        return [r for r in loads if fp and r.fingerprint == fp]

@@ -33,7 +33,7 @@ impl Compression {
     }
 
     fn sniff(head: &[u8]) -> Option<Compression> {
-        if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        if starts_zstd(head) {
             Some(Compression::Zstd)
         } else if head.starts_with(b"BZh") {
             Some(Compression::Bzip2)
@@ -44,6 +44,16 @@ impl Compression {
         } else {
             None
         }
+    }
+}
+
+/// A zstd stream's first bytes: a frame's magic number (`28 B5 2F FD`), or a skippable frame's
+/// (`5?-2A-4D-18`, RFC 8878 §3.1.2: pzstd writes one before its frames), which the decoder skips.
+pub fn starts_zstd(head: &[u8]) -> bool {
+    match head {
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => true,
+        [skippable, 0x2a, 0x4d, 0x18, ..] => skippable & 0xf0 == 0x50,
+        _ => false,
     }
 }
 
@@ -249,6 +259,11 @@ fn read_head(
             .filter(|b| **b == b'\r')
             .for_each(|b| *b = b'\n');
     }
+    if refuse_non_pgn && looks_like_json(&head) {
+        return Err(InputError(format!(
+            "{name}: JSON, not PGN (JSON games load with json2parquet)"
+        )));
+    }
     if refuse_non_pgn && damage.is_none() && !head.trim_ascii().is_empty() && !looks_like_pgn(&head)
     {
         return Err(InputError(format!(
@@ -262,6 +277,82 @@ fn read_head(
         None => decoded,
     };
     Ok(Box::new(io::Cursor::new(head).chain(rest)))
+}
+
+/// Whether text opens as JSON, which the JSON import reads and the PGN reader refuses: after a BOM and
+/// whitespace, an object (`{` then `}` or a `"key":`) or an array (`[` then `]`, an object, an array,
+/// or a string, number or literal followed by `,` or `]`). PGN's first `[` opens a tag
+/// (`[Event "…"]`, `[1 "x"]`), its first `{` a comment of words: neither reads so.
+pub fn looks_like_json(text: &[u8]) -> bool {
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+    opens_json(text, skip_blank(text, 0), 0)
+}
+
+/// Whether the value at `i` of `s` opens as a JSON object or array (`depth` of arrays around it).
+fn opens_json(s: &[u8], i: usize, depth: usize) -> bool {
+    // A value that ends within `s`, then `,` or `]`: an array's first item.
+    let item_ends = |end: Option<usize>| {
+        end.is_some_and(|e| matches!(s.get(skip_blank(s, e)), Some(b',' | b']')))
+    };
+    match s.get(i) {
+        Some(b'{') => {
+            let j = skip_blank(s, i + 1);
+            match s.get(j) {
+                Some(b'}') => true,
+                Some(b'"') => {
+                    json_string_end(s, j).is_some_and(|e| s.get(skip_blank(s, e)) == Some(&b':'))
+                }
+                _ => false,
+            }
+        }
+        Some(b'[') => {
+            let j = skip_blank(s, i + 1);
+            match s.get(j) {
+                Some(b']') => true,
+                Some(b'{' | b'[') => depth < 64 && opens_json(s, j, depth + 1),
+                Some(b'"') => item_ends(json_string_end(s, j)),
+                Some(b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
+                    let len = s[j..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+                        .count();
+                    let word = &s[j..j + len];
+                    let literal = matches!(word, b"true" | b"false" | b"null");
+                    let number = word
+                        .first()
+                        .is_some_and(|b| *b == b'-' || b.is_ascii_digit())
+                        && word
+                            .iter()
+                            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(b));
+                    (literal || number) && item_ends(Some(j + len))
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The index after JSON whitespace from `i`.
+fn skip_blank(s: &[u8], i: usize) -> usize {
+    i + s[i.min(s.len())..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count()
+}
+
+/// The index after the JSON string opening at `i` (its `"`), `None` when it does not end in `s`.
+fn json_string_end(s: &[u8], i: usize) -> Option<usize> {
+    let mut k = i + 1;
+    while let Some(&b) = s.get(k) {
+        match b {
+            b'"' => return Some(k + 1),
+            b'\\' => k += 2,
+            b'\n' => return None,
+            _ => k += 1,
+        }
+    }
+    None
 }
 
 /// Whether text holds a PGN tag pair (`[Name "value"]` opening a line) or a line of movetext: a line
@@ -434,6 +525,65 @@ mod tests {
         assert_eq!(out, pgn);
         assert_eq!(input.sha256().unwrap(), hex(&Sha256::digest(&zst)));
         assert_eq!(input.raw_read.load(Ordering::Relaxed), zst.len() as u64);
+    }
+
+    /// A skippable frame (RFC 8878 §3.1.2) of `magic` holding `data`.
+    fn skippable(magic: u8, data: &[u8]) -> Vec<u8> {
+        let mut frame = vec![magic, 0x2a, 0x4d, 0x18];
+        frame.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        frame.extend_from_slice(data);
+        frame
+    }
+
+    #[test]
+    fn skippable_frames_before_and_between_frames_are_zstd() {
+        let (a, b) = (
+            b"[Event \"a\"]\n\n1. e4 *\n\n",
+            b"[Event \"b\"]\n\n1. d4 *\n",
+        );
+        for magic in [0x50, 0x5a, 0x5f] {
+            let stream = [
+                skippable(magic, b"pzstd"),
+                zstd::encode_all(&a[..], 3).unwrap(),
+                skippable(0x50, &[]),
+                zstd::encode_all(&b[..], 3).unwrap(),
+            ]
+            .concat();
+            let mut input = open_bytes(stream).unwrap();
+            assert_eq!(input.compression, Compression::Zstd);
+            let mut out = Vec::new();
+            input.read_to_end(&mut out).unwrap();
+            assert_eq!(out, [&a[..], &b[..]].concat());
+        }
+        assert!(!starts_zstd(&[0x60, 0x2a, 0x4d, 0x18]));
+    }
+
+    #[test]
+    fn json_opens_as_json_and_pgn_does_not() {
+        for json in [
+            &b"{\"id\":\"abcdEFGH\",\"moves\":[]}\n"[..],
+            b"\xef\xbb\xbf \n{\n  \"metadata\" : {}\n}",
+            b"{}",
+            b"[{\"a\": 1}]",
+            b"[ \"x\", 1]",
+            b"[-1.5e3]",
+            b"[true]",
+            b"[[]]",
+        ] {
+            assert!(looks_like_json(json), "{}", String::from_utf8_lossy(json));
+            let err = open_bytes(json.to_vec()).err().expect("refused");
+            assert!(err.0.contains("JSON, not PGN"), "{}", err.0);
+        }
+        for pgn in [
+            &b"[Event \"x\"]\n\n1. e4 *"[..],
+            b"[1 \"x\"]\n1. e4 *",
+            b"{ \"Best game\" - an annotator } 1. e4 *",
+            b"{Annotated: a, b} 1. e4 *",
+            b"1. e4 e5 *",
+            b"",
+        ] {
+            assert!(!looks_like_json(pgn), "{}", String::from_utf8_lossy(pgn));
+        }
     }
 
     #[test]

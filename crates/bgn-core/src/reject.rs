@@ -10,7 +10,7 @@ pub enum RejectKind {
     IllegalMove,
     /// A SAN move that fits more than one legal move.
     AmbiguousMove,
-    /// A null move (`--`): the lake records moves, not passes.
+    /// A null move (`--`, `Z0`, `0000`, `@@@@`): the lake records moves, not passes.
     NullMove,
     /// A token that starts like a move but is none (`Sf3`, `Nf3Nc6`).
     UnreadableMove,
@@ -28,6 +28,8 @@ pub enum RejectKind {
     Truncated,
     /// The game is longer than the reader keeps in memory.
     TooLarge,
+    /// A clock, an eval or a NAG beyond its column's range (`crate::annotations`).
+    OutOfRange,
     /// Text with no tag and no move: noise between games.
     NotAGame,
     /// Text pgn-reader cannot read as one game.
@@ -38,7 +40,7 @@ pub enum RejectKind {
 
 impl RejectKind {
     /// Every kind, in a stable order (`_core.REJECT_KINDS`).
-    pub const ALL: [RejectKind; 14] = [
+    pub const ALL: [RejectKind; 15] = [
         RejectKind::IllegalMove,
         RejectKind::AmbiguousMove,
         RejectKind::NullMove,
@@ -50,6 +52,7 @@ impl RejectKind {
         RejectKind::DamagedInput,
         RejectKind::Truncated,
         RejectKind::TooLarge,
+        RejectKind::OutOfRange,
         RejectKind::NotAGame,
         RejectKind::Unparsable,
         RejectKind::InternalError,
@@ -69,6 +72,7 @@ impl RejectKind {
             RejectKind::DamagedInput => "damaged_input",
             RejectKind::Truncated => "truncated",
             RejectKind::TooLarge => "too_large",
+            RejectKind::OutOfRange => "out_of_range",
             RejectKind::NotAGame => "not_a_game",
             RejectKind::Unparsable => "unparsable",
             RejectKind::InternalError => "internal_error",

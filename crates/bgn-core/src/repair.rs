@@ -14,9 +14,15 @@
 //!   then `=?` and a promotion letter, or `O-O(-O)`) and names no other square is rewritten to that move
 //!   in SAN (`a8Q` → `a8=Q`, `Qh7++` → `Qh7+`, `e2-e4` → `e2e4`, `exf6ep` → `exf6`);
 //! - anything else (`Sf3`, `Nf3Nc6`) is an unreadable move: the game is rejected.
+//!
+//! It also reads what pgn-reader drops silently and python-chess does not: the null moves `0000` and
+//! `@@@@` (python-chess's spellings besides `--` and `Z0`, which pgn-reader reads) are rewritten `--`,
+//! for the replay to reject as it rejects `--`; a NAG over `$255` (pgn-reader's NAGs are a byte) is
+//! out of range, and the game rejected.
 
 use shakmaty::san::SanPlus;
 
+use crate::annotations::MAX_NAG;
 use crate::reject::{RejectKind, RejectReason};
 
 /// What `game` found.
@@ -168,6 +174,19 @@ fn movetext(text: &[u8], rewritten: &mut Vec<u8>) -> Result<Repaired, RejectReas
     };
     while let Some((start, end)) = lexer.next_unread_token() {
         let token = &text[start..end];
+        if token.starts_with(b"$") {
+            return Err(RejectReason::new(
+                RejectKind::OutOfRange,
+                format!(
+                    "NAG '{}' is out of range ($0 to ${MAX_NAG})",
+                    String::from_utf8_lossy(&token[..token.len().min(24)])
+                ),
+            ));
+        }
+        if null_move_len(token) == Some(token.len()) {
+            edits.push((start, end, b"--".to_vec()));
+            continue;
+        }
         if !names_square(token) && !token.starts_with(b"O-O") {
             continue; // noise, skipped by both pgn-reader and python-chess
         }
@@ -329,6 +348,11 @@ impl Lexer<'_> {
                 }
                 b';' => self.i = line_end(self.s, self.i),
                 b'0' => {
+                    if let Some(n) = null_move_len(&self.s[self.i..]) {
+                        let start = self.i;
+                        self.i += n;
+                        return Some((start, self.i));
+                    }
                     self.i += 1;
                     if self.eat_dash() && !self.eat(b"1") && self.eat(b"0") {
                         let _ = self.eat_dash() && self.eat(b"0");
@@ -354,8 +378,18 @@ impl Lexer<'_> {
                     self.skip_move_number();
                 }
                 b'$' => {
+                    let start = self.i;
                     self.i += 1;
                     self.i = self.token_end();
+                    // pgn-reader drops a NAG that is no byte: one of digits alone is too large.
+                    let digits = &self.s[start + 1..self.i];
+                    let value = digits.iter().try_fold(0u64, |n, &d| {
+                        d.is_ascii_digit()
+                            .then(|| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))
+                    });
+                    if !digits.is_empty() && value.is_some_and(|n| n > MAX_NAG) {
+                        return Some((start, self.i));
+                    }
                 }
                 b'(' => {
                     self.variations = true;
@@ -409,6 +443,16 @@ impl Lexer<'_> {
     fn eat_dash(&mut self) -> bool {
         self.eat(b"-") || self.eat("–".as_bytes()) || self.eat("—".as_bytes())
     }
+}
+
+/// The length of the null move python-chess reads (`0000`, `@@@@`, as `--` and `Z0`) that `s` starts
+/// with, a `+` or `#` after it included, when a token end follows it.
+fn null_move_len(s: &[u8]) -> Option<usize> {
+    if !(s.starts_with(b"0000") || s.starts_with(b"@@@@")) {
+        return None;
+    }
+    let n = 4 + usize::from(matches!(s.get(4), Some(b'+' | b'#')));
+    s.get(n).is_none_or(|&b| is_token_end(b)).then_some(n)
 }
 
 /// The length of the standard SAN move (`e4`, `exd5`, `e8=Q+`, `Nbd7`, `R1xe2#`, `O-O-O`) that
@@ -548,6 +592,46 @@ mod tests {
             let out = String::from_utf8(out).unwrap();
             out.split_once("\n\n").unwrap().1.trim_end().to_owned()
         }))
+    }
+
+    /// The reject of `movetext`, by the repairs and the replay.
+    fn reject(movetext: &str) -> Option<RejectReason> {
+        let text = format!("[Event \"x\"]\n\n{movetext}\n\n");
+        let mut replayer = crate::replay::Replayer::default();
+        crate::parse::GameParser::default()
+            .parse(&mut replayer, text.as_bytes())
+            .err()
+    }
+
+    #[test]
+    fn python_chess_null_moves_are_null_moves() {
+        for null in ["--", "Z0", "0000", "@@@@", "0000+", "@@@@#"] {
+            let reason = reject(&format!("1. e4 e5 2. {null} Nc6 *")).expect("rejected");
+            assert_eq!(
+                (reason.kind, reason.message.as_str()),
+                (RejectKind::NullMove, "null move '--' at ply 3"),
+                "{null}"
+            );
+        }
+        // Move numbers with zeros, and castling with zeros, are no null moves.
+        assert_eq!(reject("10000. e4 e5 *"), None);
+        assert_eq!(reject("1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4. 0-0 0-0 *"), None);
+    }
+
+    #[test]
+    fn a_nag_beyond_a_byte_is_out_of_range() {
+        for nag in ["$256", "$99999999999999999999999", "$0256"] {
+            let reason = reject(&format!("1. e4 {nag} e5 *")).expect("rejected");
+            assert_eq!(reason.kind, RejectKind::OutOfRange, "{nag}");
+            assert!(
+                reason.message.ends_with("is out of range ($0 to $255)"),
+                "{}",
+                reason.message
+            );
+        }
+        for nag in ["$255", "$0", "$007", "$", "$x"] {
+            assert_eq!(reject(&format!("1. e4 {nag} e5 *")), None, "{nag}");
+        }
     }
 
     #[test]

@@ -58,21 +58,26 @@ pub struct Line {
     pub moves: Vec<MoveRec>,
 }
 
-/// Where play continues in the current line.
+/// Where play continues in the current line: one open line of play on the replay's stack, the
+/// mainline at the bottom, a variation per `(`.
 struct LineCursor {
     line: usize,
     pos: Board,
     /// The position before the line's last move, and the check counters then: a variation starts there.
     before_last: Option<(Board, [u16; 2])>,
     checks: [u16; 2],
+    /// `(`s opened on this line with no move to branch from, not closed yet: python-chess ignores
+    /// them, and so do we (a count, so that a run of them costs no memory and no walk).
+    ignored: usize,
 }
 
-/// One open line of play on the replay's stack: the mainline at the bottom, a variation per `(`.
-enum Branch {
-    Line(Box<LineCursor>),
-    /// A `(` with no move to branch from: python-chess ignores it, and so do we.
-    Ignored,
-}
+/// Moves, variations (each `(`, ignored ones too) and NAGs one game may hold: each costs the replay
+/// some hundred bytes (a move's record, a line's), far more than its few bytes of text, so that
+/// `Options::max_game_bytes` alone would let one game of sibling variations take gigabytes.
+/// A game beyond is rejected (`too_large`). docs/operations.md, "Limits".
+pub const MAX_GAME_MOVES: usize = 1_000_000;
+/// Variations open inside one another: each holds two positions while open.
+pub const MAX_VARIATION_DEPTH: usize = 10_000;
 
 /// Everything one game produces; reused from game to game.
 #[derive(Default)]
@@ -92,7 +97,9 @@ pub struct GameScratch {
     pub variant: GameVariant,
     pub start_fen: Option<Range<usize>>,
     pub final_is_mate: bool,
-    stack: Vec<Branch>,
+    stack: Vec<Box<LineCursor>>,
+    /// Moves, variations and NAGs so far (`MAX_GAME_MOVES`).
+    items: usize,
     /// A long comment arriving in pieces.
     partial: String,
 }
@@ -137,6 +144,7 @@ impl GameScratch {
         self.start_fen = None;
         self.final_is_mate = false;
         self.stack.clear();
+        self.items = 0;
         self.partial.clear();
     }
 
@@ -162,7 +170,21 @@ impl GameScratch {
     }
 
     fn cursor(&mut self) -> &mut LineCursor {
-        top(&mut self.stack)
+        self.stack
+            .last_mut()
+            .expect("the mainline cursor is never popped")
+    }
+
+    /// Counts one more move, variation or NAG; `Err` once the game holds more than `MAX_GAME_MOVES`.
+    fn count_item(&mut self) -> Verdict {
+        self.items += 1;
+        if self.items > MAX_GAME_MOVES {
+            return Err(RejectReason::new(
+                RejectKind::TooLarge,
+                format!("game of more than {MAX_GAME_MOVES} moves, variations and NAGs: skipped"),
+            ));
+        }
+        Ok(())
     }
 
     /// Appends a finished comment to whatever it annotates.
@@ -236,8 +258,9 @@ impl GameScratch {
         })
     }
 
-    /// Turns raw comments into comment text, eval and clock.
-    fn finish_comments(&mut self) {
+    /// Turns raw comments into comment text, eval and clock; `Err` for a clock or eval out of the
+    /// lake's range.
+    fn finish_comments(&mut self) -> Verdict {
         self.comment = self.finish_plain(self.comment.clone());
         for l in 0..self.n_lines {
             self.lines[l].comment = self.finish_plain(self.lines[l].comment.clone());
@@ -248,7 +271,18 @@ impl GameScratch {
                 };
                 let mut found = annotations::Annotations::default();
                 let start = self.text.len();
-                annotations::extract(&self.raw[raw], &mut self.text, &mut found);
+                annotations::extract(&self.raw[raw], &mut self.text, &mut found).map_err(|e| {
+                    let at = ply_label(l as i32, i);
+                    let annotations::OutOfRange {
+                        what,
+                        command,
+                        range,
+                    } = e;
+                    RejectReason::new(
+                        RejectKind::OutOfRange,
+                        format!("{what} '{command}' at ply {at} is out of range ({range})"),
+                    )
+                })?;
                 let trimmed = trim_range(&self.text, start..self.text.len());
                 m.comment = (!trimmed.is_empty()).then_some(trimmed);
                 // A first comment of commands only was read already (`take_commands_only`): it wins.
@@ -256,6 +290,7 @@ impl GameScratch {
                 m.clock = m.clock.or(found.clock);
             }
         }
+        Ok(())
     }
 }
 
@@ -266,18 +301,6 @@ fn decode_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
     }
-}
-
-/// The innermost line being played (ignored `(` frames skipped).
-fn top(stack: &mut [Branch]) -> &mut LineCursor {
-    stack
-        .iter_mut()
-        .rev()
-        .find_map(|f| match f {
-            Branch::Line(c) => Some(c),
-            Branch::Ignored => None,
-        })
-        .expect("the mainline cursor is never popped")
 }
 
 fn trim_range(text: &str, r: Range<usize>) -> Range<usize> {
@@ -331,12 +354,13 @@ impl Visitor for Replayer {
         match self.start_position() {
             Ok(pos) => {
                 let line = self.scratch.new_line(0, 0);
-                self.scratch.stack.push(Branch::Line(Box::new(LineCursor {
+                self.scratch.stack.push(Box::new(LineCursor {
                     line,
                     pos,
                     before_last: None,
                     checks: [0, 0],
-                })));
+                    ignored: 0,
+                }));
                 ControlFlow::Continue(())
             }
             Err(reason) => ControlFlow::Break(Err(reason)),
@@ -354,17 +378,26 @@ impl Visitor for Replayer {
         let s = &mut self.scratch;
         let line = s.cursor().line;
         let nags_len = s.nags.len();
-        if let Some(m) = s.lines[line].moves.last_mut() {
-            // A move's NAGs are contiguous unless a variation came between: then copy them to the end.
-            if m.nags.end != nags_len {
-                let old = m.nags.clone();
-                s.nags.extend_from_within(old);
-                m.nags = nags_len - (m.nags.end - m.nags.start)..s.nags.len();
-            }
-            s.nags.push(nag.0);
-            m.nags.end = s.nags.len();
+        let Some(m) = s.lines[line].moves.last_mut() else {
+            return ControlFlow::Continue(());
+        };
+        // A move's NAGs are contiguous unless a variation came between: then copy them to the end
+        // (each copied NAG counts as one more: a game cannot make the copies grow without bound).
+        let copied = if m.nags.end == nags_len {
+            0
+        } else {
+            let old = m.nags.clone();
+            s.nags.extend_from_within(old);
+            m.nags = nags_len..s.nags.len();
+            m.nags.len()
+        };
+        s.nags.push(nag.0);
+        m.nags.end = s.nags.len();
+        s.items += copied;
+        match s.count_item() {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(reason) => ControlFlow::Break(Err(reason)),
         }
-        ControlFlow::Continue(())
     }
 
     fn partial_comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Verdict> {
@@ -392,35 +425,49 @@ impl Visitor for Replayer {
 
     fn begin_variation(&mut self, _: &mut ()) -> ControlFlow<Verdict, Skip> {
         let s = &mut self.scratch;
+        if let Err(reason) = s.count_item() {
+            return ControlFlow::Break(Err(reason));
+        }
+        let depth = s.stack.len();
         let cursor = s.cursor();
-        let frame = match cursor.before_last.clone() {
-            None => Branch::Ignored,
-            Some((pos, checks)) => {
-                let parent = cursor.line;
-                let ply = s.lines[parent].moves.len() as i32 - 1;
-                let line = s.new_line(parent as i32, ply);
-                Branch::Line(Box::new(LineCursor {
-                    line,
-                    pos,
-                    before_last: None,
-                    checks,
-                }))
-            }
+        let Some((pos, checks)) = cursor.before_last.clone() else {
+            cursor.ignored += 1;
+            return ControlFlow::Continue(Skip(false));
         };
-        s.stack.push(frame);
+        if depth > MAX_VARIATION_DEPTH {
+            return ControlFlow::Break(Err(RejectReason::new(
+                RejectKind::TooLarge,
+                format!("variations nested more than {MAX_VARIATION_DEPTH} deep: skipped"),
+            )));
+        }
+        let parent = cursor.line;
+        let ply = s.lines[parent].moves.len() as i32 - 1;
+        let line = s.new_line(parent as i32, ply);
+        s.stack.push(Box::new(LineCursor {
+            line,
+            pos,
+            before_last: None,
+            checks,
+            ignored: 0,
+        }));
         ControlFlow::Continue(Skip(false))
     }
 
     fn end_variation(&mut self, _: &mut ()) -> ControlFlow<Verdict> {
-        // An unmatched `)` is ignored, as python-chess does.
-        if self.scratch.stack.len() > 1 {
-            self.scratch.stack.pop();
-        }
+        let s = &mut self.scratch;
+        let depth = s.stack.len();
+        let cursor = s.cursor();
+        if cursor.ignored > 0 {
+            cursor.ignored -= 1;
+        } else if depth > 1 {
+            s.stack.pop();
+        } // else an unmatched `)`: ignored, as python-chess does
         ControlFlow::Continue(())
     }
 
     fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<Verdict> {
-        if self.scratch.stack.len() == 1 {
+        // Only outside every `(`, ignored ones too.
+        if self.scratch.stack.len() == 1 && self.scratch.cursor().ignored == 0 {
             self.scratch.outcome = Some(outcome);
         }
         ControlFlow::Continue(())
@@ -443,11 +490,10 @@ impl Visitor for Replayer {
                 "no tags and no moves: not a game",
             ));
         }
-        if let Some(Branch::Line(main)) = s.stack.first() {
+        if let Some(main) = s.stack.first() {
             s.final_is_mate = main.pos.is_checkmate();
         }
-        s.finish_comments();
-        Ok(())
+        s.finish_comments()
     }
 }
 
@@ -480,13 +526,18 @@ impl Replayer {
 
     fn play(&mut self, san_plus: SanPlus) -> Verdict {
         let s = &mut self.scratch;
+        s.count_item()?;
         let nags_at = s.nags.len();
-        let cursor = top(&mut s.stack);
+        let cursor = s
+            .stack
+            .last_mut()
+            .expect("the mainline cursor is never popped");
         let line = cursor.line;
+        let next = s.lines[line].moves.len();
         if san_plus.san == San::Null {
             return Err(RejectReason::new(
                 RejectKind::NullMove,
-                format!("null move '--' at ply {}", ply_label(line, &s.lines)),
+                format!("null move '--' at ply {}", ply_label(line as i32, next)),
             ));
         }
         if !self.no_variations {
@@ -505,7 +556,7 @@ impl Replayer {
                 SanError::AmbiguousSan => (RejectKind::AmbiguousMove, "ambiguous move"),
                 SanError::IllegalSan => (RejectKind::IllegalMove, "illegal move"),
             };
-            let at = ply_label(line, &s.lines);
+            let at = ply_label(line as i32, next);
             RejectReason::new(kind, format!("{what} '{san_plus}' at ply {at}"))
         })?;
         let checks = if played.counts_check {
@@ -533,7 +584,12 @@ impl Replayer {
             castle,
             promote,
         } = played.letters;
-        s.lines[line].moves.push(MoveRec {
+        let moves = &mut s.lines[line].moves;
+        if moves.capacity() == 0 {
+            // Most variations hold a move or two: not the four `push` would make room for.
+            moves.reserve_exact(1);
+        }
+        moves.push(MoveRec {
             piece,
             from,
             to,
@@ -689,15 +745,14 @@ fn lenient_move<P: Position>(pos: &P, san: San) -> Option<Move> {
     found
 }
 
-/// `12` on the mainline, `2 of variation 3` elsewhere: which ply failed (1-based), for the reason.
-fn ply_label(line: usize, lines: &[Line]) -> String {
-    let is_main = line == 0;
-    let line = &lines[line];
-    let ply = line.moves.len() + 1;
-    if is_main {
+/// `12` on the mainline, `2 of variation 3` elsewhere: the ply of move `index` (0-based) of the line
+/// `line` (its id), 1-based, for a reason.
+fn ply_label(line: i32, index: usize) -> String {
+    let ply = index + 1;
+    if line == 0 {
         format!("{ply}")
     } else {
-        format!("{ply} of variation {}", line.id)
+        format!("{ply} of variation {line}")
     }
 }
 
@@ -796,6 +851,85 @@ mod tests {
             .iter()
             .map(|line| line.moves.iter().map(text).collect())
             .collect()
+    }
+
+    /// Why `pgn`'s game is rejected, or `None` when it is kept.
+    fn rejected(pgn: &str) -> Option<RejectReason> {
+        GameParser::default()
+            .parse(&mut Replayer::default(), pgn.as_bytes())
+            .err()
+    }
+
+    #[test]
+    fn a_moves_nags_stay_its_own_around_variations_with_nags() {
+        let mut replayer = Replayer::default();
+        let pgn = "1. e4 $1 (1. d4 $2 $4) $3 (1. c4 $5) $6 e5 *";
+        GameParser::default()
+            .parse(&mut replayer, pgn.as_bytes())
+            .expect("a valid game");
+        let g = &replayer.scratch;
+        let nags = |m: &MoveRec| g.nags[m.nags.clone()].to_vec();
+        let lines: Vec<Vec<Vec<u8>>> = g
+            .lines()
+            .iter()
+            .map(|l| l.moves.iter().map(nags).collect())
+            .collect();
+        assert_eq!(
+            lines,
+            [vec![vec![1, 3, 6], vec![]], vec![vec![2, 4]], vec![vec![5]]]
+        );
+    }
+
+    #[test]
+    fn a_game_of_too_many_moves_variations_or_nags_is_too_large() {
+        let head = "[Event \"v\"]\n\n1. e4 ";
+        let siblings = format!("{head}{}*", "(1. d4) ".repeat(MAX_GAME_MOVES / 2));
+        let reason = rejected(&siblings).expect("too large");
+        assert_eq!(reason.kind, RejectKind::TooLarge, "{}", reason.message);
+        let fewer = format!("{head}{}*", "(1. d4) ".repeat(MAX_GAME_MOVES / 2 - 1));
+        assert_eq!(rejected(&fewer), None);
+        let empty = format!("{head}{}*", "() ".repeat(MAX_GAME_MOVES));
+        assert_eq!(rejected(&empty).map(|r| r.kind), Some(RejectKind::TooLarge));
+        let nags = format!("{head}{}*", "$1 (1. d4 $2) ".repeat(2000));
+        assert_eq!(rejected(&nags).map(|r| r.kind), Some(RejectKind::TooLarge));
+        let moves = ["d4", "c4", "Nf3", "b3"];
+        let nest = |n: usize| -> String {
+            let opens: String = (0..n).map(|i| format!("(1. {} ", moves[i % 4])).collect();
+            format!("{head}{opens}{} *", ")".repeat(n))
+        };
+        assert_eq!(rejected(&nest(MAX_VARIATION_DEPTH)), None);
+        let deep = rejected(&nest(MAX_VARIATION_DEPTH + 1)).expect("too deep");
+        assert_eq!(deep.kind, RejectKind::TooLarge, "{}", deep.message);
+    }
+
+    #[test]
+    fn a_run_of_ignored_parentheses_is_read_in_linear_time() {
+        let n = 400_000;
+        let pgn = format!(
+            "[Event \"v\"]\n\n{} 1. e4 {} *",
+            "(".repeat(n),
+            ")".repeat(n)
+        );
+        let start = std::time::Instant::now();
+        assert_eq!(stored(&pgn), vec![vec![None]]);
+        // Quadratic, as it was, this took minutes.
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn a_clock_or_eval_beyond_its_column_rejects_the_game_with_its_ply() {
+        let pgn = "1. e4 { [%clk 0:03:00] } e5 (1... c5 { [%clk 100000:00:00] }) *";
+        let reason = rejected(pgn).expect("out of range");
+        assert_eq!(reason.kind, RejectKind::OutOfRange);
+        assert_eq!(
+            reason.message,
+            "clock '[%clk 100000:00:00]' at ply 1 of variation 1 is out of range (at most \
+             27777:46:39.9)"
+        );
+        let reason = rejected("1. e4 { [%eval #40000] } *").expect("out of range");
+        assert!(reason
+            .message
+            .starts_with("eval '[%eval #40000]' at ply 1 is out"));
     }
 
     #[test]

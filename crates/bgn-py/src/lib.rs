@@ -496,6 +496,13 @@ fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
     zobrist::fen_key(fen, chess960).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Whether `head` (an input's first decompressed bytes) opens as JSON: the PGN reader refuses such an
+/// input, the JSON import any other.
+#[pyfunction]
+fn looks_like_json(head: &[u8]) -> bool {
+    bgn_core::input::looks_like_json(head)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -507,6 +514,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
+    m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
+    m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
+    m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add_class::<book::BookCounter>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
