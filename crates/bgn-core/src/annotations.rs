@@ -205,8 +205,8 @@ fn parse_eval(s: &[u8]) -> Read<Eval> {
     }
     // The bounds fit the columns' types: the casts cannot wrap.
     let in_range = match eval {
-        (cp, false) => (cp.abs() <= MAX_CENTIPAWNS).then(|| Eval::Centipawns(cp as i32)),
-        (n, true) => (n.abs() <= MAX_MATE).then(|| Eval::Mate(n as i16)),
+        (cp, false) => (cp.abs() <= MAX_CENTIPAWNS).then_some(Eval::Centipawns(cp as i32)),
+        (n, true) => (n.abs() <= MAX_MATE).then_some(Eval::Mate(n as i16)),
     };
     match in_range {
         Some(eval) => Read::Value(eval, r.i),

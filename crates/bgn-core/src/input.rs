@@ -560,29 +560,28 @@ mod tests {
 
     #[test]
     fn json_opens_as_json_and_pgn_does_not() {
-        for json in [
-            &b"{\"id\":\"abcdEFGH\",\"moves\":[]}\n"[..],
-            b"\xef\xbb\xbf \n{\n  \"metadata\" : {}\n}",
-            b"{}",
-            b"[{\"a\": 1}]",
-            b"[ \"x\", 1]",
-            b"[-1.5e3]",
-            b"[true]",
-            b"[[]]",
+        let json = true;
+        for (text, is_json) in [
+            (&b"{\"id\":\"abcdEFGH\",\"moves\":[]}\n"[..], json),
+            (b"\xef\xbb\xbf \n{\n  \"metadata\" : {}\n}", json),
+            (b"{}", json),
+            (b"[{\"a\": 1}]", json),
+            (b"[ \"x\", 1]", json),
+            (b"[-1.5e3]", json),
+            (b"[true]", json),
+            (b"[[]]", json),
+            (b"[Event \"x\"]\n\n1. e4 *", !json),
+            (b"[1 \"x\"]\n1. e4 *", !json),
+            (b"{ \"Best game\" - an annotator } 1. e4 *", !json),
+            (b"{Annotated: a, b} 1. e4 *", !json),
+            (b"1. e4 e5 *", !json),
+            (b"", !json),
         ] {
-            assert!(looks_like_json(json), "{}", String::from_utf8_lossy(json));
-            let err = open_bytes(json.to_vec()).err().expect("refused");
-            assert!(err.0.contains("JSON, not PGN"), "{}", err.0);
-        }
-        for pgn in [
-            &b"[Event \"x\"]\n\n1. e4 *"[..],
-            b"[1 \"x\"]\n1. e4 *",
-            b"{ \"Best game\" - an annotator } 1. e4 *",
-            b"{Annotated: a, b} 1. e4 *",
-            b"1. e4 e5 *",
-            b"",
-        ] {
-            assert!(!looks_like_json(pgn), "{}", String::from_utf8_lossy(pgn));
+            let shown = String::from_utf8_lossy(text);
+            assert_eq!(looks_like_json(text), is_json, "{shown}");
+            let refused = open_bytes(text.to_vec()).err();
+            let said = refused.is_some_and(|e| e.0.contains("JSON, not PGN"));
+            assert_eq!(said, is_json, "{shown}");
         }
     }
 

@@ -97,7 +97,7 @@ pub struct GameScratch {
     pub variant: GameVariant,
     pub start_fen: Option<Range<usize>>,
     pub final_is_mate: bool,
-    stack: Vec<Box<LineCursor>>,
+    stack: Vec<LineCursor>,
     /// Moves, variations and NAGs so far (`MAX_GAME_MOVES`).
     items: usize,
     /// A long comment arriving in pieces.
@@ -354,13 +354,13 @@ impl Visitor for Replayer {
         match self.start_position() {
             Ok(pos) => {
                 let line = self.scratch.new_line(0, 0);
-                self.scratch.stack.push(Box::new(LineCursor {
+                self.scratch.stack.push(LineCursor {
                     line,
                     pos,
                     before_last: None,
                     checks: [0, 0],
                     ignored: 0,
-                }));
+                });
                 ControlFlow::Continue(())
             }
             Err(reason) => ControlFlow::Break(Err(reason)),
@@ -443,13 +443,13 @@ impl Visitor for Replayer {
         let parent = cursor.line;
         let ply = s.lines[parent].moves.len() as i32 - 1;
         let line = s.new_line(parent as i32, ply);
-        s.stack.push(Box::new(LineCursor {
+        s.stack.push(LineCursor {
             line,
             pos,
             before_last: None,
             checks,
             ignored: 0,
-        }));
+        });
         ControlFlow::Continue(Skip(false))
     }
 
