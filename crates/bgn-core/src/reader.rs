@@ -56,7 +56,8 @@ pub struct Counters {
 
 /// Limits of one read. Memory held by the reader is bounded by them, whatever the games hold:
 /// `max_game_bytes` (the framer's window) + `PENDING_BATCHES × batch_bytes` (games waiting in
-/// their partitions) + `batch_bytes` (one batch of rejects).
+/// their partitions) + `batch_bytes` (one batch of rejects), and the replay of one game, bounded by
+/// what it may hold (`crate::replay::MAX_GAME_MOVES`), not by its bytes.
 #[derive(Copy, Clone, Debug)]
 pub struct Options {
     /// Games per batch.
