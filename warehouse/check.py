@@ -2,8 +2,8 @@
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`),
 that the files of each table share one schema, that the files on disk of both tables are exactly those
-the committed records list, with the rows they list, that every `games/` file has its `plies/` twin
-holding as many plies as its games' `n_plies` add up to (with `--full`: exactly the plies its games'
+the committed records list, with the rows they list, that every `plies/` file has its `games/` twin and
+every `games/` file its `plies/` twin, holding as many plies as its games' `n_plies` add up to (with `--full`: exactly the plies its games'
 moves give, and the games' position columns, `warehouse.lake.positions`, what their moves give), that
 every live load reconciles (seen = written + rejected + duplicates, its rejects file holding one line
 per reject), that every record of `_loads/` can be read, and that no `game_id` appears twice. Prints one
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from warehouse.lake.commit import staging_ops
 from warehouse.lake.dedup import encode_ids
-from warehouse.lake.layout import GAMES, PLIES, plies_twin, record_path
+from warehouse.lake.layout import GAMES, PLIES, games_twin, plies_twin, record_path
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import plain_schema
 from warehouse.lake.positions import GAME_COLUMNS, derive
@@ -53,6 +53,12 @@ def check(lake: Lake, *, full: bool = False) -> tuple[list[str], dict[str, int]]
         ply_table = _read(lake, twin, plies[twin], None if full else ["game_key"], schemas[PLIES], problems)
         if ply_table is not None:
             problems += _disagreements(rel, table, twin, ply_table, full)
+    twins = {plies_twin(rel) for rel in games}
+    problems += [
+        f"{rel}: its games file {games_twin(rel)} is missing (the SQL views leave these plies out)"
+        for rel in plies
+        if rel not in twins
+    ]
     for found in schemas.values():
         if len(found) > 1:
             first, *others = found.values()

@@ -83,11 +83,50 @@ COLUMN_ENCODINGS = {
 }
 
 
-def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWriter:
+class LakeWriter(pq.ParquetWriter):
+    """pyarrow's ParquetWriter, failing as a whole. After an error (a full disk) every later write raises
+    that error again, where pyarrow's raises "Operation on closed file", an ArrowInvalid that reads as a
+    bug and may reach the user first from another thread. A close that fails leaves it closed: pyarrow's
+    stays open then, and its `__del__` closes it once more at exit and prints the error after the
+    command's one line. A writer dropped unclosed belongs to an operation that failed, whose staged files
+    go: its `__del__` says nothing."""
+
+    _failed: BaseException | None = None
+
+    def write_table(self, table: pa.Table, row_group_size: int | None = None) -> None:
+        if self._failed is not None:
+            raise self._failed
+        try:
+            super().write_table(table, row_group_size)
+        except BaseException as error:
+            self._failed = error
+            raise
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except BaseException:
+            self.is_open = False
+            if self.file_handle is not None:
+                with contextlib.suppress(Exception):
+                    self.file_handle.close()
+            raise
+
+    def abandon(self) -> None:
+        """Closes the writer after a failure, whatever it raises: its file is dropped."""
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            super().__del__()
+
+
+def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> LakeWriter:
     """The lake's Parquet settings, for both tables, in one place for every writer."""
     lake.make_parent(rel)
     leaves = leaf_paths(schema)
-    return pq.ParquetWriter(
+    return LakeWriter(
         lake.path(rel),
         schema,
         filesystem=lake.fs,
@@ -212,8 +251,8 @@ class _PartitionFile:
     the writes not yet seen to end."""
 
     final: str
-    games: pq.ParquetWriter
-    plies: pq.ParquetWriter
+    games: LakeWriter
+    plies: LakeWriter
     games_lane: Lane
     plies_lane: Lane
     pending: dict[bool, _Pending] = field(default_factory=lambda: {False: _Pending(), True: _Pending()})
@@ -298,9 +337,8 @@ class _PartitionFile:
     def close_quietly(self) -> None:
         with contextlib.suppress(Exception):
             self.wait()
-        for writer in (self.games, self.plies):
-            with contextlib.suppress(OSError):
-                writer.close()
+        self.games.abandon()
+        self.plies.abandon()
 
 
 class PartitionWriter:
@@ -358,7 +396,11 @@ class PartitionWriter:
         final = f"{key.dir}/{self.file_stem}-{n}.parquet"
         schema, plies_schema = derived_schemas(read)
         games = open_parquet_writer(self.lake, staged(self.op_id, final), schema)
-        plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
+        try:
+            plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
+        except BaseException:
+            games.abandon()
+            raise
         lanes = self._encoders.lane(), self._encoders.lane()
         return _PartitionFile(final, games, plies, *lanes)
 
