@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from warehouse.errors import LakeError
 from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Partition
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_parquet
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
 SCAN_BATCH_GAMES = 2048
@@ -87,7 +87,7 @@ def scan(
     chosen = partitions(dataset, selection)
     if not chosen and selection != ALL:
         raise LakeError(f"{lake.location}: no partition matches {selection.options()} ({holds(dataset)})")
-    return batches(dataset, chosen, columns, batch_games)
+    return batches(lake, chosen, columns, batch_games)
 
 
 def holds(dataset: ds.Dataset) -> str:
@@ -102,7 +102,7 @@ def holds(dataset: ds.Dataset) -> str:
 
 
 def batches(
-    dataset: ds.Dataset,
+    lake: Lake,
     chosen: dict[Partition, list[ds.Fragment]],
     columns: Sequence[str],
     batch_games: int,
@@ -112,8 +112,7 @@ def batches(
         for fragment in fragments:
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
             # whole row groups of 50,000 games at once: 2-3x the memory.
-            with dataset.filesystem.open_input_file(fragment.path) as handle:
-                parquet = pq.ParquetFile(handle, pre_buffer=False)
+            with read_parquet(lake, lake.relative(fragment.path), pre_buffer=False) as parquet:
                 # A row group at a time: a batch across two fails on nested columns in pyarrow ("Nested
                 # data conversions not implemented"), and row groups have any size (one kind of game
                 # each, docs/schema.md).
