@@ -88,6 +88,9 @@ def _read(
     try:
         meta = pq.read_metadata(lake.path(rel), filesystem=lake.fs)
         table = read_columns(lake, rel, columns)
+        # Dictionary indices in range, and the like: a bit flipped in a file without page checksums can
+        # decode as an index past its dictionary, which the comparisons below would raise on.
+        table.validate(full=True)
     except DamagedFile as e:
         problems.append(f"{rel}: unreadable: {e.reason}")
         return None
