@@ -111,3 +111,19 @@ def run(command: Callable[[], int], interrupted: str) -> int:
     except (WarehouseError, OSError) as e:  # OSError: the disk or the network, not the command
         error(describe(e))
         return EXIT_USER_ERROR
+    except Exception as e:
+        damage = duckdb_damage(e)
+        if damage is None:
+            raise
+        error(str(damage))
+        return EXIT_USER_ERROR
+
+
+def duckdb_damage(error: Exception) -> WarehouseError | None:
+    """The `DamagedFile` a DuckDB error stands for when it says that a file of the lake is damaged; None
+    for any other error (a bug, which keeps its traceback). Asked only of a command that loaded DuckDB."""
+    if "duckdb" not in sys.modules:
+        return None
+    from warehouse.sql import damaged_file
+
+    return damaged_file(error)

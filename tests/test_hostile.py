@@ -253,6 +253,28 @@ def test_full_disk(small_fs: Path, tmp_path: Path) -> None:
     assert lake_counts(lake) == (6000, 6000)
 
 
+@pytest.mark.parametrize("free_blocks", range(5))
+def test_a_disk_full_as_the_files_open_or_close_is_one_line(
+    small_fs: Path, tmp_path: Path, free_blocks: int
+) -> None:
+    """The disk filled but `free_blocks` blocks: a load of one game fails as it opens its games file (0), its
+    plies file (1: the games file stays open), writes or closes them. Each way the error is one line and
+    the lake holds nothing: a writer left open closed itself again at exit and printed a traceback after
+    that line (issue 26)."""
+    source = tmp_path / "one.pgn"
+    source.write_text(make_games(0, 1))
+    filler = small_fs / "filler"
+    with filler.open("wb") as f:
+        stat = os.statvfs(small_fs)
+        f.write(bytes((stat.f_bavail - free_blocks) * stat.f_frsize))
+    assert os.statvfs(small_fs).f_bavail == free_blocks
+    lake = small_fs / "lake"
+    run = load([source], lake)
+    one_line_error(run, str(source), "No space left on device")
+    assert lake_counts(lake) == (0, 0)
+    assert not list((lake / "_loads").glob("*.json"))
+
+
 def test_read_only_lake(small_fs: Path, tmp_path: Path) -> None:
     source = tmp_path / "games.pgn"
     source.write_text(GOOD)

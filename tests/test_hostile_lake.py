@@ -17,10 +17,13 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import chess.pgn
+import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from s3_server import S3Server
 from support import (
@@ -31,6 +34,7 @@ from support import (
     module,
     one_line_error,
     python,
+    read_games,
     run_command,
     run_module,
     start,
@@ -39,6 +43,8 @@ from support import (
 )
 
 from warehouse import connect
+from warehouse.check import check
+from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
 
 # --- item 6: thousands of partitions in one load ---
@@ -456,3 +462,195 @@ def test_a_forced_reload_does_not_delete_through_a_linked_partition(tmp_path: Pa
     forced = load([source], lake, "--force")
     one_line_error(forced, str(partition.relative_to(lake)), "symbolic link")
     assert (tree(lake), tree(elsewhere)) == before
+
+
+# --- issue 26: data files deleted by hand, or damaged on the disk ---
+
+
+def chess_plies(sources: list[Path]) -> dict[str, int]:
+    """The mainline plies of each game of `sources` by its lichess id, as python-chess reads them."""
+    plies = {}
+    for source in sources:
+        with source.open(encoding="utf-8") as f:
+            while (game := chess.pgn.read_game(f)) is not None:
+                plies[game.headers["Site"].rsplit("/", 1)[1]] = len(list(game.mainline_moves()))
+    return plies
+
+
+@pytest.fixture(scope="module")
+def plain_sources(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two inputs of games over two months, as plain PGN (python-chess reads them)."""
+    tmp = tmp_path_factory.mktemp("plain")
+    sources = [tmp / f"month-{m}.pgn" for m in (4, 5)]
+    for i, (source, month) in enumerate(zip(sources, (4, 5), strict=True)):
+        source.write_text(make_games(i * 40, 40, month=month))
+    return sources
+
+
+@pytest.fixture(scope="module")
+def two_month_lake(plain_sources: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`plain_sources` loaded by the loader: files of several speeds in two months. Copy it to change it."""
+    lake = tmp_path_factory.mktemp("two-months") / "lake"
+    assert load(plain_sources, lake).returncode == 0
+    return lake
+
+
+def games_files(lake: Path) -> list[Path]:
+    return sorted((lake / "games").rglob("*.parquet"))
+
+
+def test_plies_whose_games_file_was_deleted_are_not_counted(
+    plain_sources: list[Path], two_month_lake: Path, tmp_path: Path
+) -> None:
+    """Each games file deleted in turn, its plies file left: the views count the plies of the games left
+    (python-chess's count of their moves), through Python and the duckdb CLI, and `check --full` names both
+    files in one line each."""
+    plies_of = chess_plies(plain_sources)
+    views = "select (select count(*) from plies), (select count(*) from all_plies), "
+    views += "(select count(*) from stored_plies), (select count(*) from game_plies)"
+    for n in range(len(games_files(two_month_lake))):
+        lake = tmp_path / f"lake-{n}"
+        shutil.copytree(two_month_lake, lake)
+        deleted = games_files(lake)[n]
+        deleted.unlink()
+        left = [row["game_id"] for row in read_games(lake, ["game_id"])]
+        want = sum(plies_of[game_id] for game_id in left)
+        assert connect(lake).sql(views).fetchall() == [(want,) * 4], deleted
+        cli_run = run_command(
+            ["duckdb", "-csv", "-noheader", "-c", f"import database 'sql/views'; {views}"],
+            env={**os.environ, "CHESS_LAKE": str(lake)},
+        )
+        assert cli_run.stdout.strip() == ",".join([str(want)] * 4), cli_run.stdout + cli_run.stderr
+        checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+        assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+        games_rel = str(deleted.relative_to(lake))
+        plies_rel = "plies" + games_rel.removeprefix("games")
+        lines = checked.stdout.splitlines()
+        assert f"problem: {games_rel}: listed by a committed record but missing" in lines, checked.stdout
+        assert any(
+            line.startswith(f"problem: {plies_rel}: its games file {games_rel} is missing") for line in lines
+        )
+
+
+def flipped(path: Path, offset: int) -> bytes:
+    """`path`'s bytes before one bit of the byte at `offset` is flipped in place."""
+    data = path.read_bytes()
+    path.write_bytes(data[:offset] + bytes([data[offset] ^ 0x10]) + data[offset + 1 :])
+    return data
+
+
+def page_ends(path: Path) -> list[tuple[str, int]]:
+    """Each column chunk of `path`'s first row group, with the offset of the last byte of its data pages
+    and, when it has one, of its dictionary page (the byte before its first data page)."""
+    meta = pq.read_metadata(path).row_group(0)
+    ends = []
+    for c in range(meta.num_columns):
+        chunk = meta.column(c)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        ends.append((chunk.path_in_schema, start + chunk.total_compressed_size - 1))
+        if chunk.dictionary_page_offset:
+            ends.append((f"{chunk.path_in_schema} (dictionary)", chunk.data_page_offset - 1))
+    return ends
+
+
+def test_check_full_finds_a_bit_flipped_in_any_column(two_month_lake: Path, tmp_path: Path) -> None:
+    """One bit flipped in the last byte of each page kind of each column chunk of a games file and of its
+    plies twin, in turn: `check --full` reports the file every time. Without page checksums a flip in a
+    player's name, a result, a clock… decoded as another value and checked clean."""
+    lake = tmp_path / "lake"
+    shutil.copytree(two_month_lake, lake)
+    games = games_files(lake)[0]
+    missed = []
+    for path in (games, lake / "plies" / games.relative_to(lake / "games")):
+        rel = str(path.relative_to(lake))
+        for column, offset in page_ends(path):
+            before = flipped(path, offset)
+            problems, _ = check(Lake.open(str(lake)), full=True)
+            path.write_bytes(before)
+            if not any(line.startswith(f"{rel}: ") for line in problems):
+                missed.append(f"{rel}: {column}")
+    assert missed == []
+    flipped(games, page_ends(games)[0][1])
+    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert f"problem: {games.relative_to(lake)}: unreadable: " in checked.stdout, checked.stdout
+
+
+EXPORTS = {
+    "pgn": ("loaders.parquet2pgn", [], "out.pgn"),
+    "bgn": ("loaders.parquet2json", [], "out"),
+    "study": ("loaders.parquet2json", ["--format", "study"], "out.json"),
+}
+
+
+def test_a_damaged_moves_page_stops_every_reader_in_one_line(two_month_lake: Path, tmp_path: Path) -> None:
+    """A bit flipped in the page of the games' moves' destination squares: `check --full` reports the file,
+    and every export stops in one line naming it and writes nothing. Before, the PGN and study exports
+    died with tracebacks and the BGN export wrote the impossible move."""
+    lake = tmp_path / "lake"
+    shutil.copytree(two_month_lake, lake)
+    damaged = games_files(lake)[0]
+    flipped(damaged, dict(page_ends(damaged))["moves.list.element.t"])
+    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert f"problem: {damaged.relative_to(lake)}: unreadable: " in checked.stdout, checked.stdout
+    for name, (command, options, out) in EXPORTS.items():
+        run = run_module(command, [*options, "--lake", str(lake), str(tmp_path / out)])
+        one_line_error(run, str(damaged), "damaged")
+        assert not (tmp_path / out).exists(), name
+        assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")], name
+
+
+def without_checksums(path: Path, change: Callable[[pa.Table], pa.Table] = lambda table: table) -> None:
+    """Rewrites the lake's file `path` as the lake wrote it before page checksums (its row groups kept),
+    its content changed by `change`."""
+    parquet = pq.ParquetFile(path)
+    groups = [change(parquet.read_row_group(g)) for g in range(parquet.num_row_groups)]
+    with pq.ParquetWriter(path, parquet.schema_arrow, compression="zstd") as writer:
+        for group in groups:
+            writer.write_table(group, row_group_size=max(group.num_rows, 1))
+
+
+def test_files_without_checksums_are_read_and_checked(two_month_lake: Path, tmp_path: Path) -> None:
+    """Files written before the lake wrote page checksums: checked clean and exported as the same files
+    with checksums are. A move changed in one of them (a flip that decoded as another square) is found by
+    `check --full`, which names the file, and stops the PGN export in one line naming the game."""
+    lake = tmp_path / "lake"
+    shutil.copytree(two_month_lake, lake)
+    games = games_files(lake)[0]
+    plies = lake / "plies" / games.relative_to(lake / "games")
+    for path in (games, plies):
+        without_checksums(path)
+    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for source, out in ((two_month_lake, tmp_path / "with.pgn"), (lake, tmp_path / "without.pgn")):
+        assert run_module("loaders.parquet2pgn", ["--lake", str(source), str(out)]).returncode == 0
+    assert (tmp_path / "with.pgn").read_bytes() == (tmp_path / "without.pgn").read_bytes()
+
+    def another_square(table: pa.Table) -> pa.Table:
+        """The first game's 6th move going to a square no piece of its can reach."""
+        games = table.to_pylist()
+        games[0]["moves"][5]["t"] = "h1" if games[0]["moves"][5]["t"] != "h1" else "a8"
+        return pa.Table.from_pylist(games, table.schema)
+
+    without_checksums(games, another_square)
+    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert f"problem: {games.relative_to(lake)}: " in checked.stdout, checked.stdout
+    one_line_error(run_module("loaders.parquet2pgn", ["--lake", str(lake), str(tmp_path / "x.pgn")]), "ply 6")
+    assert not (tmp_path / "x.pgn").exists()
+
+
+def test_a_truncated_plies_file_is_named_by_the_position_commands(
+    two_month_lake: Path, tmp_path: Path
+) -> None:
+    """A plies file cut short: the position search (DuckDB reads it) and the book (pyarrow reads it) stop in
+    one line naming that file, not its games twin."""
+    lake = tmp_path / "lake"
+    shutil.copytree(two_month_lake, lake)
+    cut = lake / "plies" / games_files(lake)[-1].relative_to(lake / "games")
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    one_line_error(run_module("loaders.positions", [fen, "--lake", str(lake)]), str(cut), "damaged")
+    one_line_error(run_module("loaders.book", ["--lake", str(lake), str(tmp_path / "b.parquet")]), str(cut))
+    assert not (tmp_path / "b.parquet").exists()

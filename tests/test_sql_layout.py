@@ -112,3 +112,20 @@ def test_a_lake_whose_every_game_was_rejected_is_one_line(tmp_path: Path) -> Non
         ("loaders.book", ["--lake", lake, tmp_path / "b.parquet"]),
     ]:
         one_line_error(run_module(name, args), "holds no games yet")
+
+
+@pytest.mark.parametrize(
+    "content", [b'{"lay', b"", b'{"layout": 4.0}', b'{"layout": 0}', b"[4]", b'{"layout": "4"}', b"\xff\xfe4"]
+)
+def test_a_damaged_layout_file_is_called_damaged(content: bytes, sample_lake: Path, tmp_path: Path) -> None:
+    """A `_layout.json` that holds no layout (cut short, empty, not a whole number from 1, not JSON, not
+    UTF-8): the duckdb CLI, `warehouse.query` and the upgrade say in one line that it is damaged, rather
+    than call the lake one of layout 1 that the upgrade then refuses."""
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake, lake)
+    (lake / "_layout.json").write_bytes(content)
+    damaged = f'{lake}/_layout.json: damaged: expected {{"layout": {LAYOUT}}}'
+    assert_one_line(*run_cli("summary", lake), damaged)
+    with pytest.raises(LakeError, match=re.escape(damaged)):
+        query("summary", lake)
+    one_line_error(run_module("loaders.upgrade", ["--lake", lake]), damaged)

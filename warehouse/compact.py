@@ -33,6 +33,7 @@ from warehouse.lake.parquet import (
     by_analysis,
     open_parquet_writer,
     plain_schema,
+    read_parquet,
     row_group_tables,
 )
 from warehouse.lake.records import CompactRecord, Records, now
@@ -65,7 +66,8 @@ def small_files(lake: Lake, target: int) -> dict[str, list[tuple[str, int]]]:
     """Per partition directory, its files under half the target, with their rows, in name order."""
     parts: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for rel in lake.parquet_files(GAMES):
-        rows = pq.read_metadata(lake.path(rel), filesystem=lake.fs).num_rows
+        with read_parquet(lake, rel) as parquet:
+            rows = parquet.metadata.num_rows
         if rows < target // 2:
             parts[rel.rsplit("/", 1)[0]].append((rel, rows))
     return {part: files for part, files in parts.items() if len(files) >= 2}
@@ -87,7 +89,7 @@ def groups(files: list[tuple[str, int]], target: int) -> list[list[str]]:
 def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
     """The rows of `files`, a row group at a time (`row_group_tables`)."""
     for rel in files:
-        for group in row_group_tables(pq.ParquetFile(lake.path(rel), filesystem=lake.fs)):
+        for group in row_group_tables(lake, rel):
             yield from group.to_batches()
 
 
@@ -95,21 +97,20 @@ def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.
     """Each row group of the `games/` files, in order, with the plies of its games (read from the twin in
     step: a file's plies are its games' in the same order)."""
     for rel in files:
-        games = pq.ParquetFile(lake.path(rel), filesystem=lake.fs)
-        plies_file = pq.ParquetFile(lake.path(plies_twin(rel)), filesystem=lake.fs)
-        plies = plies_file.iter_batches(batch_size=1 << 16)
-        held: list[pa.RecordBatch] = []
-        for group in row_group_tables(games):
-            wanted = pc.sum(group["n_plies"]).as_py() or 0
-            while sum(b.num_rows for b in held) < wanted and (batch := next(plies, None)) is not None:
-                held.append(batch)
-            joined = pa.Table.from_batches(held, plies_file.schema_arrow)
-            if joined.num_rows < wanted:
-                raise CompactionMismatch(f"{plies_twin(rel)}: fewer plies than its games' n_plies")
-            yield group, joined.slice(0, wanted)
-            held = joined.slice(wanted).to_batches()
-        if held or next(plies, None) is not None:
-            raise CompactionMismatch(f"{plies_twin(rel)}: more plies than its games' n_plies")
+        with read_parquet(lake, plies_twin(rel)) as plies_file:
+            plies = plies_file.iter_batches(batch_size=1 << 16)
+            held: list[pa.RecordBatch] = []
+            for group in row_group_tables(lake, rel):
+                wanted = pc.sum(group["n_plies"]).as_py() or 0
+                while sum(b.num_rows for b in held) < wanted and (batch := next(plies, None)) is not None:
+                    held.append(batch)
+                joined = pa.Table.from_batches(held, plies_file.schema_arrow)
+                if joined.num_rows < wanted:
+                    raise CompactionMismatch(f"{plies_twin(rel)}: fewer plies than its games' n_plies")
+                yield group, joined.slice(0, wanted)
+                held = joined.slice(wanted).to_batches()
+            if held or next(plies, None) is not None:
+                raise CompactionMismatch(f"{plies_twin(rel)}: more plies than its games' n_plies")
 
 
 def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest, int]:

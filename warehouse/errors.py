@@ -33,6 +33,17 @@ class DamagedRecord(LakeError):
     """A file of `_loads/` that is not a valid record; the message names the file."""
 
 
+class DamagedFile(LakeError):
+    """A data file of the lake whose content is not what the lake wrote: not Parquet, cut short, a page
+    whose checksum or decoding fails. The message names the file and points to `check --full`."""
+
+    def __init__(self, location: str, reason: str):
+        self.location, self.reason = location, reason
+        super().__init__(
+            f"{location}: damaged: {reason} (`python -m warehouse.check --full` lists every damaged file)"
+        )
+
+
 class OutputError(WarehouseError):
     """An export's output that cannot be written: it exists, is not a directory, another export writes it."""
 

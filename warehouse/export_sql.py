@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse import _core
+from warehouse.errors import LakeError
 from warehouse.lake.layout import Partition
 
 Line = dict[str, Any]
@@ -48,10 +49,15 @@ def with_san(batches: Batches) -> Batches:
     (`_core.fill_san`); the batches hold `moves`, `variations`, `start_fen`, `variant` and, for its errors,
     `game_id`.
 
-    :raises ValueError: when a move is not legal where it stands (a damaged lake), naming the game and ply.
+    :raises LakeError: when a move is not legal where it stands (a damaged file the lake wrote without page
+        checksums, `warehouse.lake.parquet.READ_OPTIONS`), naming the game and ply.
     """
     for partition, batch in batches:
-        yield partition, pa.record_batch(_core.fill_san(batch))
+        try:
+            filled = _core.fill_san(batch)
+        except ValueError as e:
+            raise LakeError(f"{e}; `python -m warehouse.check --full` names its file") from None
+        yield partition, pa.record_batch(filled)
 
 
 def run(con: duckdb.DuckDBPyConnection, games: pa.Table, macro: str) -> pa.Table:

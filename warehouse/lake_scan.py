@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from warehouse.errors import LakeError
 from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Partition
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_parquet
 from warehouse.lake.records import Records
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
@@ -127,8 +127,7 @@ def batches(
             games = 0
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
             # whole row groups of 50,000 games at once: 2-3x the memory.
-            with lake.fs.open_input_file(lake.path(rel)) as handle:
-                parquet = pq.ParquetFile(handle, pre_buffer=False)
+            with read_parquet(lake, rel, pre_buffer=False) as parquet:
                 # A row group at a time: a batch across two fails on nested columns in pyarrow ("Nested
                 # data conversions not implemented"), and row groups have any size (one kind of game
                 # each, docs/schema.md).

@@ -31,7 +31,7 @@ from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import open_parquet_writer, row_group_tables
+from warehouse.lake.parquet import open_parquet_writer, read_columns, row_group_tables
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
@@ -255,7 +255,7 @@ def _drop_known(lake: Lake, record: LoadRecord, files: dict[str, int], plies: di
     for rel in list(files):
         path = staged(record.load_id, rel)
         partition = _partition_of(rel)
-        ids = pq.read_table(lake.path(path), columns=["game_id"], filesystem=lake.fs)["game_id"]
+        ids = read_columns(lake, path, ["game_id"])["game_id"]
         keep = index.keep(partition, ids.combine_chunks())
         duplicates = len(keep) - int(keep.sum())
         if not duplicates:
@@ -276,19 +276,18 @@ def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[i
     games_out: pq.ParquetWriter | None = None
     plies_out: pq.ParquetWriter | None = None
     read = rows = ply_rows = 0
-    with pq.ParquetFile(lake.path(path), filesystem=lake.fs) as source:
-        # A row group at a time (`row_group_tables`): its games are of one kind, and stay in one row group.
-        for group in row_group_tables(source):
-            kept = group.filter(pa.array(keep[read : read + group.num_rows]))
-            read += group.num_rows
-            if kept.num_rows == 0:  # a row group whose games were all duplicates
-                continue
-            ply_table = pa.Table.from_batches([plies_of(b) for b in kept.to_batches()])
-            games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
-            plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_table.schema)
-            games_out.write_table(kept, row_group_size=kept.num_rows)
-            plies_out.write_table(ply_table, row_group_size=max(ply_table.num_rows, 1))
-            rows, ply_rows = rows + kept.num_rows, ply_rows + ply_table.num_rows
+    # A row group at a time (`row_group_tables`): its games are of one kind, and stay in one row group.
+    for group in row_group_tables(lake, path):
+        kept = group.filter(pa.array(keep[read : read + group.num_rows]))
+        read += group.num_rows
+        if kept.num_rows == 0:  # a row group whose games were all duplicates
+            continue
+        ply_table = pa.Table.from_batches([plies_of(b) for b in kept.to_batches()])
+        games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
+        plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_table.schema)
+        games_out.write_table(kept, row_group_size=kept.num_rows)
+        plies_out.write_table(ply_table, row_group_size=max(ply_table.num_rows, 1))
+        rows, ply_rows = rows + kept.num_rows, ply_rows + ply_table.num_rows
     lake.delete(path)
     lake.delete(twin)
     if games_out is not None and plies_out is not None:

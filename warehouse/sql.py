@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 from fsspec.implementations.arrow import ArrowFSWrapper
 
-from warehouse.errors import LakeError
+from warehouse.errors import DamagedFile, LakeError
 from warehouse.lake import Lake
 from warehouse.lake.layout import GAMES
 
@@ -32,6 +32,10 @@ VIEWS_DIR = SQL_DIR / "views"
 VIEWS_IMPORT = "import database 'sql/views';"
 # The environment variables the views read with getenv.
 VIEWS_ENV = re.compile(r"getenv\('(\w+)'\)")
+# How DuckDB names a data file it cannot read (an InvalidInputException): cut short ("No magic bytes found
+# at end of file '<path>'"), or a page that does not decompress or decode ("Failed to read file "<path>":
+# ZSTD Decompression failure").
+DAMAGED_FILE = re.compile(r"""(?: at end of file |Failed to read file )['"](.+?\.parquet)['"]:? ?""")
 
 
 def resolve_lake(lake: Lake) -> str:
@@ -73,6 +77,18 @@ def connect(
         con.execute("set variable variant = $variant", {"variant": variant})
     con.execute(f"import database {sql_string(VIEWS_DIR)}")
     return con
+
+
+def damaged_file(error: BaseException) -> DamagedFile | None:
+    """The `DamagedFile` a DuckDB error over the lake stands for when it names a data file it could not
+    read (`DAMAGED_FILE`), else None."""
+    if not isinstance(error, duckdb.InvalidInputException):
+        return None
+    text = str(error).splitlines()[0].removeprefix("Invalid Input Error: ")
+    found = DAMAGED_FILE.search(text)
+    if found is None:
+        return None
+    return DamagedFile(found.group(1), (text[: found.start()] + text[found.end() :]).strip() or text)
 
 
 def questions() -> list[str]:

@@ -21,7 +21,7 @@ from warehouse import _core
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import LAYOUT, LAYOUT_FILE, plies_twin, staged
 from warehouse.lake.location import Lake, layout_text
-from warehouse.lake.parquet import by_analysis, open_parquet_writer, row_group_tables
+from warehouse.lake.parquet import by_analysis, open_parquet_writer, read_columns, row_group_tables
 from warehouse.lake.positions import derive
 from warehouse.lake.records import Records, UpgradeRecord, now
 
@@ -83,9 +83,8 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | 
     ids: list[pa.Array] = []
     rows = ply_rows = 0
     try:
-        parquet = pq.ParquetFile(lake.path(source), filesystem=lake.fs)
         # A row group at a time (`row_group_tables`).
-        batches = (b for group in row_group_tables(parquet) for b in group.to_batches())
+        batches = (b for group in row_group_tables(lake, source) for b in group.to_batches())
         for batch in batches:
             for _, part in by_analysis(with_blast(with_key(batch)) if layout == 1 else batch):
                 games, plies = derive(part)
@@ -103,7 +102,7 @@ def upgrade_file(lake: Lake, op_id: str, source: str, final: str, layout: int | 
         for writer in (games_out, plies_out):
             if writer is not None:
                 writer.close()
-    written = pq.read_table(lake.path(target), columns=["game_id"], filesystem=lake.fs)["game_id"]
+    written = read_columns(lake, target, ["game_id"])["game_id"]
     if not written.equals(pa.chunked_array(ids, pa.string())):
         raise UpgradeMismatch(f"{target}: the rewritten games differ from those of {source}")
     return rows, ply_rows

@@ -42,16 +42,25 @@ create or replace temp macro lake_path(rel) as
 
 -- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json), 2
 -- (before plies.think and plies.mates) or 3 (before plies.analysed), of a newer layout than these views
--- read (4), or no lake at all makes every view fail, when a query uses it, with one line naming the fix:
--- `python -m loaders.upgrade --lake <lake>` upgrades an older lake in place.
+-- read (4), a damaged _layout.json, or no lake at all makes every view fail, when a query uses it, with one
+-- line naming the fix: `python -m loaders.upgrade --lake <lake>` upgrades an older lake in place.
 -- The error is raised by the query, not here: a failed import would add a second error line, the
 -- question's own. Cost: one small read, _layout.json's number; games/ is listed only when that file is
 -- missing (glob('') lists nothing). The file is named by a pattern ([_]layout.json) so that DuckDB lists
 -- rather than opens it: a missing file is then no row, where S3 would answer an HTTP error.
 set variable chess_lake_failure = null::varchar;
+-- _layout.json's number: null without that file, 0 for a file that does not hold {"layout": N}, N a whole
+-- number from 1 (damaged: as Python's Lake.layout reads it). Read as bytes: a damaged file need not be text.
 set variable chess_lake_layout = (
-    select max(try_cast(regexp_extract(content, '"layout"\s*:\s*(\d+)', 1) as integer))
-    from read_text(lake_path('[_]layout.json'))
+    select max(
+        case
+            when not coalesce(json_valid(text), false) then 0
+            when json_type(text, '$.layout') = 'UBIGINT'
+                then least(json_extract_string(text, '$.layout')::hugeint, 2147483647)::integer
+            else 0
+        end
+    )
+    from (select try(decode(content)) as text from read_blob(lake_path('[_]layout.json')))
 );
 set variable chess_lake_error = (
     with games as (
@@ -64,6 +73,8 @@ set variable chess_lake_error = (
     )
     select
         case
+            when getvariable('chess_lake_layout') = 0 then
+                getvariable('chess_lake') || '/_layout.json: damaged: expected {"layout": 4}'
             when getvariable('chess_lake_layout') > 4 then
                 getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout')
                 || ', written by a newer bgn-warehouse; these views read layout 4: upgrade bgn-warehouse'
@@ -122,6 +133,29 @@ set variable chess_lake_error = coalesce(
     )
 );
 
+-- The plies/ file holding the plies of the games of the games/ file `games_file` (the file of the same name
+-- under plies/), as DuckDB's file lists name it.
+create or replace temp macro plies_twin(games_file) as
+    getvariable('chess_lake') || '/plies/'
+    || substr(games_file, length(getvariable('chess_lake') || '/games/') + 1);
+
+-- The plies/ files whose games/ file was missing when the views opened (a games file deleted by hand, which
+-- `python -m warehouse.check` reports), as an SQL list, null when there is none (a lake as the loader left
+-- it): the plies views leave them out, so that they count the plies of the games they count. Taken when
+-- the views open, not at each query: a filter on `filename` by a list keeps the stored order
+-- (stored_plies), where a join with the games files listed at query time loses it; files written since
+-- (a load from another process) are read, as they come with their games.
+set variable chess_lake_orphans = (
+    select '(' || string_agg(sql_literal(file), ', ') || ')'
+    from (
+        select file
+        from glob(if(getvariable('chess_lake_games'), lake_path('plies/**/*.parquet'), ''))
+        except
+        select plies_twin(file)
+        from glob(if(getvariable('chess_lake_games'), lake_path('games/**/*.parquet'), ''))
+    )
+);
+
 -- What the views saw of the lake's games when they opened, from one read of the games files' footers (no
 -- row is read):
 --   variants: the variants of the lake's games, from the min/max statistics of their `variant` column; null
@@ -138,10 +172,7 @@ set variable chess_lake_snapshot = (
     select {
         'variants': if(bool_and(stats_min_value = stats_max_value), list(distinct stats_min_value), null),
         'games': '(' || string_agg(distinct sql_literal(file_name), ', ') || ')',
-        'plies': '(' || string_agg(distinct sql_literal(
-            getvariable('chess_lake') || '/plies/'
-            || substr(file_name, length(getvariable('chess_lake') || '/games/') + 1)
-        ), ', ') || ')'
+        'plies': '(' || string_agg(distinct sql_literal(plies_twin(file_name)), ', ') || ')'
     }
     from query(if(
         getvariable('chess_lake_games'),
@@ -167,7 +198,8 @@ set variable chess_games_source = if(
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
     'from read_parquet(' || sql_literal(lake_path('plies/**/*.parquet'))
-    || ', hive_partitioning = true, filename = true)',
+    || ', hive_partitioning = true, filename = true)'
+    || coalesce(' where filename not in ' || getvariable('chess_lake_orphans'), ''),
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
     || 'null::decimal(9, 1) as think, null::boolean as analysed, null::varchar as variant, '
     || 'null::bigint as key, null::varchar as filename where false'

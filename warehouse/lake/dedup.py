@@ -16,10 +16,10 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_columns
 
 _HEX = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"0123456789abcdef"):
@@ -129,7 +129,7 @@ class PartitionIndex:
         for info in self.lake.files(partition.dir):
             rel = self.lake.relative(info.path)
             if rel.endswith(".parquet") and rel not in self.exclude:
-                column = pq.read_table(info.path, columns=["game_id"], filesystem=self.lake.fs)["game_id"]
+                column = read_columns(self.lake, rel, ["game_id"])["game_id"]
                 index.add_new(column.combine_chunks())
         self.read_seconds += time.perf_counter() - start
         return index

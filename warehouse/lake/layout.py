@@ -71,6 +71,13 @@ def plies_twin(games_file: str) -> str:
     return PLIES + games_file[len(GAMES) :]
 
 
+def games_twin(plies_file: str) -> str:
+    """The `games/` file whose games' plies `plies_file` holds (`plies/...` → `games/...`)."""
+    if not plies_file.startswith(f"{PLIES}/"):
+        raise ValueError(f"{plies_file!r} is not a file of {PLIES}/")
+    return GAMES + plies_file[len(PLIES) :]
+
+
 def staged(op_id: str, rel: str) -> str:
     """Where operation `op_id` writes the file that will live at `rel`."""
     return f"{STAGING}/{op_id}/{rel}"

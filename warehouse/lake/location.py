@@ -76,12 +76,10 @@ class Lake:
         :raises LakeError: for a layout file that cannot be read.
         """
         try:
-            text = self.read_text(LAYOUT_FILE)
+            layout = json.loads(self.read_text(LAYOUT_FILE))["layout"]
         except FileNotFoundError:
             return 1 if self.exists(LOADS) or self.exists(GAMES) else None
-        try:
-            layout = json.loads(text)["layout"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # not UTF-8 (UnicodeDecodeError), not JSON, no number
             layout = None
         if type(layout) is not int or layout < 1:
             raise LakeError(f'{self.location}/{LAYOUT_FILE}: damaged: expected {{"layout": {LAYOUT}}}')

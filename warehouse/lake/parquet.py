@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from warehouse.errors import DamagedFile
 from warehouse.lake.encoders import Encoders, Lane, RowGroupWrite
 from warehouse.lake.layout import Partition, plies_twin, staged
 from warehouse.lake.location import Lake
@@ -83,11 +84,50 @@ COLUMN_ENCODINGS = {
 }
 
 
-def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWriter:
+class LakeWriter(pq.ParquetWriter):
+    """pyarrow's ParquetWriter, failing as a whole. After an error (a full disk) every later write raises
+    that error again, where pyarrow's raises "Operation on closed file", an ArrowInvalid that reads as a
+    bug and may reach the user first from another thread. A close that fails leaves it closed: pyarrow's
+    stays open then, and its `__del__` closes it once more at exit and prints the error after the
+    command's one line. A writer dropped unclosed belongs to an operation that failed, whose staged files
+    go: its `__del__` says nothing."""
+
+    _failed: BaseException | None = None
+
+    def write_table(self, table: pa.Table, row_group_size: int | None = None) -> None:
+        if self._failed is not None:
+            raise self._failed
+        try:
+            super().write_table(table, row_group_size)
+        except BaseException as error:
+            self._failed = error
+            raise
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except BaseException:
+            self.is_open = False
+            if self.file_handle is not None:
+                with contextlib.suppress(Exception):
+                    self.file_handle.close()
+            raise
+
+    def abandon(self) -> None:
+        """Closes the writer after a failure, whatever it raises: its file is dropped."""
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            super().__del__()
+
+
+def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> LakeWriter:
     """The lake's Parquet settings, for both tables, in one place for every writer."""
     lake.make_parent(rel)
     leaves = leaf_paths(schema)
-    return pq.ParquetWriter(
+    return LakeWriter(
         lake.path(rel),
         schema,
         filesystem=lake.fs,
@@ -98,17 +138,64 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> pq.ParquetWr
         write_statistics=STATISTICS_COLUMNS,
         # `clk` is decimal(9, 1): INT32 storage instead of fixed-size binary.
         store_decimal_as_integer=True,
+        # A CRC of every page, which the lake's readers verify (`read_parquet`): a bit flipped on the disk
+        # is found by `check --full` and stops an export, where it would otherwise decode as another value.
+        write_page_checksum=True,
         use_dictionary=[path for path in leaves if path not in COLUMN_ENCODINGS],
         column_encoding={path: e for path, e in COLUMN_ENCODINGS.items() if path in leaves},
     )
 
 
-def row_group_tables(parquet: pq.ParquetFile) -> Iterator[pa.Table]:
-    """`parquet`'s row groups in order, each read whole: pyarrow cannot read nested columns across two row
-    groups ("Nested data conversions not implemented"), and the lake's row groups have any size (one kind
-    of game each, `by_analysis`)."""
-    for g in range(parquet.num_row_groups):
-        yield parquet.read_row_group(g)
+# How every reader of the lake's files reads them: each page checked against its checksum (files written
+# before the lake wrote checksums have none, and are read as they are).
+READ_OPTIONS = {"page_checksum_verification": True}
+
+
+@contextlib.contextmanager
+def naming_damage(lake: Lake, rel: str) -> Iterator[None]:
+    """Raises `DamagedFile` naming the lake's file `rel` for an error of a read of it (in the `with` block)
+    that finds its content damaged (`is_damage`); the disk's and the network's errors go as they are."""
+    try:
+        yield
+    except Exception as error:
+        if not is_damage(error):
+            raise
+        raise DamagedFile(f"{lake.location}/{rel}", str(error).splitlines()[0]) from None
+
+
+@contextlib.contextmanager
+def read_parquet(lake: Lake, rel: str, *, pre_buffer: bool = True) -> Iterator[pq.ParquetFile]:
+    """The lake's file `rel` open for reading (`READ_OPTIONS`), its damage named (`naming_damage`)."""
+    with (
+        naming_damage(lake, rel),
+        pq.ParquetFile(lake.path(rel), filesystem=lake.fs, pre_buffer=pre_buffer, **READ_OPTIONS) as parquet,
+    ):
+        yield parquet
+
+
+def read_columns(lake: Lake, rel: str, columns: list[str] | None = None) -> pa.Table:
+    """`columns` (all: None) of the lake's file `rel`, read whole (`READ_OPTIONS`), its damage named."""
+    with naming_damage(lake, rel):
+        return pq.read_table(lake.path(rel), columns=columns, filesystem=lake.fs, **READ_OPTIONS)
+
+
+def is_damage(error: Exception) -> bool:
+    """Whether pyarrow's `error`, reading a file, says that the file's content is damaged rather than that
+    the disk or the network failed. pyarrow raises ArrowInvalid for the first (not Parquet, an index out of
+    range) and OSError for both: the system's carry an errno and S3's name AWS, while its own (a checksum
+    that fails, a page that does not decompress or decode) carry neither."""
+    if isinstance(error, OSError):
+        return error.errno is None and "AWS Error" not in str(error)
+    return isinstance(error, pa.ArrowInvalid)
+
+
+def row_group_tables(lake: Lake, rel: str) -> Iterator[pa.Table]:
+    """The row groups of the lake's file `rel` in order (`read_parquet`), each read whole: pyarrow cannot
+    read nested columns across two row groups ("Nested data conversions not implemented"), and the lake's
+    row groups have any size (one kind of game each, `by_analysis`)."""
+    with read_parquet(lake, rel) as parquet:
+        for g in range(parquet.num_row_groups):
+            yield parquet.read_row_group(g)
 
 
 def leaf_paths(schema: pa.Schema) -> list[str]:
@@ -212,8 +299,8 @@ class _PartitionFile:
     the writes not yet seen to end."""
 
     final: str
-    games: pq.ParquetWriter
-    plies: pq.ParquetWriter
+    games: LakeWriter
+    plies: LakeWriter
     games_lane: Lane
     plies_lane: Lane
     pending: dict[bool, _Pending] = field(default_factory=lambda: {False: _Pending(), True: _Pending()})
@@ -298,9 +385,8 @@ class _PartitionFile:
     def close_quietly(self) -> None:
         with contextlib.suppress(Exception):
             self.wait()
-        for writer in (self.games, self.plies):
-            with contextlib.suppress(OSError):
-                writer.close()
+        self.games.abandon()
+        self.plies.abandon()
 
 
 class PartitionWriter:
@@ -358,7 +444,11 @@ class PartitionWriter:
         final = f"{key.dir}/{self.file_stem}-{n}.parquet"
         schema, plies_schema = derived_schemas(read)
         games = open_parquet_writer(self.lake, staged(self.op_id, final), schema)
-        plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
+        try:
+            plies = open_parquet_writer(self.lake, staged(self.op_id, plies_twin(final)), plies_schema)
+        except BaseException:
+            games.abandon()
+            raise
         lanes = self._encoders.lane(), self._encoders.lane()
         return _PartitionFile(final, games, plies, *lanes)
 

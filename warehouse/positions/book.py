@@ -30,6 +30,7 @@ from warehouse.export_out import OutputFile
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_parquet
 from warehouse.lake.plies import KEYED_PLIES
 
 BOOK_SCHEMA = pa.schema(
@@ -143,8 +144,8 @@ def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> SortedIds:
 def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds | None) -> None:
     """Counts the plies of the `games/` file `rel` (its `plies/` twin's keys) of its standard games (of
     those whose `game_key` is in `kept`, unless None)."""
-    with lake.fs.open_input_file(lake.path(rel)) as f:
-        games = pq.ParquetFile(f).read(columns=GAME_COLUMNS, use_threads=False).combine_chunks()
+    with read_parquet(lake, rel) as parquet:
+        games = parquet.read(columns=GAME_COLUMNS, use_threads=False).combine_chunks()
     counted = pc.equal(games["variant"], "Standard")
     if kept is not None:
         counted = pc.and_(counted, pa.array(kept.contains(games["game_key"].to_numpy())))
@@ -163,8 +164,8 @@ def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds
     counter.start_file(
         pa.RecordBatch.from_arrays([c.combine_chunks() for c in columns.values()], list(columns))
     )
-    with lake.fs.open_input_file(lake.path(plies_twin(rel))) as f:
-        for batch in pq.ParquetFile(f).iter_batches(KEY_BATCH_ROWS, columns=["key"], use_threads=False):
+    with read_parquet(lake, plies_twin(rel)) as parquet:
+        for batch in parquet.iter_batches(KEY_BATCH_ROWS, columns=["key"], use_threads=False):
             counter.add_keys(batch.column(0))
     counter.end_file()
 

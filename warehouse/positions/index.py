@@ -35,6 +35,7 @@ from warehouse.errors import LakeError
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import INDEX, staged
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_columns
 from warehouse.lake.records import IndexRecord, Records, now
 from warehouse.positions.replay import replay_batch
 
@@ -211,7 +212,7 @@ class PositionIndex:
         for file, rel in enumerate(self.record.covers):
             hits = found.filter(pc.equal(found["file"], file))
             if rel in self.covered and hits.num_rows:
-                game_keys = pq.read_table(self.lake.path(rel), columns=["game_key"], filesystem=self.lake.fs)
+                game_keys = read_columns(self.lake, rel, ["game_key"])
                 keys = game_keys["game_key"].take(hits["row"])
                 parts.append(pa.table({"game_key": keys, "ply": hits["ply"]}))
         return pa.concat_tables(parts)

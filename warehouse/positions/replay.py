@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
+from warehouse.lake.parquet import read_columns
 
 # The move fields a replay reads.
 MOVE_FIELDS = ("p", "f", "t", "promote", "castle")
@@ -27,10 +27,8 @@ def moves_list(plies: pa.Table, counts: np.ndarray) -> pa.ListArray:
 def replay_batch(lake: Lake, rel: str) -> tuple[pa.Table, pa.RecordBatch]:
     """The games of the `games/` file `rel` (`game_key`, `n_plies`) and the batch the replay kernels take
     for them (`moves` from its `plies/` twin's move columns, `start_fen`, `variant`)."""
-    games = pq.read_table(
-        lake.path(rel), columns=["game_key", "start_fen", "variant", "n_plies"], filesystem=lake.fs
-    )
-    plies = pq.read_table(lake.path(plies_twin(rel)), columns=list(MOVE_FIELDS), filesystem=lake.fs)
+    games = read_columns(lake, rel, ["game_key", "start_fen", "variant", "n_plies"])
+    plies = read_columns(lake, plies_twin(rel), list(MOVE_FIELDS))
     moves = moves_list(plies, games["n_plies"].to_numpy())
     batch = pa.record_batch(
         [moves, games["start_fen"].combine_chunks(), games["variant"].combine_chunks()],
