@@ -10,7 +10,6 @@ each) into OUT in one streaming pass: build them with the default --min-games 1 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import time
 from pathlib import Path
@@ -28,12 +27,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cli.add_lake_argument(p)
     p.add_argument("out", metavar="OUT", help="the book to write (a new file): .parquet, .tsv or .bin")
     p.add_argument("--merge", nargs="+", metavar="BOOK", help="merge these Parquet books instead of building")
-    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
-    p.add_argument("--min-rating", type=cli.whole_number(0), help="mean Elo of the two players at least this")
-    p.add_argument("--max-rating", type=cli.whole_number(0), help="mean Elo of the two players at most this")
-    p.add_argument("--since", type=dt.date.fromisoformat, help="games from this date (YYYY-MM-DD)")
-    p.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
-    p.add_argument("--player", help="only the games of this player (either side)")
+    cli.add_game_filters(p)
     p.add_argument(
         "--min-games", type=cli.whole_number(1), default=1, help="rows of at least this many games"
     )
@@ -60,9 +54,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{out}: {rows:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
         return 0
     lake = Lake.open_existing(args.lake)
-    filters = Filters(
-        args.type, args.min_rating, args.max_rating, args.since, args.until, args.player, args.min_games
-    )
+    filters = Filters(**cli.game_filters(args).chosen(), min_games=args.min_games)
     book = build(connect(lake.location), filters)
     write(book, out, fmt)
     print(f"{out}: {book.num_rows:,} rows, {time.monotonic() - start:.1f} s")
