@@ -496,6 +496,12 @@ fn fen_key(fen: &str, chess960: bool) -> PyResult<i64> {
     zobrist::fen_key(fen, chess960).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Whether `name` is a tag name the lake keeps (python-chess's grammar; see `tags::is_tag_name`).
+#[pyfunction]
+fn is_tag_name(name: &str) -> bool {
+    bgn_core::tags::is_tag_name(name.as_bytes())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -507,6 +513,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
+    m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
     m.add_class::<book::BookCounter>()?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
