@@ -120,8 +120,9 @@ def game_files() -> list[Path]:
 
 
 def real_fens(every: int) -> set[str]:
-    """The FENs of the positions of real games in each of python-chess's spellings: every position of
-    every `every`-th game of each file, and of every Chess960 game (Shredder-FEN's own games)."""
+    """The FENs of the positions of real games in each of python-chess's spellings: every position of the
+    games of tests/data, of every Chess960 game (Shredder-FEN's own games) and of every `every`-th game of
+    each other file of the corpora."""
     fens: set[str] = set()
     for path in game_files():
         handle = io.StringIO(read_bytes(path).decode("utf-8", errors="replace"))
@@ -132,7 +133,7 @@ def real_fens(every: int) -> set[str]:
             if headers is None:
                 break
             n += 1
-            if n % every == 0 or headers.is_chess960():
+            if n % every == 0 or headers.is_chess960() or path.is_relative_to(DATA):
                 end = handle.tell()
                 handle.seek(start)
                 fens |= game_fens(chess.pgn.read_game(handle, Visitor=_Builder))

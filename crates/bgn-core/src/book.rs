@@ -202,7 +202,10 @@ impl BookCounts {
                     .map(|pos| position_key(&pos))
                     .map_err(|e| {
                         let fen = fens.value(i);
-                        error(format!("book: game {}: invalid start_fen '{fen}': {e}", keys.value(i)))
+                        error(format!(
+                            "book: game {}: invalid start_fen '{fen}': {e}",
+                            keys.value(i)
+                        ))
                     })?,
                 false => self.standard_key,
             };

@@ -34,12 +34,14 @@ pub fn chess_fen_fields(fen: &str) -> Result<String, String> {
     }
     if !fields.get(2).is_none_or(|c| castling(c)) {
         return Err(
-            "the castling rights are not -, nor up to two of KQA-H then up to two of kqa-h".to_owned(),
+            "the castling rights are not -, nor up to two of KQA-H then up to two of kqa-h"
+                .to_owned(),
         );
     }
-    if !fields.get(3).is_none_or(|ep| {
-        *ep == "-" || matches!(ep.as_bytes(), [b'a'..=b'h', b'1'..=b'8'])
-    }) {
+    if !fields
+        .get(3)
+        .is_none_or(|ep| *ep == "-" || matches!(ep.as_bytes(), [b'a'..=b'h', b'1'..=b'8']))
+    {
         return Err("the en passant square is neither - nor a square".to_owned());
     }
     let number = |s: &&str| s.bytes().all(|b| b.is_ascii_digit());
@@ -56,7 +58,8 @@ pub fn chess_fen_fields(fen: &str) -> Result<String, String> {
 /// 8 squares each.
 fn board(board: &str) -> Result<(), String> {
     let ranks: Vec<&str> = board.split('/').collect();
-    let letters = |r: &&str| !r.is_empty() && r.bytes().all(|b| b"12345678pnbrqkPNBRQK".contains(&b));
+    let letters =
+        |r: &&str| !r.is_empty() && r.bytes().all(|b| b"12345678pnbrqkPNBRQK".contains(&b));
     if ranks.len() != 8 || !ranks.iter().all(letters) {
         return Err(
             "the board is not 8 ranks of pieces (pnbrqkPNBRQK) and digits 1-8 between 7 slashes"
@@ -72,7 +75,13 @@ fn board(board: &str) -> Result<(), String> {
     }
     let squares = |r: &&str| -> u32 {
         r.bytes()
-            .map(|b| if b.is_ascii_digit() { u32::from(b - b'0') } else { 1 })
+            .map(|b| {
+                if b.is_ascii_digit() {
+                    u32::from(b - b'0')
+                } else {
+                    1
+                }
+            })
             .sum()
     };
     if !ranks.iter().all(|r| squares(r) == 8) {

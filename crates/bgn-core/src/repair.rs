@@ -67,14 +67,22 @@ fn repair_tags(text: &[u8], out: &mut Vec<u8>) -> bool {
             None | Some(b'%') => {}
             Some(b'[') => {
                 let named = named_tag_line(line.trim_ascii_start());
-                if let Some(fixed) = if named { repaired_tag_line(line) } else { Some(Vec::new()) } {
+                if let Some(fixed) = if named {
+                    repaired_tag_line(line)
+                } else {
+                    Some(Vec::new())
+                } {
                     if copied == 0 {
                         out.clear();
                     }
                     out.extend_from_slice(&text[copied..i]);
                     out.extend_from_slice(&fixed);
                     // A dropped line goes with its line end.
-                    copied = if named { end } else { (end + 1).min(text.len()) };
+                    copied = if named {
+                        end
+                    } else {
+                        (end + 1).min(text.len())
+                    };
                 }
             }
             Some(_) => break,
@@ -648,9 +656,19 @@ mod tests {
         let kept = "[Event \"e\"]\n[A1_+#=:-b \"v\"]\n[Tab\t\"v\"]";
         assert_eq!(repaired(kept), None);
         for odd in [
-            "[Weird{ \"v\"]", "[Clo}se \"v\"]", "[Back\\slash \"v\"]", "[Two words \"v\"]",
-            "[Per%cent \"v\"]", "[Semi;colon \"v\"]", "[\u{dc}n\u{ef} \"v\"]", "[ \"v\"]", "[_under \"v\"]",
-            "[Quo\"te \"v\"]", "[Name\"v\"]", "[Name]", "[Name v]",
+            "[Weird{ \"v\"]",
+            "[Clo}se \"v\"]",
+            "[Back\\slash \"v\"]",
+            "[Two words \"v\"]",
+            "[Per%cent \"v\"]",
+            "[Semi;colon \"v\"]",
+            "[\u{dc}n\u{ef} \"v\"]",
+            "[ \"v\"]",
+            "[_under \"v\"]",
+            "[Quo\"te \"v\"]",
+            "[Name\"v\"]",
+            "[Name]",
+            "[Name v]",
         ] {
             assert_eq!(
                 repaired(&format!("[Event \"e\"]\n{odd}\n[Site \"s\"]")).as_deref(),

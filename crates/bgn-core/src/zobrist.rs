@@ -506,7 +506,9 @@ pub fn find_position(
 pub fn fen_key(fen: &str, chess960: bool) -> Result<i64, KeyError> {
     let invalid = |e: String| error(format!("invalid FEN {fen:?}: {e}"));
     let fields = chess_fen_fields(fen).map_err(invalid)?;
-    Ok(position_key(&chess_from_fen(&fields, chess960).map_err(invalid)?))
+    Ok(position_key(
+        &chess_from_fen(&fields, chess960).map_err(invalid)?,
+    ))
 }
 
 /// The PolyGlot key (signed) of a position.
