@@ -6,7 +6,8 @@
 //! value missing its closing quote (`[Annotator "Krush, I]`) is closed at the `]`. A line whose tag
 //! name python-chess does not read (`[Weird{ "x"]`, `[Two words "x"]`, `[ "x"]`, `[Name"x"]`: not
 //! `tags::is_tag_name` then whitespace then `"`) is dropped, as python-chess drops it: pgn-reader would
-//! keep a name that no export can write back.
+//! keep a name that no export can write back. A line that does not end in `]` is left as it is: a
+//! game cut inside its tags is rejected as before.
 //!
 //! Movetext: pgn-reader drops a token it cannot read as SAN (`a8Q`, `Qh7++`, `exf6ep`, `Sf3`) without telling
 //! its visitor: a game would lose a move and nobody would know. This pass walks the movetext with
@@ -66,7 +67,9 @@ fn repair_tags(text: &[u8], out: &mut Vec<u8>) -> bool {
         match line.trim_ascii_start().first() {
             None | Some(b'%') => {}
             Some(b'[') => {
-                let named = named_tag_line(line.trim_ascii_start());
+                // A line not closed (cut short, unterminated) is left to pgn-reader, which rejects it.
+                let line_body = line.trim_ascii();
+                let named = named_tag_line(line_body) || !line_body.ends_with(b"]");
                 if let Some(fixed) = if named {
                     repaired_tag_line(line)
                 } else {
@@ -655,6 +658,9 @@ mod tests {
         };
         let kept = "[Event \"e\"]\n[A1_+#=:-b \"v\"]\n[Tab\t\"v\"]";
         assert_eq!(repaired(kept), None);
+        for cut in ["[Event \"e\"]\n[Eve", "[Event \"e\"]\n[Weird{ \"v"] {
+            assert_eq!(repaired(cut), None, "{cut}");
+        }
         for odd in [
             "[Weird{ \"v\"]",
             "[Clo}se \"v\"]",
