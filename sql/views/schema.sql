@@ -331,11 +331,15 @@ create or replace temp table polyglot_keys(idx smallint primary key, key bigint 
 -- up to two of kqa-h (K and Q the outermost rook, a file letter that file's: X-FEN and Shredder-FEN);
 -- whole-number counters; one king a side, no pawn on the first or last rank, the side not to move not in
 -- check. Castling rights the position cannot have and an en-passant square no double step left are
--- dropped, as python-chess's clean_castling_rights and shakmaty do.
+-- dropped, as python-chess's clean_castling_rights and shakmaty do. Castling rights are read as Chess960's
+-- where only Chess960 allows them (a king off the e-file, a rook off the corner), as python-chess reads a
+-- PGN's FEN tag and the load does.
+
 -- fen_fields(fen): the FEN's fields, split at runs of Python's whitespace.
 create or replace temp macro fen_fields(fen) as list_filter(
     regexp_split_to_array(
-        fen, '[\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+'
+        fen,
+        '[\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+'
     ),
     lambda p: p <> ''
 );
@@ -357,7 +361,10 @@ create or replace temp macro fen_piece(squares, file, rank) as
 create or replace temp macro fen_attacked(squares, sq, white) as
     -- pawns, from the rank behind the square as they move
     list_contains(
-        [fen_piece(squares, sq % 8 - 1, sq // 8 + if(white, -1, 1)), fen_piece(squares, sq % 8 + 1, sq // 8 + if(white, -1, 1))],
+        [
+            fen_piece(squares, sq % 8 - 1, sq // 8 + if(white, -1, 1)),
+            fen_piece(squares, sq % 8 + 1, sq // 8 + if(white, -1, 1))
+        ],
         if(white, 'P', 'p')
     )
     or list_contains(
@@ -463,7 +470,8 @@ create or replace temp macro fen_problem(fields) as (
             when turn not in ('w', 'b') then 'the side to move is neither w nor b'
             when not regexp_full_match(castling, '-|[KQA-H]{0,2}[kqa-h]{0,2}') then
                 'the castling rights are not -, nor up to two of KQA-H then up to two of kqa-h'
-            when not regexp_full_match(ep, '-|[a-h][1-8]') then 'the en passant square is neither - nor a square'
+            when not regexp_full_match(ep, '-|[a-h][1-8]') then
+                'the en passant square is neither - nor a square'
             when not regexp_full_match(coalesce(fields[5], '0'), '[0-9]+') then
                 'the halfmove clock is not a whole number'
             when not regexp_full_match(coalesce(fields[6], '1'), '[0-9]+') then
@@ -506,7 +514,7 @@ create or replace temp macro fen_key(fen) as (
 
     indexes as (
         select
-            -- pieces: 64 x kind (black pawn 0, white pawn 1, black knight 2 … white king 11) + square (a1 0)
+            -- pieces: 64 x kind (black pawn 0, white pawn 1, black knight 2 … white king 11) + square
             list_transform(
                 list_filter(range(64), lambda i: substr(squares, i + 1, 1) <> '.'),
                 lambda i: 64 * (
@@ -537,11 +545,13 @@ create or replace temp macro fen_key(fen) as (
         case
             when fen is null then null
             when problem is not null then error(
-                'invalid FEN "' || regexp_replace(fen, '[\x00-\x1f\x7f\x{85}\x{2028}\x{2029}]', '?', 'g') || '": '
-                || problem
+                'invalid FEN "' || regexp_replace(fen, '[\x00-\x1f\x7f\x{85}\x{2028}\x{2029}]', '?', 'g')
+                || '": ' || problem
             )
             else list_reduce(
-                list_select((select list(key order by idx) from polyglot_keys), list_transform(idx, lambda i: i + 1)),
+                list_select(
+                    (select list(key order by idx) from polyglot_keys), list_transform(idx, lambda i: i + 1)
+                ),
                 lambda a, b: xor(a, b)
             )
         end
