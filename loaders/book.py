@@ -10,7 +10,6 @@ each) into OUT in one streaming pass: build them with the default --min-games 1 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import time
 from pathlib import PurePosixPath
@@ -31,12 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "out", metavar="OUT", type=cli.location, help="the book to write (a new file): .parquet, .tsv or .bin"
     )
     p.add_argument("--merge", nargs="+", metavar="BOOK", help="merge these Parquet books instead of building")
-    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
-    p.add_argument("--min-rating", type=cli.whole_number(0), help="mean Elo of the two players at least this")
-    p.add_argument("--max-rating", type=cli.whole_number(0), help="mean Elo of the two players at most this")
-    p.add_argument("--since", type=dt.date.fromisoformat, help="games from this date (YYYY-MM-DD)")
-    p.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
-    p.add_argument("--player", help="only the games of this player (either side)")
+    cli.add_game_filters(p)
     p.add_argument(
         "--min-games", type=cli.whole_number(1), default=1, help="rows of at least this many games"
     )
@@ -57,9 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--merge writes a .parquet book")
     start = time.monotonic()
     lake = None if args.merge else Lake.open_existing(args.lake)
-    filters = Filters(
-        args.type, args.min_rating, args.max_rating, args.since, args.until, args.player, args.min_games
-    )
+    filters = Filters(**cli.game_filters(args).chosen(), min_games=args.min_games)
     # Opened before the work (an existing OUT, or one inside the lake, is refused at once); the book
     # appears at OUT only once whole.
     with output_file(out, lake) as file:

@@ -17,10 +17,11 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+T = TypeVar("T")
 
 
 def interrupted_while_starting(signum: int, frame: FrameType | None) -> None:
@@ -32,7 +33,8 @@ def interrupted_while_starting(signum: int, frame: FrameType | None) -> None:
 # Installed before the imports below; `run` puts Python's own handler back.
 signal.signal(signal.SIGINT, interrupted_while_starting)
 
-from warehouse.errors import NotPublished, WarehouseError, describe  # noqa: E402
+from warehouse import filters  # noqa: E402
+from warehouse.errors import InputError, NotPublished, WarehouseError, describe  # noqa: E402
 from warehouse.lake.storage import printable  # noqa: E402
 
 
@@ -70,6 +72,39 @@ def whole_number(low: int, high: int | None = None, what: str | None = None) -> 
         return value
 
     return parse
+
+
+def shared(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse `type` of one of the parsers the Python functions share (`warehouse.filters`): the value
+    it refuses is a usage error (one line, exit 2), in its words."""
+
+    def argument(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    argument.__name__ = parse.__name__  # what argparse names in its message
+    return argument
+
+
+def add_game_filters(parser: argparse.ArgumentParser, names: tuple[str, ...] = filters.NAMES) -> None:
+    """The options of the game filters `names` (`warehouse.filters`), read as every command reads them."""
+    options: dict[str, dict[str, Any]] = {
+        "type": {"type": shared(filters.speed), "help": f"only games of this speed ({filters.SPEED_RULE})"},
+        "min_rating": {"type": whole_number(0), "help": "mean Elo of the two players at least this"},
+        "max_rating": {"type": whole_number(0), "help": "mean Elo of the two players at most this"},
+        "since": {"type": shared(filters.date), "help": "games from this date (YYYY-MM-DD)"},
+        "until": {"type": shared(filters.date), "help": "games up to this date, included"},
+        "player": {"type": shared(filters.player), "help": "only the games of this player (either side)"},
+    }
+    for name in names:
+        parser.add_argument(f"--{name.replace('_', '-')}", **options[name])
+
+
+def game_filters(args: argparse.Namespace) -> filters.GameFilters:
+    """The game filters of the options `add_game_filters` added (bounds that cross: `InputError`)."""
+    return filters.GameFilters(**{name: getattr(args, name) for name in filters.NAMES if hasattr(args, name)})
 
 
 def add_lake_argument(parser: argparse.ArgumentParser) -> None:

@@ -10,17 +10,11 @@ from types import FrameType
 from typing import TypeVar
 
 from loaders import cli
-from warehouse.lake.layout import SPEEDS
+from warehouse import filters
 from warehouse.lake_scan import Selection
 
 T = TypeVar("T")
 MAX_YEAR = 9999
-
-
-def speed(text: str) -> str:
-    if text not in SPEEDS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a speed ({', '.join(SPEEDS)})")
-    return text
 
 
 def add_selection_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,9 +23,9 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
         "--type",
         action="append",
         dest="types",
-        type=speed,
+        type=cli.shared(filters.speed),
         metavar="TYPE",
-        help=f"only games of this speed ({', '.join(SPEEDS)}); repeat for several",
+        help=f"only games of this speed ({filters.SPEED_RULE}); repeat for several",
     )
     p.add_argument(
         "--year",

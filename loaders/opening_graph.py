@@ -38,7 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--min-share", type=share, default=0.01, help="keep moves of at least this share of all games"
     )
-    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
+    cli.add_game_filters(p)
     p.add_argument("--no-svg", action="store_true", help="write the .dot and the boards only")
     return p.parse_args(argv)
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
     # Opened before the work: existing outputs, or ones inside the lake, are refused at once.
     with graph_outputs(args.out, svg=not args.no_svg, lake=lake) as graph:
-        book = build(connect(lake.location), Filters(type=args.type))
+        book = build(connect(lake.location), Filters(**cli.game_filters(args).chosen()))
         graph.write(book, args.min_share)
     print(f"{graph.shown}: the opening tree of {book.num_rows:,} book rows")
     return 0

@@ -38,8 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--chess960", action="store_true", help="read the FEN's castling rights as Chess960's")
     p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
-    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
-    p.add_argument("--player", help="only games this player (White or Black) played")
+    cli.add_game_filters(p, ("type", "player"))
     return p.parse_args(argv)
 
 

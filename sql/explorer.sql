@@ -1,15 +1,17 @@
 -- Question: from a position, which moves were played, how did they score, and how were they played?
 -- Grain: one row per move played from the position (its UCI), over the games the filters keep.
 -- Definitions: the position is the FEN in variable explorer_fen (unset: the starting position), found by its
---   PolyGlot key (fen_key) in the stored keys (plies.key: the first 10 plies of each game; a position
---   reached twice there counts twice). warehouse.positions.explore runs this file from Python. white_wins/draws/black_wins count results W/D/B; games counts all (unknown results too);
---   mean_elo = mean of the games' mean Elo (both Elos known); mean_eval_cp = mean [%eval] in centipawns
---   after the move, White's view (mate scores left out; null where no game has evals); mean_think = mean
---   seconds the mover spent (plies.think: its clock after its previous move, or tc_base on its first,
---   minus its clock after this move, plus tc_inc; null where clocks are missing); first_played = the
---   earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
--- Parameters (DuckDB variables; null or unset = no filter): explorer_fen, explorer_speed
---   (type: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
+--   PolyGlot key in the stored keys (plies.key: the first 10 plies of each game; a position reached twice
+--   there counts twice): fen_key(explorer_fen), which refuses a FEN that is none in one line, or the
+--   variable explorer_key when set (warehouse.positions.explore runs this file from Python and sets it, the
+--   Rust core's key of its FEN). white_wins/draws/black_wins count results W/D/B; games counts all
+--   (unknown results too); mean_elo = mean of the games' mean Elo (both Elos known); mean_eval_cp = mean
+--   [%eval] in centipawns after the move, White's view (mate scores left out; null where no game has
+--   evals); mean_think = mean seconds the mover spent (plies.think: its clock after its previous move, or
+--   tc_base on its first, minus its clock after this move, plus tc_inc; null where clocks are missing);
+--   first_played = the earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
+-- Parameters (DuckDB variables; null or unset = no filter): explorer_fen (or explorer_key), explorer_speed
+--   (type, exact: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
 --   explorer_since / explorer_until (dates, included), explorer_player (either side's name).
 --   From the CLI: duckdb -cmd "set variable explorer_fen = '<fen>'" < sql/explorer.sql
 -- Output: uci, games, white_wins, draws, black_wins, mean_elo, mean_eval_cp, mean_think, first_played;
@@ -17,8 +19,11 @@
 import database 'sql/views';
 
 with position as materialized (
-    select fen_key(
-        coalesce(getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1')
+    select coalesce(
+        getvariable('explorer_key'),
+        fen_key(
+            coalesce(getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1')
+        )
     ) as key
 ),
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import os
 import random
 from pathlib import Path
 

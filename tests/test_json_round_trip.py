@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import bz2
 import copy
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import chess
+import chess.pgn
 import chess.variant
 import jsonschema
 import pyarrow.compute as pc
@@ -26,6 +28,7 @@ from warehouse.export_pgn import pgn_games
 from warehouse.export_study import export_study, study_documents
 from warehouse.import_json import load_json
 from warehouse.lake import Lake
+from warehouse.load import load_input
 
 ROOT = Path(__file__).resolve().parents[1]
 # The spec's schema and example (../shared/specs), unchanged.
@@ -285,3 +288,71 @@ def test_fen_is_the_position_after_each_move(folder: str, corpus_loads: CorpusLo
         board = chess.variant.find_variant("Standard" if chess960 else variant)
         pairs += fens_by_san(board(tags.get("FEN", board.starting_fen), chess960=chess960), document["moves"])
     assert pairs and all(ours == theirs for ours, theirs in pairs)
+
+
+# Tag names of each odd kind of character: python-chess drops their lines (its TAG_REGEX), and so does the
+# load; the names of its grammar beside them are kept.
+ODD_TAG_NAMES = [
+    "Weird{",
+    "Clo}se",
+    'Quo"te',
+    "Back\\slash",
+    "Two words",
+    "Per%cent",
+    "Semi;colon",
+    "Ünï",
+    "",
+    "_x",
+    "X]",
+]
+KEPT_TAG_NAMES = ["A1_+#=:-b", "1st"]
+
+
+def test_tag_names_round_trip(tmp_path: Path) -> None:
+    """A game with a tag line of any name the load accepts as python-chess reads it, and comes back the same
+    from its study JSON and its BGN JSON."""
+    source = tmp_path / "tags.pgn"
+    source.write_text(
+        "".join(
+            f'[Event "odd {i}"]\n[{name} "value {i}"]\n[{KEPT_TAG_NAMES[i % 2]} "kept {i}"]\n'
+            '[Result "1-0"]\n\n1. e4 e5 1-0\n\n'
+            for i, name in enumerate(ODD_TAG_NAMES)
+        ),
+        encoding="utf-8",
+    )
+    want = {g.headers["Event"]: dict(g.headers) for g in games_of(source.read_text(encoding="utf-8"))}
+    assert all(len(headers) == 8 for headers in want.values())  # the roster and the kept tag
+    lake = tmp_path / "lake"
+    load_input(str(source), Lake.open(lake), jobs=1)
+    assert read_records(lake)[-1]["games_written"] == len(ODD_TAG_NAMES), read_rejects(lake)
+
+    def exported(lake: Path) -> dict[str, dict[str, str]]:
+        texts = "".join(text for _, _, text in pgn_games(Lake.open(lake)))
+        return {g.headers["Event"]: dict(g.headers) for g in games_of(texts)}
+
+    assert exported(lake) == want
+    export_study(Lake.open(lake), tmp_path / "study.jsonl", lines=True)
+    record = import_json(tmp_path / "study.jsonl", tmp_path / "study_lake")
+    assert record["games_rejected"] == 0, read_rejects(tmp_path / "study_lake")
+    assert exported(tmp_path / "study_lake") == want
+    export_json(Lake.open(lake), tmp_path / "bgn1")
+    for path in sorted((tmp_path / "bgn1").glob("**/*.json.bz2")):
+        record = import_json(path, tmp_path / "bgn_lake")
+        assert record["games_rejected"] == 0, read_rejects(tmp_path / "bgn_lake")
+    export_json(Lake.open(tmp_path / "bgn_lake"), tmp_path / "bgn2")
+    assert bgn_lines(tmp_path / "bgn2") == bgn_lines(tmp_path / "bgn1")
+
+
+def games_of(text: str) -> Iterator[chess.pgn.Game]:
+    handle = io.StringIO(text)
+    while (game := chess.pgn.read_game(handle)) is not None:
+        yield game
+
+
+@pytest.mark.parametrize("name", ODD_TAG_NAMES + KEPT_TAG_NAMES)
+def test_study_tag_names_as_the_load_reads_them(name: str, tmp_path: Path) -> None:
+    """The import keeps the other tags of the names the load keeps, and refuses the document of another."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc([move("e4", 1, "w")], other_tags={name: "v"})), encoding="utf-8")
+    record = import_json(path, tmp_path / "lake")
+    assert record["games_rejected"] == (name not in KEPT_TAG_NAMES), read_rejects(tmp_path / "lake")

@@ -22,6 +22,7 @@ import chess.pgn
 import chess.polyglot
 import pytest
 import support
+from fen_oracle import python_chess_key
 from support import CORPORA, REPO, SAMPLE
 
 import warehouse
@@ -231,6 +232,78 @@ def test_games_at_from_the_duckdb_cli(lake: Path, games: list[tuple[dict, Replay
     got = sorted(r["game_id"] for r in json.loads(run.stdout or "[]"))
     key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
     assert got == sorted(reaching(games, key, 10)) and got
+
+
+def spellings(fen: str) -> list[str]:
+    """`fen` as users also write it: Shredder-FEN castling letters, other whitespace (tabs, runs of
+    spaces), the en-passant square after any double step."""
+    board = chess.Board(fen, chess960=True)
+    return [
+        board.shredder_fen(en_passant="fen"),
+        "\t" + " \t  ".join(fen.split()) + " ",
+        board.fen(en_passant="fen"),
+    ]
+
+
+def over_claimed(games: list[tuple[dict, Replayed]]) -> tuple[str, str]:
+    """A position of the stored plies, and its FEN claiming castling rights `KQkq` it cannot have (a rook
+    or king gone), which python-chess drops."""
+    for row, game in games:
+        for fen in game.fens[1:9]:
+            fields = fen.split()
+            claimed = " ".join([*fields[:2], "KQkq", *fields[3:]])
+            if (
+                row["variant"] == "Standard"
+                and fields[2] != "KQkq"
+                and python_chess_key(claimed) == python_chess_key(fen)
+            ):
+                return fen, claimed
+    raise AssertionError("no such position in the lake")
+
+
+def cli_rows(lake: Path, query: str) -> list[dict]:
+    """The rows of `query`, after the views' import, through the duckdb CLI over `lake`."""
+    run = support.run_command(
+        ["duckdb", "-json"],
+        stdin=f"import database 'sql/views';\n{query}\n".encode(),
+        env={"PATH": str(Path(shutil.which("duckdb") or "duckdb").parent), "CHESS_LAKE": str(lake)},
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout or "[]")
+
+
+def test_explorer_reads_every_spelling(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """The Python explorer (the Rust core's key) and sql/explorer.sql through the duckdb CLI (the SQL macro's)
+    answer alike for every spelling of a position, as for its plain FEN."""
+    after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    fen, claimed = over_claimed(games)
+    for plain, others in [(after_e4, spellings(after_e4)), (fen, [claimed, *spellings(claimed)])]:
+        want = explore(plain, lake).select("uci", "games", "white_wins", "draws", "black_wins").rows()
+        assert want, plain
+        for other in others:
+            assert (
+                explore(other, lake).select("uci", "games", "white_wins", "draws", "black_wins").rows()
+                == want
+            )
+            rows = cli_rows(lake, f"set variable explorer_fen = '{other}';\n.read sql/explorer.sql")
+            assert [
+                (r["uci"], r["games"], r["white_wins"], r["draws"], r["black_wins"]) for r in rows
+            ] == want
+
+
+def test_games_at_reads_chess960_castling(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """games_at through the duckdb CLI finds Chess960 positions by X-FEN and Shredder-FEN alike."""
+    chess960 = [g for row, g in games if row["variant"] == "Chess960"]
+    if not chess960:
+        pytest.skip("no Chess960 games (the corpora are absent)")
+    for game in chess960[:3]:
+        for fen in (game.fens[0], game.fens[3]):
+            key = python_chess_key(fen)
+            want = sorted(reaching(games, key, 10))
+            assert want
+            for spelled in [fen, *spellings(fen)]:
+                found = cli_rows(lake, f"select game_id from games_at('{spelled}') order by game_id;")
+                assert [r["game_id"] for r in found] == want, spelled
 
 
 def test_search_command(lake: Path, games: list[tuple[dict, Replayed]], tmp_path: Path) -> None:

@@ -99,6 +99,10 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 
     :raises ValueError: for a FEN that is not a legal position."""
 
+def is_tag_name(name: str) -> bool:
+    """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
+    (the load drops a tag line of another name, as python-chess does)."""
+
 class BookCounter:
     """Counts an opening book of the moves of each game's first `depth` plies over a lake's files, without
     a join and without reading the moves: two consecutive stored keys of a game name the move between them.

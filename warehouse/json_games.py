@@ -405,7 +405,7 @@ def study_tags(metadata: dict[str, Any], game_id: str) -> list[tuple[str, str]]:
         for name, value in others.items()
     ]
     for name, _ in other_pairs:
-        if not re.fullmatch(r"[A-Za-z0-9_+#=:-]+", name):
+        if not _core.is_tag_name(name):  # the load's definition, python-chess's
             raise Refused(f"metadata.other_tags key {name!r} is not a PGN tag name")
     # Earlier occurrences of a tag a column holds go first (readers keep the last); Date lives in the
     # lake's `headers`, where its first occurrence is the one the roster shows.

@@ -355,54 +355,239 @@ create or replace temp macro piece_order(letter) as instr('PNBRQK', upper(letter
 -- them with python-chess's POLYGLOT_RANDOM_ARRAY.
 create or replace temp table polyglot_keys(idx smallint primary key, key bigint not null);
 
--- The PolyGlot key of a FEN's position (a bigint, as plies.key and games.final_key hold keys): the XOR of
--- polyglot_keys (load.sql) of its pieces, its castling rights (K Q k q: standard FEN letters), its
--- en-passant file when a pawn of the side to move stands beside the pawn that stepped (PolyGlot's rule),
--- and White to move. The board's squares are read rank 8 to 1, a digit standing for as many empty squares.
-create or replace temp macro fen_key(fen) as (
-    with fields as (
-        select string_split(trim(fen), ' ') as f
+-- The FEN of a chess position, read as python-chess's Board(fen, chess960=True) reads it and as the Python
+-- path's `_core.fen_key` does (one rule set, tests/test_fen_keys.py): fields split at runs of whitespace
+-- (Python's: Unicode's and U+001C-U+001F), at most 6 (board, side to move, castling, en passant, halfmove,
+-- fullmove; the missing ones default to w, -, -); a board of 8 ranks of 8 squares from rank 8, pieces
+-- pnbrqkPNBRQK, digits 1-8 never two in a row (no crazyhouse `~`); castling `-` or up to two of KQA-H then
+-- up to two of kqa-h (K and Q the outermost rook, a file letter that file's: X-FEN and Shredder-FEN);
+-- whole-number counters; one king a side, no pawn on the first or last rank, the side not to move not in
+-- check. Castling rights the position cannot have and an en-passant square no double step left are
+-- dropped, as python-chess's clean_castling_rights and shakmaty do. Castling rights are read as Chess960's
+-- where only Chess960 allows them (a king off the e-file, a rook off the corner), as python-chess reads a
+-- PGN's FEN tag and the load does.
+
+-- fen_fields(fen): the FEN's fields, split at runs of Python's whitespace.
+create or replace temp macro fen_fields(fen) as list_filter(
+    regexp_split_to_array(
+        fen,
+        '[\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+'
+    ),
+    lambda p: p <> ''
+);
+
+-- fen_board_ranks(board): the board's ranks from rank 8, each digit spelt as that many dots (empty squares).
+create or replace temp macro fen_board_ranks(board) as string_split(
+    replace(replace(replace(replace(replace(replace(replace(replace(
+        board, '8', '........'), '7', '.......'), '6', '......'), '5', '.....'), '4', '....'), '3', '...'),
+        '2', '..'), '1', '.'),
+    '/'
+);
+
+-- fen_piece(squares, file, rank): the letter on a square of `squares` (64 letters or dots, a1 b1 … h8),
+-- files and ranks from 0; '' off the board.
+create or replace temp macro fen_piece(squares, file, rank) as
+    if(file between 0 and 7 and rank between 0 and 7, substr(squares, 8 * rank + file + 1, 1), '');
+
+-- fen_attacked(squares, sq, white): whether White's (`white`) or Black's pieces attack square `sq` (0-63).
+create or replace temp macro fen_attacked(squares, sq, white) as
+    -- pawns, from the rank behind the square as they move
+    list_contains(
+        [
+            fen_piece(squares, sq % 8 - 1, sq // 8 + if(white, -1, 1)),
+            fen_piece(squares, sq % 8 + 1, sq // 8 + if(white, -1, 1))
+        ],
+        if(white, 'P', 'p')
+    )
+    or list_contains(
+        list_transform(
+            [[1, 2], [2, 1], [2, -1], [1, -2], [-1, -2], [-2, -1], [-2, 1], [-1, 2]],
+            lambda d: fen_piece(squares, sq % 8 + d[1], sq // 8 + d[2])
+        ),
+        if(white, 'N', 'n')
+    )
+    or list_contains(
+        list_transform(
+            [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]],
+            lambda d: fen_piece(squares, sq % 8 + d[1], sq // 8 + d[2])
+        ),
+        if(white, 'K', 'k')
+    )
+    -- sliders: the first piece along each line, a rook or queen straight, a bishop or queen diagonally
+    or len(list_filter(
+        [[1, 0], [0, 1], [-1, 0], [0, -1], [1, 1], [-1, 1], [-1, -1], [1, -1]],
+        lambda d: contains(
+            if(d[1] = 0 or d[2] = 0, if(white, 'RQ', 'rq'), if(white, 'BQ', 'bq')),
+            -- '' past the edge: then no piece stands on the line
+            coalesce(
+                nullif(
+                    list_filter(
+                        list_transform(
+                            range(1, 8), lambda n: fen_piece(squares, sq % 8 + d[1] * n, sq // 8 + d[2] * n)
+                        ),
+                        lambda c: c <> '.'
+                    )[1],
+                    ''
+                ),
+                '.'
+            )
+        )
+    )) > 0;
+
+-- fen_castling(squares, castling, white): the PolyGlot indexes (768 K, 769 Q, 770 k, 771 q) of the castling
+-- rights of White (`white`) or Black that the position can have: each letter names a rook square of the
+-- back rank (K/Q: the outermost rook or king that side, if a rook, else the h/a file; a file letter: that
+-- file); a right stands when its king is on the back rank and a rook on the square, the king-side one the
+-- rightmost of them right of the king, the queen-side one the leftmost left of it.
+create or replace temp macro fen_castling(squares, castling, white) as (
+    with back as (
+        select
+            substr(squares, if(white, 1, 57), 8) as rank,
+            if(white, 'R', 'r') as rook,
+            instr(substr(squares, if(white, 1, 57), 8), if(white, 'K', 'k')) - 1 as king,
+            list_filter(string_split(castling, ''), lambda c: c <> '-' and (c = upper(c)) = white) as letters
     ),
 
-    board as (
+    ends as (
         select
-            array_to_string(
+            *,
+            list_filter(range(8), lambda f: substr(rank, f + 1, 1) in (rook, if(white, 'K', 'k'))) as pieces
+        from back
+    ),
+
+    rooks as (
+        select
+            king,
+            list_filter(
                 list_transform(
-                    string_split(replace(f[1], '/', ''), ''),
-                    lambda c: if(c between '1' and '8', repeat('.', c::int), c)
+                    letters,
+                    lambda c: case lower(c)
+                        when 'k' then if(substr(rank, list_max(pieces) + 1, 1) = rook, list_max(pieces), 7)
+                        when 'q' then if(substr(rank, list_min(pieces) + 1, 1) = rook, list_min(pieces), 0)
+                        else ascii(lower(c)) - ascii('a')
+                    end
                 ),
-                ''
-            ) as squares,
-            f[2] as turn,
-            coalesce(f[3], '-') as castling,
-            coalesce(f[4], '-') as ep
-        from fields
+                lambda f: substr(rank, f + 1, 1) = rook
+            ) as files
+        from ends
+    )
+
+    select
+        if(king >= 0 and list_max(files) > king, [if(white, 768, 770)], [])
+        || if(king >= 0 and list_min(files) < king, [if(white, 769, 771)], [])
+    from rooks
+);
+
+-- fen_problem(fields): why fen_fields' `fields` are no FEN of a chess position as above; null when they are.
+create or replace temp macro fen_problem(fields) as (
+    with parts as (
+        select
+            fields[1] as board,
+            coalesce(fields[2], 'w') as turn,
+            coalesce(fields[3], '-') as castling,
+            coalesce(fields[4], '-') as ep,
+            array_to_string(list_reverse(fen_board_ranks(fields[1])), '') as squares
+    )
+
+    select
+        case
+            when len(fields) = 0 then 'no FEN, only whitespace'
+            when len(fields) > 6 then 'more than 6 fields'
+            when not regexp_full_match(board, '[1-8pnbrqkPNBRQK]+(/[1-8pnbrqkPNBRQK]+){7}') then
+                'the board is not 8 ranks of pieces (pnbrqkPNBRQK) and digits 1-8 between 7 slashes'
+            when regexp_matches(board, '[1-8][1-8]') then 'two digits in a row in a rank'
+            when list_max(list_transform(fen_board_ranks(board), lambda r: length(r))) <> 8
+                or list_min(list_transform(fen_board_ranks(board), lambda r: length(r))) <> 8 then
+                'a rank of the board is not 8 squares'
+            when turn not in ('w', 'b') then 'the side to move is neither w nor b'
+            when not regexp_full_match(castling, '-|[KQA-H]{0,2}[kqa-h]{0,2}') then
+                'the castling rights are not -, nor up to two of KQA-H then up to two of kqa-h'
+            when not regexp_full_match(ep, '-|[a-h][1-8]') then
+                'the en passant square is neither - nor a square'
+            when not regexp_full_match(coalesce(fields[5], '0'), '[0-9]+') then
+                'the halfmove clock is not a whole number'
+            when not regexp_full_match(coalesce(fields[6], '1'), '[0-9]+') then
+                'the fullmove number is not a whole number'
+            when length(squares) - length(replace(squares, 'K', '')) <> 1 then 'not one white king'
+            when length(squares) - length(replace(squares, 'k', '')) <> 1 then 'not one black king'
+            when regexp_matches(substr(squares, 1, 8) || substr(squares, 57, 8), '[pP]') then
+                'a pawn on the first or last rank'
+            when fen_attacked(squares, instr(squares, if(turn = 'w', 'k', 'K')) - 1, turn = 'w') then
+                'the side not to move is in check'
+        end
+    from parts
+);
+
+-- fen_key(fen): the PolyGlot key of a FEN's position (a bigint, as plies.key and games.final_key hold
+-- keys), as `_core.fen_key` computes it for the Python path; an error, one line, for a FEN that is none
+-- (fen_problem); null for null. The XOR of polyglot_keys (load.sql) of its pieces, its castling rights
+-- (fen_castling), its en-passant file when the square is one a double step just passed (the stepped pawn
+-- of the side not to move in front of it, that square and the one behind empty) and a pawn of the side to
+-- move stands beside the pawn that stepped, legal capture or not (PolyGlot's rule, the lake's), and White
+-- to move.
+create or replace temp macro fen_key(fen) as (
+    with parts as (
+        select
+            fen_problem(fen_fields(fen)) as problem,
+            array_to_string(list_reverse(fen_board_ranks(fen_fields(fen)[1])), '') as squares,
+            coalesce(fen_fields(fen)[2], 'w') = 'w' as white,
+            coalesce(fen_fields(fen)[3], '-') as castling,
+            coalesce(fen_fields(fen)[4], '-') as ep
+    ),
+
+    en_passant as (
+        select
+            *,
+            -- the en-passant file, and the rank of the pawn that stepped (0-based)
+            ascii(ep) - ascii('a') as ep_file,
+            if(white, 4, 3) as stepped
+        from parts
     ),
 
     indexes as (
-        -- pieces: 64 x kind (black pawn 0, white pawn 1, black knight 2 ... white king 11) + square (a1 = 0)
         select
-            64 * (2 * (instr('pnbrqk', lower(c)) - 1) + (c = upper(c))::int) + 8 * (7 - (i - 1) // 8)
-            + (i - 1) % 8 as idx
-        from board, unnest(range(1, 65)) as s(i), lateral (select substr(squares, i, 1) as c)
-        where c <> '.'
-        union all
-        select 767 + instr('KQkq', c)
-        from board, unnest(string_split(castling, '')) as r(c)
-        where instr('KQkq', c) > 0
-        union all
-        select 772 + ascii(ep[1]) - ascii('a')
-        from board, unnest([-1, 1]) as d(step)
-        where ep <> '-' and ascii(ep[1]) - ascii('a') + step between 0 and 7
-            -- the capturing pawn's square: rank 5 (White to move) or 4, i.e. the 4th or 5th row from the top
-            and substr(squares, if(turn = 'w', 24, 32) + ascii(ep[1]) - ascii('a') + step + 1, 1)
-            = if(turn = 'w', 'P', 'p')
-        group by all
-        union all
-        select 780 from board where turn = 'w'
+            -- pieces: 64 x kind (black pawn 0, white pawn 1, black knight 2 … white king 11) + square
+            list_transform(
+                list_filter(range(64), lambda i: substr(squares, i + 1, 1) <> '.'),
+                lambda i: 64 * (
+                    2 * (instr('pnbrqk', lower(substr(squares, i + 1, 1))) - 1)
+                    + (substr(squares, i + 1, 1) = upper(substr(squares, i + 1, 1)))::int
+                ) + i
+            )
+            || fen_castling(squares, castling, true)
+            || fen_castling(squares, castling, false)
+            || if(
+                ep <> '-'
+                and substr(ep, 2, 1) = if(white, '6', '3')
+                and fen_piece(squares, ep_file, stepped) = if(white, 'p', 'P')
+                and fen_piece(squares, ep_file, stepped + if(white, 1, -1)) = '.'
+                and fen_piece(squares, ep_file, stepped + if(white, 2, -2)) = '.'
+                and if(white, 'P', 'p') in (
+                    fen_piece(squares, ep_file - 1, stepped), fen_piece(squares, ep_file + 1, stepped)
+                ),
+                [772 + ep_file],
+                []
+            )
+            || if(white, [780], []) as idx,
+            problem
+        from en_passant
     )
 
-    select bit_xor(key) from indexes join polyglot_keys using (idx)
+    select
+        case
+            when fen is null then null
+            when problem is not null then error(
+                'invalid FEN "' || regexp_replace(fen, '[\x00-\x1f\x7f\x{85}\x{2028}\x{2029}]', '?', 'g')
+                || '": ' || problem
+            )
+            else list_reduce(
+                list_select(
+                    (select list(key order by idx) from polyglot_keys), list_transform(idx, lambda i: i + 1)
+                ),
+                lambda a, b: xor(a, b)
+            )
+        end
+    from indexes
 );
 
 -- games_at(fen): the games (of the games view) whose stored keys hold the position of `fen`: one of their

@@ -11,7 +11,6 @@ positions), so a book is a count of pairs of consecutive keys with their games' 
 
 from __future__ import annotations
 
-import datetime as dt
 import heapq
 import struct
 from collections.abc import Iterable, Iterator
@@ -27,6 +26,7 @@ import pyarrow.parquet as pq
 from warehouse import _core
 from warehouse.errors import InputError, LakeError
 from warehouse.export_out import OutputFile
+from warehouse.filters import GameFilters
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
@@ -55,8 +55,6 @@ POLYGLOT_PROMOTION = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}
 # PolyGlot writes castling as the king taking its rook.
 POLYGLOT_CASTLING = {"e1g1": "e1h1", "e1c1": "e1a1", "e8g8": "e8h8", "e8c8": "e8a8"}
 MAX_WEIGHT = 0xFFFF
-# The filters of the games counted (`Filters`' fields but `min_games`, a filter of rows).
-GAME_FILTERS = ("type", "min_rating", "max_rating", "since", "until", "player")
 # The keys are counted in batches of this many rows (512 KiB), which the count reads while they are still
 # in the CPU's cache: batches of a million rows took 0.2 CPU-s more on the 1M-game bench lake.
 KEY_BATCH_ROWS = 1 << 16
@@ -76,34 +74,10 @@ BOOK_PLIES = KEYED_PLIES - 1
 
 
 @dataclass(frozen=True)
-class Filters:
-    """Which games count: speed (`type`), the mean of the two Elos within [min_rating, max_rating], a date
-    range [since, until], games of one player (either side); and rows of at least `min_games` games."""
+class Filters(GameFilters):
+    """Which games count (`GameFilters`), and rows of at least `min_games` games."""
 
-    type: str | None = None
-    min_rating: int | None = None
-    max_rating: int | None = None
-    since: dt.date | None = None
-    until: dt.date | None = None
-    player: str | None = None
     min_games: int = 1
-
-    def selective(self) -> bool:
-        """Whether any filter of games is set (not `min_games`, a filter of rows)."""
-        return any(getattr(self, name) is not None for name in GAME_FILTERS)
-
-    def where(self) -> tuple[str, dict[str, Any]]:
-        """A SQL condition on the games view's columns (`games.`), and its parameters."""
-        tests = {
-            "type": "games.type = $type",
-            "min_rating": "games.mean_elo >= $min_rating",
-            "max_rating": "games.mean_elo <= $max_rating",
-            "since": "games.datetime >= $since::date",
-            "until": "games.datetime < $until::date + interval 1 day",
-            "player": "(games.white_name = $player or games.black_name = $player)",
-        }
-        chosen = {name: getattr(self, name) for name in GAME_FILTERS if getattr(self, name) is not None}
-        return " and ".join(["true", *(tests[name] for name in chosen)]), chosen
 
 
 def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Table:

@@ -9,6 +9,7 @@ import os
 import duckdb
 import polars as pl
 
+from warehouse.filters import GameFilters
 from warehouse.positions.search import position_key
 from warehouse.sql import connect, question_text
 
@@ -28,11 +29,14 @@ def explore(
     """The moves played from `fen`'s position in the first 10 plies of the lake's games (the stored keys),
     one row each, as sql/explorer.sql defines them, over the games the filters keep (None: no filter).
 
-    :raises InputError: for a FEN that is not a legal position."""
-    position_key(fen)  # a FEN the SQL would silently key wrong is refused in one line
+    :raises InputError: for a FEN that is not a legal position, or a filter `GameFilters` refuses."""
+    # One reading of a FEN, the Rust core's: the query is handed its key, not the FEN to read again.
+    key = position_key(fen)
+    filters = GameFilters(speed, min_rating, max_rating, since, until, player)
     con = con or connect(lake)
-    values: dict[str, str | int | dt.date | None] = {"fen": fen, "speed": speed, "player": player}
-    values |= {"min_rating": min_rating, "max_rating": max_rating, "since": since, "until": until}
+    values: dict[str, str | int | dt.date | None] = {"key": key, "fen": None, "speed": filters.type}
+    values |= {name: getattr(filters, name) for name in ("min_rating", "max_rating", "since", "until")}
+    values["player"] = filters.player
     for name, value in values.items():
         con.execute(f"set variable explorer_{name} = $value", {"value": value})
     return con.sql(question_text("explorer")).pl()

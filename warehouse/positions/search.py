@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.errors import InputError
+from warehouse.filters import speed
 from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
@@ -56,13 +57,16 @@ def search(
     """The games of `lake` that reach the position of `fen` (pieces, side to move, castling rights and
     en-passant file, as PolyGlot keys them; move counters ignored): `game_id`, `ply` (the first ply index
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
-    `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`).
+    `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`),
+    a speed read as `warehouse.filters.speed` reads it.
     `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`
     ignores the position index (the same answer, by the stored keys and the replay scan). `con`, when
     given, is a `warehouse.connect(lake)` connection to reuse.
 
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
+    if "type" in filters:
+        speed(filters["type"])
     con = con or connect(lake)
     if filters:  # `describe` binds the games view (~35 ms of a search): only to check filters
         known = {row[0] for row in con.sql("describe games").fetchall()}

@@ -31,7 +31,7 @@ use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::variant::chess_from_fen;
-use crate::zobrist::{fen_key, moves_with_keys};
+use crate::zobrist::{fen_key, moves_with_keys, position_key};
 
 /// Why a book cannot be counted: a batch without the columns it needs, or keys that do not fit their
 /// games (a damaged lake).
@@ -197,8 +197,16 @@ impl BookCounts {
                 continue;
             }
             let start_key = match fens.is_valid(i) {
-                true => fen_key(fens.value(i), false)
-                    .map_err(|e| error(format!("book: game {}: {}", keys.value(i), e.0)))?,
+                // A stored FEN, read as the load read it.
+                true => chess_from_fen(fens.value(i).trim(), false)
+                    .map(|pos| position_key(&pos))
+                    .map_err(|e| {
+                        let fen = fens.value(i);
+                        error(format!(
+                            "book: game {}: invalid start_fen '{fen}': {e}",
+                            keys.value(i)
+                        ))
+                    })?,
                 false => self.standard_key,
             };
             counted_at.push(file_games.len() as u32);

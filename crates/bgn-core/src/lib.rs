@@ -6,12 +6,13 @@
 //! [`replay`] replays it with shakmaty (lichess's variants on [`variant`]'s positions), [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
 //! if asked; [`parallel`] drives it on several threads and yields the same batches. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
-//! lake leaves out. No Python here: the PyO3 glue lives in the `bgn-py` crate.
+//! lake leaves out; [`fen`] reads a FEN a user gives by python-chess's rules. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
 pub mod book;
 pub mod columns;
 pub mod derive;
+pub mod fen;
 pub mod framer;
 pub mod input;
 pub mod parallel;

@@ -3,7 +3,11 @@
 //! Tag lines: pgn-reader ends a tag value at its first unescaped `"`; python-chess (and the PGN
 //! writers that forget to escape) take the value up to the line's last `"]`. A line like
 //! `[White "Smith, John "The King""]` is rewritten with PGN escapes so that both read it alike; a
-//! value missing its closing quote (`[Annotator "Krush, I]`) is closed at the `]`.
+//! value missing its closing quote (`[Annotator "Krush, I]`) is closed at the `]`. A line whose tag
+//! name python-chess does not read (`[Weird{ "x"]`, `[Two words "x"]`, `[ "x"]`, `[Name"x"]`: not
+//! `tags::is_tag_name` then whitespace then `"`) is dropped, as python-chess drops it: pgn-reader would
+//! keep a name that no export can write back. A line that does not end in `]` is left as it is: a
+//! game cut inside its tags is rejected as before.
 //!
 //! Movetext: pgn-reader drops a token it cannot read as SAN (`a8Q`, `Qh7++`, `exf6ep`, `Sf3`) without telling
 //! its visitor: a game would lose a move and nobody would know. This pass walks the movetext with
@@ -24,6 +28,7 @@ use shakmaty::san::SanPlus;
 
 use crate::annotations::MAX_NAG;
 use crate::reject::{RejectKind, RejectReason};
+use crate::tags::{is_tag_name, is_tag_name_byte};
 
 /// What `game` found.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]
@@ -68,13 +73,25 @@ fn repair_tags(text: &[u8], out: &mut Vec<u8>) -> bool {
         match line.trim_ascii_start().first() {
             None | Some(b'%') => {}
             Some(b'[') => {
-                if let Some(fixed) = repaired_tag_line(line) {
+                // A line not closed (cut short, unterminated) is left to pgn-reader, which rejects it.
+                let line_body = line.trim_ascii();
+                let named = named_tag_line(line_body) || !line_body.ends_with(b"]");
+                if let Some(fixed) = if named {
+                    repaired_tag_line(line)
+                } else {
+                    Some(Vec::new())
+                } {
                     if copied == 0 {
                         out.clear();
                     }
                     out.extend_from_slice(&text[copied..i]);
                     out.extend_from_slice(&fixed);
-                    copied = end;
+                    // A dropped line goes with its line end.
+                    copied = if named {
+                        end
+                    } else {
+                        (end + 1).min(text.len())
+                    };
                 }
             }
             Some(_) => break,
@@ -86,6 +103,18 @@ fn repair_tags(text: &[u8], out: &mut Vec<u8>) -> bool {
     }
     out.extend_from_slice(&text[copied..]);
     true
+}
+
+/// Whether python-chess reads the tag line `line` (from its `[`) by its name: a tag name, whitespace
+/// (Python's `\s` in ASCII), then `"` (`TAG_REGEX`'s start).
+fn named_tag_line(line: &[u8]) -> bool {
+    let body = &line[1..];
+    let name = body.iter().take_while(|&&b| is_tag_name_byte(b)).count();
+    let spaces = body[name..]
+        .iter()
+        .take_while(|b| b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f".contains(b))
+        .count();
+    is_tag_name(&body[..name]) && spaces > 0 && body.get(name + spaces) == Some(&b'"')
 }
 
 /// `line` rewritten with escapes, when it is a tag line whose value pgn-reader would cut short.
@@ -701,6 +730,42 @@ mod tests {
             Some("[Annotator \"Krush, I\"]\r")
         );
         assert_eq!(repaired(r#"[Event "two"] [Site "tags"]"#), None);
+    }
+
+    #[test]
+    fn tag_lines_python_chess_drops_for_their_name_are_dropped() {
+        let repaired = |head: &str| {
+            let mut out = Vec::new();
+            let text = format!("{head}\n\n1. e4 *\n");
+            let fixed = repair_tags(text.as_bytes(), &mut out);
+            fixed.then(|| String::from_utf8(out).unwrap())
+        };
+        let kept = "[Event \"e\"]\n[A1_+#=:-b \"v\"]\n[Tab\t\"v\"]";
+        assert_eq!(repaired(kept), None);
+        for cut in ["[Event \"e\"]\n[Eve", "[Event \"e\"]\n[Weird{ \"v"] {
+            assert_eq!(repaired(cut), None, "{cut}");
+        }
+        for odd in [
+            "[Weird{ \"v\"]",
+            "[Clo}se \"v\"]",
+            "[Back\\slash \"v\"]",
+            "[Two words \"v\"]",
+            "[Per%cent \"v\"]",
+            "[Semi;colon \"v\"]",
+            "[\u{dc}n\u{ef} \"v\"]",
+            "[ \"v\"]",
+            "[_under \"v\"]",
+            "[Quo\"te \"v\"]",
+            "[Name\"v\"]",
+            "[Name]",
+            "[Name v]",
+        ] {
+            assert_eq!(
+                repaired(&format!("[Event \"e\"]\n{odd}\n[Site \"s\"]")).as_deref(),
+                Some("[Event \"e\"]\n[Site \"s\"]\n\n1. e4 *\n"),
+                "{odd}"
+            );
+        }
     }
 
     #[test]

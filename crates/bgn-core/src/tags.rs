@@ -1,5 +1,17 @@
 //! Game-level fields derived from PGN tags: lichess id, time control and its type, result, dates.
 
+/// Whether `name` is a tag name: python-chess's grammar (`TAG_NAME_REGEX`,
+/// `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`), the one definition of the load (a tag line of another name is
+/// dropped, as python-chess drops it: `repair`), the exports and the imports (`_core.is_tag_name`).
+pub fn is_tag_name(name: &[u8]) -> bool {
+    name.first().is_some_and(u8::is_ascii_alphanumeric) && name.iter().all(|&b| is_tag_name_byte(b))
+}
+
+/// A byte of a tag name, after its first.
+pub fn is_tag_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_+#=:-".contains(&b)
+}
+
 /// The tags the lake reads. The first 18 have columns of their own; the others only feed derived
 /// fields (`datetime`, partitions) and stay in `headers` too.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]

@@ -23,6 +23,7 @@ use shakmaty::{
     CastlingSide, Chess, Color, EnPassantMode, File, Move, Piece, Position, Role, Square,
 };
 
+use crate::fen::chess_fen_fields;
 use crate::san::{codes, Texts};
 use crate::variant::chess_from_fen;
 
@@ -499,11 +500,15 @@ pub fn find_position(
     Ok(found.finish())
 }
 
-/// The PolyGlot key (signed) of a FEN's position; `chess960` reads its castling rights as Chess960's.
+/// The PolyGlot key (signed) of the position of a FEN a user gives, read by python-chess's rules (see
+/// `fen`); `chess960` reads its castling rights as Chess960's. `Err`, in one line (the FEN quoted with
+/// its control characters escaped), for a FEN that is no legal position.
 pub fn fen_key(fen: &str, chess960: bool) -> Result<i64, KeyError> {
-    let pos = chess_from_fen(fen.trim(), chess960)
-        .map_err(|e| error(format!("invalid FEN '{fen}': {e}")))?;
-    Ok(position_key(&pos))
+    let invalid = |e: String| error(format!("invalid FEN {fen:?}: {e}"));
+    let fields = chess_fen_fields(fen).map_err(invalid)?;
+    Ok(position_key(
+        &chess_from_fen(&fields, chess960).map_err(invalid)?,
+    ))
 }
 
 /// The PolyGlot key (signed) of a position.

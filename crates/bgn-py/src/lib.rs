@@ -503,6 +503,12 @@ fn looks_like_json(head: &[u8]) -> bool {
     bgn_core::input::looks_like_json(head)
 }
 
+/// Whether `name` is a tag name the lake keeps (python-chess's grammar; see `tags::is_tag_name`).
+#[pyfunction]
+fn is_tag_name(name: &str) -> bool {
+    bgn_core::tags::is_tag_name(name.as_bytes())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -515,6 +521,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
+    m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add_class::<book::BookCounter>()?;
