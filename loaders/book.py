@@ -1,17 +1,21 @@
-"""Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [filters]
+"""Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [--max-ply N] [filters]
 
-Each move of the first 9 plies of standard games (the moves between the 10 positions whose keys the lake
-stores), by position: its FEN, UCI and SAN, white wins, draws, black wins, games, mean rating, first and
-last date. OUT's name picks the format: .parquet, .tsv, or .bin (PolyGlot, weight = 2 x wins + draws of the
-side to move; python-chess's chess.polyglot reads it). --merge joins Parquet books built apart (a month
-each) into OUT in one streaming pass: build them with the default --min-games 1 for exact sums.
+Each move of the first --max-ply plies (default 30) of standard games, by position: its FEN, UCI and SAN,
+white wins, draws, black wins, games, mean rating, first and last date; --min-games K keeps the positions
+and moves at least K games reached. OUT's name picks the format: .parquet, .tsv (Ormulogun's: a line of
+each position's totals, then its moves), or .bin (PolyGlot, weight = 2 x wins + draws of the side to move;
+python-chess's chess.polyglot reads it). Counts on every core, in --memory of rows (default 1G), spilling
+sorted runs to a folder beside OUT that is removed at the end. --merge joins Parquet books built apart (a
+month each) into OUT in one streaming pass: build them with the default --min-games 1 for exact sums.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,7 +23,8 @@ from pathlib import Path
 from loaders import cli
 from warehouse.errors import InputError, OutputError
 from warehouse.lake.location import Lake
-from warehouse.positions.book import FORMATS, Filters, build, merge, write
+from warehouse.positions.book import DEFAULT_MAX_PLY, DEFAULT_MEMORY, Filters, count
+from warehouse.positions.book_out import FORMATS, merge, write
 from warehouse.sql import connect
 
 
@@ -35,9 +40,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
     p.add_argument("--player", help="only the games of this player (either side)")
     p.add_argument(
-        "--min-games", type=cli.whole_number(1), default=1, help="rows of at least this many games"
+        "--max-ply",
+        type=cli.whole_number(1),
+        default=DEFAULT_MAX_PLY,
+        help=f"the moves of each game's first N plies (default {DEFAULT_MAX_PLY})",
+    )
+    p.add_argument(
+        "--min-games",
+        type=cli.whole_number(1),
+        default=1,
+        help="positions and moves reached by at least this many games",
+    )
+    p.add_argument(
+        "--memory",
+        type=byte_size,
+        default=DEFAULT_MEMORY,
+        help="bytes of rows counted in memory before spilling runs to disk: 512M, 2G… (default 1G)",
     )
     return p.parse_args(argv)
+
+
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def byte_size(text: str) -> int:
+    """A size in bytes, with an optional K, M or G (binary) suffix."""
+    found = re.fullmatch(r"(\d+)([KMG]?)B?", text.strip(), re.IGNORECASE)
+    if found is None or int(found[1]) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 512M or 2G")
+    return int(found[1]) * UNITS[found[2].upper()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,9 +94,11 @@ def run(args: argparse.Namespace) -> int:
     filters = Filters(
         args.type, args.min_rating, args.max_rating, args.since, args.until, args.player, args.min_games
     )
-    book = build(connect(lake.location), filters)
-    write(book, out, fmt)
-    print(f"{out}: {book.num_rows:,} rows, {time.monotonic() - start:.1f} s")
+    # The runs and the book being written go to a folder beside OUT (its filesystem: renamed into place).
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as work:
+        rows = count(connect(lake.location), Path(work), filters, args.max_ply, args.memory)
+        written = write(rows, out, fmt, Path(work))
+    print(f"{out}: {written:,} rows, {time.monotonic() - start:.1f} s")
     return 0
 
 
