@@ -1,4 +1,4 @@
-"""Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [--max-ply N] [filters]
+"""Build an opening book from the lake: python -m loaders.book [--lake DIR|s3://...] OUT [--max-ply N] [...]
 
 Each move of the first --max-ply plies (default 30) of standard games, by position: its FEN, UCI and SAN,
 white wins, draws, black wins, games, mean rating, first and last date; --min-games K keeps the positions

@@ -50,7 +50,15 @@ class Counted:
         self.plies.add(ply)
 
     def counts(self) -> dict[str, int]:
-        return {"white_wins": self.white_wins, "draws": self.draws, "black_wins": self.black_wins, "games": self.games}
+        return {
+            "white_wins": self.white_wins,
+            "draws": self.draws,
+            "black_wins": self.black_wins,
+            "games": self.games,
+        }
+
+    def mean_rating(self) -> float | None:
+        return sum(self.ratings) / len(self.ratings) if self.ratings else None
 
 
 @dataclass
@@ -59,6 +67,14 @@ class Book:
 
     moves: defaultdict[tuple[int, str], Counted] = field(default_factory=lambda: defaultdict(Counted))
     positions: defaultdict[int, Counted] = field(default_factory=lambda: defaultdict(Counted))
+
+    def kept(self, min_games: int) -> dict[tuple[int, str], Counted]:
+        """The rows a book keeps at `min_games`: moves, and their positions, of at least as many games."""
+        return {
+            (key, uci): counted
+            for (key, uci), counted in self.moves.items()
+            if counted.games >= min_games and self.positions[key].games >= min_games
+        }
 
 
 @dataclass(frozen=True)
@@ -75,13 +91,13 @@ def stored_games(paths: Iterable[Path]) -> list[StoredGame]:
 
 
 def expected_book(
-    games: Iterable[StoredGame], max_ply: int, only: Callable[[dict[str, Any]], bool] | None = None
+    games: Iterable[StoredGame], max_ply: int, only: Callable[[StoredGame], bool] | None = None
 ) -> Book:
-    """The book of the standard games of `games` (those `only` keeps, given the lake's row) to `max_ply`."""
+    """The book of the standard games of `games` (those `only` keeps) to `max_ply`."""
     book = Book()
     for stored in games:
         row = stored.row
-        if row["variant"] != "Standard" or (only is not None and not only(row)):
+        if row["variant"] != "Standard" or (only is not None and not only(stored)):
             continue
         board = stored.game.board()
         moves = list(stored.game.mainline_moves())
@@ -89,7 +105,8 @@ def expected_book(
             key = signed(chess.polyglot.zobrist_hash(board))
             counted = book.moves[key, move.uci()]
             counted.add(row, ply)
-            counted.names.add((board.epd(), board.san(move)))
+            if not counted.names:  # a function of the position and the move: named once
+                counted.names.add((board.epd(), board.san(move)))
             book.positions[key].add(row, ply)
             board.push(move)
         if len(moves) < max_ply:

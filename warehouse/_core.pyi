@@ -110,7 +110,9 @@ class BookCounter:
         unknown), `elo_sum` (int32: White's Elo + Black's, null unless both known), `date_ms` (int64),
         `start_fen`."""
 
-    def add_moves(self, f: ArrowArrayExportable, t: ArrowArrayExportable, promote: ArrowArrayExportable) -> None:
+    def add_moves(
+        self, f: ArrowArrayExportable, t: ArrowArrayExportable, promote: ArrowArrayExportable
+    ) -> None:
         """The next rows of the file's plies: their `f`, `t` and `promote` columns."""
 
     def end_file(self) -> None:

@@ -69,7 +69,15 @@ PLY_BATCH_ROWS = 1 << 16
 # The book's rows come in batches of about this many.
 BATCH_ROWS = 1 << 16
 # What a book reads of each games file (the Elos alone of the players), and of its plies.
-GAME_COLUMNS = ["n_plies", "game_key", "variant", "result", "datetime", "start_fen", "players.list.element.elo"]
+GAME_COLUMNS = [
+    "n_plies",
+    "game_key",
+    "variant",
+    "result",
+    "datetime",
+    "start_fen",
+    "players.list.element.elo",
+]
 MOVE_COLUMNS = ["f", "t", "promote"]
 
 
