@@ -233,11 +233,10 @@ struct Replay {
 
 /// Bytes of memory a row costs: its slot, its share of the sort order, and of the hash table (a slot
 /// of the index and its control byte per bucket, up to 16/7 buckets per row as the table doubles).
-const ROW_BYTES: usize = std::mem::size_of::<Slot>()
-    + 4
-    + (std::mem::size_of::<((i64, MoveCode), u32)>() + 1) * 16 / 7;
-/// The fewest rows a table holds, whatever the budget: a long game's moves fit.
-const MIN_ROWS: usize = 64;
+const ROW_BYTES: usize =
+    std::mem::size_of::<Slot>() + 4 + (std::mem::size_of::<((i64, MoveCode), u32)>() + 1) * 16 / 7;
+/// The fewest rows a table holds, whatever the budget.
+const MIN_ROWS: usize = 16;
 
 /// The book being counted.
 pub struct BookCounts {
@@ -547,12 +546,22 @@ impl BookCounts {
     }
 
     /// The rows still in memory, sorted by key then move, and the runs spilled: what `book_rows` merges.
-    pub(crate) fn finish(mut self) -> Result<(Vec<Slot>, Vec<u32>, Vec<PathBuf>), BookError> {
+    pub(crate) fn finish(mut self) -> Result<Counted, BookError> {
         self.end_file()?;
         self.index = HashMap::default(); // its memory goes before the merge's
-        let order = sorted_order(&self.slots);
-        Ok((self.slots, order, self.runs))
+        Ok(Counted {
+            order: sorted_order(&self.slots),
+            slots: self.slots,
+            runs: self.runs,
+        })
     }
+}
+
+/// A counter's rows at the end: those in memory (`slots`, in `order`) and its runs.
+pub(crate) struct Counted {
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) order: Vec<u32>,
+    pub(crate) runs: Vec<PathBuf>,
 }
 
 /// The order of `slots` by key then move.
@@ -581,4 +590,223 @@ fn texts<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, Book
     column(batch, name)?
         .as_string_opt::<i32>()
         .ok_or_else(|| error(format!("book: `{name}` must be utf8")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book_rows::book_rows;
+    use arrow_array::{BooleanArray, Int32Array};
+    use shakmaty::uci::UciMove;
+    use shakmaty::Position;
+    use std::sync::Arc;
+
+    /// Games of `moves` (UCI) from the start, as a lake's files hold them: the batch for `start_file`
+    /// (game keys 100, 99…; results `results`; all counted) and their plies' `f`, `t`, `promote`.
+    fn lake(moves: &[&[&str]], results: &[&str]) -> (RecordBatch, [ArrayRef; 3]) {
+        let (mut from, mut to, mut promote) = (vec![], vec![], vec![]);
+        for game in moves {
+            for uci in game.iter() {
+                from.push(uci[0..2].to_owned());
+                to.push(uci[2..4].to_owned());
+                promote.push(uci.get(4..).filter(|p| !p.is_empty()).map(str::to_owned));
+            }
+        }
+        let n = moves.len();
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "n_plies",
+                Arc::new(Int32Array::from_iter_values(
+                    moves.iter().map(|g| g.len() as i32),
+                )),
+            ),
+            (
+                "game_key",
+                Arc::new(Int64Array::from_iter_values((0..n as i64).map(|g| 100 - g))),
+            ),
+            ("counted", Arc::new(BooleanArray::from(vec![true; n]))),
+            ("result", Arc::new(StringArray::from(results.to_vec()))),
+            ("elo_sum", Arc::new(Int32Array::from(vec![Some(3000); n]))),
+            ("date_ms", Arc::new(Int64Array::from(vec![None; n]))),
+            (
+                "start_fen",
+                Arc::new(StringArray::from(vec![None::<&str>; n])),
+            ),
+        ];
+        let plies: [ArrayRef; 3] = [
+            Arc::new(StringArray::from(from)),
+            Arc::new(StringArray::from(to)),
+            Arc::new(StringArray::from(promote)),
+        ];
+        (RecordBatch::try_from_iter(columns).unwrap(), plies)
+    }
+
+    fn spill_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bgn-book-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The book of `moves` to `max_ply`, counted in `memory` bytes, the plies fed in batches of 3 rows;
+    /// and the runs it spilled.
+    fn book(
+        moves: &[&[&str]],
+        results: &[&str],
+        max_ply: usize,
+        memory: usize,
+    ) -> (RecordBatch, usize) {
+        let dir = spill_dir(&format!("{max_ply}-{memory}"));
+        let (games, plies) = lake(moves, results);
+        let mut counts = BookCounts::new(max_ply, memory, &dir, "t");
+        counts.start_file(&games).unwrap();
+        let mut at = 0;
+        while at < plies[0].len() {
+            let n = 3.min(plies[0].len() - at);
+            let [f, t, p] = plies.clone().map(|a| a.slice(at, n));
+            counts.add_moves(&f, &t, &p).unwrap();
+            at += n;
+        }
+        let runs = counts.runs.len();
+        let mut rows = book_rows(vec![counts], 1, &dir).unwrap();
+        let batch = rows.next_batch(1 << 20).unwrap().unwrap();
+        assert!(rows.next_batch(1 << 20).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+        (batch, runs)
+    }
+
+    fn strings(batch: &RecordBatch, name: &str) -> Vec<String> {
+        let column = batch.column_by_name(name).unwrap().as_string::<i32>();
+        column.iter().map(|v| v.unwrap().to_string()).collect()
+    }
+
+    fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
+        let column = batch
+            .column_by_name(name)
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        column.values().to_vec()
+    }
+
+    const ITALIAN: &[&str] = &[
+        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f6e4",
+    ];
+    const SICILIAN: &[&str] = &["e2e4", "c7c5"];
+    const PROMOTES: &[&str] = &[
+        "a2a4", "b7b5", "a4b5", "a7a6", "b5a6", "c8b7", "a6b7", "b8c6", "b7a8q",
+    ];
+
+    #[test]
+    fn move_codes_sort_as_their_uci_and_give_their_squares_back() {
+        let mut moves = vec![];
+        for from in 0..64u8 {
+            for to in 0..64u8 {
+                for promotion in PROMOTIONS {
+                    let code = move_code(from, to, promotion).unwrap();
+                    assert_eq!(move_parts(code), (from, to, promotion));
+                    let uci = UciMove::Normal {
+                        from: shakmaty::Square::new(u32::from(from)),
+                        to: shakmaty::Square::new(u32::from(to)),
+                        promotion,
+                    };
+                    moves.push((code, uci.to_string()));
+                }
+            }
+        }
+        let mut by_code = moves.clone();
+        by_code.sort();
+        moves.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(by_code, moves);
+        assert!(moves.iter().all(|&(code, _)| code != GAME_END));
+    }
+
+    #[test]
+    fn counts_each_move_and_the_games_ended_in_a_position() {
+        let (out, _) = book(&[ITALIAN, SICILIAN, ITALIAN], &["W", "B", "D"], 6, 1 << 20);
+        let ucis = strings(&out, "uci");
+        let at = |uci: &str| ucis.iter().position(|u| u == uci).unwrap();
+        assert_eq!(ucis.len(), 7, "{ucis:?}"); // e2e4 e7e5 c7c5 g1f3 b8c6 f1c4 g8f6
+        assert_eq!(ints(&out, "games")[at("e2e4")], 3);
+        assert_eq!(ints(&out, "games")[at("c7c5")], 1);
+        assert_eq!(ints(&out, "draws")[at("g8f6")], 1);
+        assert_eq!(strings(&out, "san")[at("c7c5")], "c5");
+        assert_eq!(
+            strings(&out, "fen")[at("e7e5")],
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
+        );
+        // After 1. e4, three games stood: two played e5, one c5. The Sicilian ended after c5 (no row).
+        assert_eq!(ints(&out, "position_games")[at("c7c5")], 3);
+        assert!(out
+            .column_by_name("key")
+            .unwrap()
+            .as_primitive::<Int64Type>()
+            .values()
+            .is_sorted());
+    }
+
+    #[test]
+    fn spilled_runs_merge_into_the_book_held_in_memory() {
+        let games: &[&[&str]] = &[ITALIAN, SICILIAN, PROMOTES, ITALIAN, PROMOTES, SICILIAN];
+        let results = ["W", "B", "D", "B", "W", "*"];
+        let (whole, none) = book(games, &results, 40, 1 << 20);
+        // The fewest rows a table holds: a run every MIN_ROWS rows, some in the middle of a game.
+        let (spilled, runs) = book(games, &results, 40, 1);
+        assert_eq!((none, runs), (0, 2));
+        assert_eq!(whole, spilled);
+        let sans = strings(&whole, "san");
+        assert!(sans.contains(&"O-O".to_owned()) && sans.contains(&"bxa8=Q".to_owned()));
+        assert_eq!(
+            strings(&whole, "uci")[sans.iter().position(|s| s == "O-O").unwrap()],
+            "e1g1"
+        );
+    }
+
+    #[test]
+    fn refuses_moves_that_do_not_fit_their_games() {
+        let dir = spill_dir("unfit");
+        let (games, [f, t, p]) = lake(&[ITALIAN, SICILIAN], &["W", "B"]);
+        // A plies file missing its first row: every move then belongs to the ply before it.
+        let mut counts = BookCounts::new(40, 1 << 20, &dir, "t");
+        counts.start_file(&games).unwrap();
+        let n = f.len() - 1;
+        let error = counts
+            .add_moves(&f.slice(1, n), &t.slice(1, n), &p.slice(1, n))
+            .unwrap_err();
+        assert!(error.0.contains("do not fit their games"), "{error}");
+        // A file cut short, and rows past its plies.
+        let mut counts = BookCounts::new(40, 1 << 20, &dir, "t");
+        counts.start_file(&games).unwrap();
+        counts
+            .add_moves(&f.slice(0, n), &t.slice(0, n), &p.slice(0, n))
+            .unwrap();
+        let error = counts.end_file().unwrap_err();
+        assert!(
+            error.0.contains("9 plies rows for games of 10 plies"),
+            "{error}"
+        );
+        counts.start_file(&games).unwrap();
+        let (_, [f, t, p]) = lake(&[ITALIAN, SICILIAN, SICILIAN], &["W", "B", "B"]);
+        let error = counts.add_moves(&f, &t, &p).unwrap_err();
+        assert!(error.0.contains("past the file's 10 plies"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn plays_on_the_board_the_moves_shakmaty_plays() {
+        let mut board = Board::new(&Chess::default());
+        let mut pos = Chess::default();
+        for uci in PROMOTES.iter().chain(&["e7e5"]) {
+            let m = UciMove::from_ascii(uci.as_bytes())
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            let (from, to) = (m.from().unwrap() as u8, m.to() as u8);
+            board.play_squares(from, to, m.promotion()).unwrap();
+            pos.play_unchecked(m);
+            assert_eq!(
+                board.key as i64,
+                crate::zobrist::position_key(&pos),
+                "{uci}"
+            );
+        }
+    }
 }

@@ -229,12 +229,12 @@ pub fn book_rows(
     let mut sources = Vec::new();
     let mut runs = Vec::new();
     for counts in counters {
-        let (slots, order, spilled) = counts.finish()?;
+        let counted = counts.finish()?;
         sources.push(Source::Memory {
-            slots,
-            order: order.into_iter(),
+            slots: counted.slots,
+            order: counted.order.into_iter(),
         });
-        runs.extend(spilled);
+        runs.extend(counted.runs);
     }
     let mut merged = 0;
     while runs.len() > FAN_IN {
@@ -345,7 +345,11 @@ impl Columns {
             Arc::new(self.ucis.finish()),
             Arc::new(self.sans.finish()),
         ];
-        columns.extend(self.counts.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.extend(
+            self.counts
+                .iter_mut()
+                .map(|b| Arc::new(b.finish()) as ArrayRef),
+        );
         columns.push(Arc::new(self.means.finish()));
         columns.push(Arc::new(self.firsts.finish()));
         columns.push(Arc::new(self.lasts.finish()));
@@ -422,7 +426,13 @@ impl BookRows {
                 Some(namer) => namer,
                 None => namer.insert(Namer::new(entry)?),
             };
-            columns.push(entry.key, &namer.epd, namer.name(entry.code)?, &entry.counts, &total);
+            columns.push(
+                entry.key,
+                &namer.epd,
+                namer.name(entry.code)?,
+                &entry.counts,
+                &total,
+            );
         }
         Ok(())
     }
@@ -438,8 +448,12 @@ struct Namer {
 impl Namer {
     fn new(entry: &Entry) -> Result<Namer, BookError> {
         let fen = Board::unpack(&entry.board, entry.key as u64).fen();
-        let pos = chess_from_fen(&fen, false)
-            .map_err(|e| error(format!("book: the board of key {} is no position ({fen}): {e}", entry.key)))?;
+        let pos = chess_from_fen(&fen, false).map_err(|e| {
+            error(format!(
+                "book: the board of key {} is no position ({fen}): {e}",
+                entry.key
+            ))
+        })?;
         let epd = Epd::from_position(&pos, EnPassantMode::Legal).to_string();
         Ok(Namer { pos, epd, fen })
     }

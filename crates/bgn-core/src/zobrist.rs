@@ -263,7 +263,11 @@ impl Board {
         to: u8,
         promotion: Option<Role>,
     ) -> Result<(), String> {
-        let color = if self.white { Color::White } else { Color::Black };
+        let color = if self.white {
+            Color::White
+        } else {
+            Color::Black
+        };
         let promote = promotion.map_or(NONE, |role| code_of(Piece { color, role }));
         let piece = match self.squares.get(usize::from(from)) {
             Some(&code) if code != NONE && piece_of(code).color == color => code,

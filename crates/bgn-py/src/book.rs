@@ -112,9 +112,11 @@ pub fn book_rows(
 ) -> PyResult<BookRows> {
     let mut counts = Vec::with_capacity(counters.len());
     for mut counter in counters {
-        counts.push(counter.counts.take().ok_or_else(|| {
-            PyRuntimeError::new_err("this counter's rows were already merged")
-        })?);
+        counts.push(
+            counter.counts.take().ok_or_else(|| {
+                PyRuntimeError::new_err("this counter's rows were already merged")
+            })?,
+        );
     }
     let rows = py
         .detach(|| bgn_core::book_rows::book_rows(counts, min_games, &spill_dir))
