@@ -23,12 +23,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::types::{Int32Type, Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, Int64Array, PrimitiveArray, RecordBatch, StringArray};
 use shakmaty::{Chess, Role};
 
 use crate::book_rows::{Entry, RunWriter};
-use crate::san::codes;
+use crate::san::{codes, Texts};
 use crate::variant::chess_from_fen;
 use crate::zobrist::{piece_code, role_of, square_code, Board, Packed, NONE, NO_SQUARE, PACKED};
 
@@ -178,11 +178,14 @@ impl Counts {
     }
 }
 
-/// A row in memory: its entry, and the key its move reaches (a game that plays it again goes on from
-/// there without a board).
+/// A row in memory: its entry, the key its move reaches (a game that plays it again goes on from there
+/// without a board), and the row a game went on to from there.
 pub(crate) struct Slot {
     pub(crate) entry: Entry,
     next: i64,
+    /// The row the last game that played this one went on to, and its move (`GAME_END`: none yet).
+    succ: u32,
+    succ_code: MoveCode,
 }
 
 /// A game's result, as the `result` column spells it.
@@ -263,7 +266,9 @@ impl BookCounts {
         BookCounts {
             max_ply,
             capacity,
-            index: HashMap::with_capacity_and_hasher(capacity, Mixed::default()),
+            // Grown as rows come (a table sized for the budget up front would spread a small book's rows
+            // over more memory than the caches hold).
+            index: HashMap::default(),
             slots: Vec::new(),
             spill_dir: spill_dir.to_owned(),
             runs: Vec::new(),
@@ -359,18 +364,13 @@ impl BookCounts {
         to: &ArrayRef,
         promote: &ArrayRef,
     ) -> Result<(), BookError> {
-        let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
         let n = from.len();
         if to.len() != n || promote.len() != n {
             return Err(error("book: the move columns differ in length"));
         }
-        let from = codes(from, NO_SQUARE, square_code).map_err(fail)?;
-        let to = codes(to, NO_SQUARE, square_code).map_err(fail)?;
-        let promote = codes(promote, NONE, piece_code).map_err(fail)?;
-        let promotions: Vec<Option<Role>> = promote
-            .iter()
-            .map(|&code| (code != NONE).then(|| role_of(code)))
-            .collect();
+        let from = Field::of(from, NO_SQUARE, square_code)?;
+        let to = Field::of(to, NO_SQUARE, square_code)?;
+        let promote = Field::of(promote, NONE, piece_code)?;
         let mut file = self
             .file
             .take()
@@ -393,7 +393,8 @@ impl BookCounts {
                 let n_plies = (end - start) as usize;
                 let mut ply = (row - start) as usize;
                 while i < stop && ply < self.max_ply {
-                    self.step(game, ply, from[i], to[i], promotions[i])?;
+                    let promotion = Some(promote.get(i)).filter(|&p| p != NONE).map(role_of);
+                    self.step(game, ply, from.get(i), to.get(i), promotion)?;
                     i += 1;
                     ply += 1;
                     if ply == n_plies && n_plies < self.max_ply {
@@ -464,8 +465,21 @@ impl BookCounts {
         };
         let code =
             move_code(from, to, promotion).ok_or_else(|| unfit("a move without its squares"))?;
-        if let Some(&at) = self.index.get(&(self.replay.key, code)) {
+        let prev = self.replay.prev;
+        // The row the previous row's last game went on to, when this game goes on the same way: no hash
+        // lookup (games share their openings' lines).
+        let predicted = self
+            .slots
+            .get(prev as usize)
+            .filter(|slot| slot.succ_code == code)
+            .map(|slot| slot.succ);
+        let found = predicted.or_else(|| self.index.get(&(self.replay.key, code)).copied());
+        if let Some(at) = found {
+            if predicted.is_none() {
+                self.link(prev, at, code);
+            }
             let slot = &mut self.slots[at as usize];
+            debug_assert_eq!((slot.entry.key, slot.entry.code), (self.replay.key, code));
             slot.entry.counts.add(game);
             self.replay = Replay {
                 key: slot.next,
@@ -476,9 +490,10 @@ impl BookCounts {
         }
         let mut board = match self.replay.board.take() {
             Some(board) => board,
-            None => self.board_after(self.replay.prev)?,
+            None => self.board_after(prev)?,
         };
-        if self.slots.len() >= self.capacity {
+        let spilled = self.slots.len() >= self.capacity;
+        if spilled {
             self.spill()?;
         }
         let packed = board.pack();
@@ -486,10 +501,24 @@ impl BookCounts {
             .play_squares(from, to, promotion)
             .map_err(|why| unfit(&why))?;
         let next = board.key as i64;
-        self.insert(self.replay.key, code, game, packed, next);
-        self.replay.key = next;
-        self.replay.board = Some(board);
+        let at = self.insert(self.replay.key, code, game, packed, next);
+        if !spilled {
+            self.link(prev, at, code);
+        }
+        self.replay = Replay {
+            key: next,
+            board: Some(board),
+            prev: at,
+        };
         Ok(())
+    }
+
+    /// Notes that the last game through row `prev` (if any) went on to row `at` by move `code`.
+    fn link(&mut self, prev: u32, at: u32, code: MoveCode) {
+        if let Some(slot) = self.slots.get_mut(prev as usize) {
+            slot.succ = at;
+            slot.succ_code = code;
+        }
     }
 
     /// The board after the move of row `at`: its position's board with its move played.
@@ -511,16 +540,30 @@ impl BookCounts {
                 if self.slots.len() >= self.capacity {
                     self.spill()?;
                 }
-                self.insert(self.replay.key, GAME_END, game, [0; PACKED], 0);
+                let _ = self.insert(self.replay.key, GAME_END, game, [0; PACKED], 0);
             }
         }
         Ok(())
     }
 
-    fn insert(&mut self, key: i64, code: MoveCode, game: &CountedGame, board: Packed, next: i64) {
+    /// Adds a row of `game`'s move `code` from `key`, reaching `next`; returns its index.
+    fn insert(
+        &mut self,
+        key: i64,
+        code: MoveCode,
+        game: &CountedGame,
+        board: Packed,
+        next: i64,
+    ) -> u32 {
         let mut counts = Counts::EMPTY;
         counts.add(game);
-        self.index.insert((key, code), self.slots.len() as u32);
+        if self.slots.len() == self.slots.capacity() {
+            // Doubling, but never past the budget's rows.
+            let more = self.slots.len().max(1024).min(self.capacity - self.slots.len());
+            self.slots.reserve_exact(more);
+        }
+        let at = self.slots.len() as u32;
+        self.index.insert((key, code), at);
         self.slots.push(Slot {
             entry: Entry {
                 key,
@@ -529,7 +572,10 @@ impl BookCounts {
                 board,
             },
             next,
+            succ: u32::MAX,
+            succ_code: GAME_END,
         });
+        at
     }
 
     /// Writes the rows held to a new run, sorted by key then move, and empties the table.
@@ -562,6 +608,49 @@ pub(crate) struct Counted {
     pub(crate) slots: Vec<Slot>,
     pub(crate) order: Vec<u32>,
     pub(crate) runs: Vec<PathBuf>,
+}
+
+/// A move field of a batch of plies (`f`, `t`, `promote`) as codes, read row by row: the rows a book
+/// skips (past its depth, other variants) cost nothing. The lake's dictionaries (int8 keys) are read
+/// through a table of their values' codes; other layouts are coded whole (`san::codes`).
+enum Field<'a> {
+    Dictionary {
+        keys: &'a PrimitiveArray<Int8Type>,
+        /// The code of each key (as a byte), `none` for keys outside the dictionary.
+        table: [u8; 256],
+        none: u8,
+    },
+    Coded(Vec<u8>),
+}
+
+impl<'a> Field<'a> {
+    fn of(array: &'a ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Field<'a>, BookError> {
+        let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
+        let Some(dictionary) = array.as_dictionary_opt::<Int8Type>() else {
+            return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
+        };
+        let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
+        let mut table = [none; 256];
+        for (i, entry) in table.iter_mut().enumerate().take(dictionary.values().len().min(128)) {
+            *entry = values.get(i).map_or(none, &code);
+        }
+        Ok(Field::Dictionary {
+            keys: dictionary.keys(),
+            table,
+            none,
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u8 {
+        match self {
+            Field::Dictionary { keys, table, none } => match keys.is_valid(i) {
+                true => table[usize::from(keys.value(i) as u8)],
+                false => *none,
+            },
+            Field::Coded(codes) => codes[i],
+        }
+    }
 }
 
 /// The order of `slots` by key then move.
