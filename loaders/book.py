@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.merge:
         if fmt != "parquet":
             raise InputError("--merge writes a .parquet book")
-        rows = merge(args.merge, out)
-        print(f"{out}: {rows:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
+        merged = merge(args.merge, out)
+        print(f"{out}: {merged:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
         return 0
     lake = Lake.open_existing(args.lake)
     filters = Filters(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -53,7 +53,12 @@ def write(batches: Iterable[pa.RecordBatch], out: str | Path, fmt: str, work: Pa
     if fmt not in FORMATS:
         raise InputError(f"unknown book format {fmt!r}: one of {', '.join(FORMATS)}")
     written = work / f"book.{fmt}"
-    writer: BookWriter = {"parquet": ParquetBook, "tsv": TsvBook, "bin": PolyglotBook}[fmt](written)
+    writers: dict[str, Callable[[Path], BookWriter]] = {
+        "parquet": ParquetBook,
+        "tsv": TsvBook,
+        "bin": PolyglotBook,
+    }
+    writer = writers[fmt](written)
     rows = 0
     try:
         for batch in batches:
