@@ -15,7 +15,7 @@ from typing import Any
 import chess
 import chess.pgn
 import chess.polyglot
-from oracle import game_row, read_games, rejection
+from oracle import RESULTS, VARIANT_NAMES, player, read_games, rejection, result_text, speed, time_control
 
 SIGNED = 1 << 64
 RESULT_COLUMNS = {"W": "white_wins", "D": "draws", "B": "black_wins"}
@@ -79,7 +79,8 @@ class Book:
 
 @dataclass(frozen=True)
 class StoredGame:
-    """A game as the lake stores it (`oracle.game_row`) and python-chess's reading of it."""
+    """A game the lake stores: python-chess's reading of it, and the fields of its row a book reads, as
+    `oracle.game_row` derives them (`result`, `players`' Elos, `variant`, `type`)."""
 
     row: dict[str, Any]
     game: chess.pgn.Game
@@ -87,7 +88,21 @@ class StoredGame:
 
 def stored_games(paths: Iterable[Path]) -> list[StoredGame]:
     """The games of the PGN files `paths` the lake stores, in order."""
-    return [StoredGame(game_row(g), g) for path in paths for g in read_games(path) if rejection(g) is None]
+    return [StoredGame(book_row(g), g) for path in paths for g in read_games(path) if rejection(g) is None]
+
+
+def book_row(game: Any) -> dict[str, Any]:
+    """The fields of `oracle.game_row` a book reads of an `oracle.read_games` game, without its moves. (the
+    costly part of a row)."""
+    tags = dict(game.tags)
+    board = game.board()
+    base, inc = time_control(tags.get("TimeControl"))
+    return {
+        "result": RESULTS.get(result_text(game, tags), "*"),
+        "players": [player(tags, "White"), player(tags, "Black")],
+        "variant": VARIANT_NAMES.get(type(board)) or ("Chess960" if board.chess960 else "Standard"),
+        "type": speed(tags.get("TimeControl"), base, inc),
+    }
 
 
 def expected_book(
