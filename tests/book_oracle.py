@@ -92,8 +92,8 @@ def stored_games(paths: Iterable[Path]) -> list[StoredGame]:
 
 
 def book_row(game: Any) -> dict[str, Any]:
-    """The fields of `oracle.game_row` a book reads of an `oracle.read_games` game, without its moves. (the
-    costly part of a row)."""
+    """The fields of `oracle.game_row` that a book reads, of an `oracle.read_games` game: not its moves'
+    fields, the costly part of a row."""
     tags = dict(game.tags)
     board = game.board()
     base, inc = time_control(tags.get("TimeControl"))
