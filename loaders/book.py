@@ -21,10 +21,10 @@ from pathlib import Path
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.errors import InputError, OutputError
+from warehouse.errors import InputError
 from warehouse.lake.location import Lake
 from warehouse.positions.book import DEFAULT_MAX_PLY, DEFAULT_MEMORY, Filters, count
-from warehouse.positions.book_out import FORMATS, merge, write
+from warehouse.positions.book_out import FORMATS, merge, publish, refuse_existing, write
 from warehouse.sql import connect
 
 
@@ -81,13 +81,14 @@ def run(args: argparse.Namespace) -> int:
     fmt = out.suffix.lstrip(".")
     if fmt not in FORMATS:
         raise InputError(f"{out}: name a .parquet, .tsv or .bin book")
-    if out.exists():
-        raise OutputError(f"{out}: exists; a book is written to a new file")
+    refuse_existing(out)
     start = time.monotonic()
     if args.merge:
         if fmt != "parquet":
             raise InputError("--merge writes a .parquet book")
-        merged = merge(args.merge, out)
+        with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as work:
+            merged = merge(args.merge, Path(work) / "book.parquet")
+            publish(Path(work) / "book.parquet", out)
         print(f"{out}: {merged:,} rows from {len(args.merge)} books, {time.monotonic() - start:.1f} s")
         return 0
     lake = Lake.open_existing(args.lake)

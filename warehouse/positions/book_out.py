@@ -66,10 +66,20 @@ def write(batches: Iterable[pa.RecordBatch], out: str | Path, fmt: str, work: Pa
             rows += batch.num_rows
     finally:
         writer.close()
+    publish(written, out)
+    return rows
+
+
+def publish(written: Path, out: Path) -> None:
+    """Renames the book `written` (on `out`'s filesystem) to `out`, which must not exist."""
+    refuse_existing(out)
+    os.replace(written, out)
+
+
+def refuse_existing(out: Path) -> None:
+    """:raises OutputError: when `out` exists (a book is written to a new file)."""
     if out.exists():
         raise OutputError(f"{out}: exists; a book is written to a new file")
-    os.replace(written, out)
-    return rows
 
 
 class ParquetBook:
