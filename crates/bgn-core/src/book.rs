@@ -559,7 +559,11 @@ impl BookCounts {
         counts.add(game);
         if self.slots.len() == self.slots.capacity() {
             // Doubling, but never past the budget's rows.
-            let more = self.slots.len().max(1024).min(self.capacity - self.slots.len());
+            let more = self
+                .slots
+                .len()
+                .max(1024)
+                .min(self.capacity - self.slots.len());
             self.slots.reserve_exact(more);
         }
         let at = self.slots.len() as u32;
@@ -624,14 +628,22 @@ enum Field<'a> {
 }
 
 impl<'a> Field<'a> {
-    fn of(array: &'a ArrayRef, none: u8, code: impl Fn(&str) -> u8) -> Result<Field<'a>, BookError> {
+    fn of(
+        array: &'a ArrayRef,
+        none: u8,
+        code: impl Fn(&str) -> u8,
+    ) -> Result<Field<'a>, BookError> {
         let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
         let Some(dictionary) = array.as_dictionary_opt::<Int8Type>() else {
             return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
         };
         let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
         let mut table = [none; 256];
-        for (i, entry) in table.iter_mut().enumerate().take(dictionary.values().len().min(128)) {
+        for (i, entry) in table
+            .iter_mut()
+            .enumerate()
+            .take(dictionary.values().len().min(128))
+        {
             *entry = values.get(i).map_or(none, &code);
         }
         Ok(Field::Dictionary {
