@@ -620,8 +620,8 @@ pub(crate) struct Counted {
 enum Field<'a> {
     Dictionary {
         keys: &'a PrimitiveArray<Int8Type>,
-        /// The code of each key (as a byte), `none` for keys outside the dictionary.
-        table: [u8; 256],
+        /// The code of each key, `none` for keys outside the dictionary.
+        table: [u8; 128],
         none: u8,
     },
     Coded(Vec<u8>),
@@ -638,7 +638,7 @@ impl<'a> Field<'a> {
             return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
         };
         let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
-        let mut table = [none; 256];
+        let mut table = [none; 128];
         for (i, entry) in table
             .iter_mut()
             .enumerate()
@@ -657,7 +657,7 @@ impl<'a> Field<'a> {
     fn get(&self, i: usize) -> u8 {
         match self {
             Field::Dictionary { keys, table, none } => match keys.is_valid(i) {
-                true => table[usize::from(keys.value(i) as u8)],
+                true => *table.get(keys.value(i) as usize).unwrap_or(none),
                 false => *none,
             },
             Field::Coded(codes) => codes[i],
