@@ -97,7 +97,7 @@ class BookCounter:
     the games that ended in it. File after file, `start_file` with all its games (which count),
     `add_moves` with its plies' `f`, `t`, `promote` in row order (in as many batches as needed) and
     `end_file`; `book_rows` merges counters. A ply's game is the one whose plies' rows (`n_plies` each, in
-    file order) hold it. Holds at most `memory` bytes of rows (at least 64 rows), spilling them sorted to
+    file order) hold it. Holds at most `memory` bytes of rows (at least 16 rows), spilling them sorted to
     `<spill_dir>/<name>-N.run` when full. Calls release the GIL.
 
     :raises ValueError: for batches without the columns needed, and moves that do not fit their games

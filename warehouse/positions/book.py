@@ -59,8 +59,8 @@ ROWS_SCHEMA = pa.schema([*BOOK_SCHEMA, *((name, pa.int64()) for name in POSITION
 # The moves of each game's first DEFAULT_MAX_PLY plies (15 moves each side): where books and the explorer
 # are asked about; deeper positions are mostly a game's own.
 DEFAULT_MAX_PLY = 30
-# Bytes of rows the counters hold in memory, all threads together, before spilling runs (each row ~170 B
-# with its share of the hash table: ~6 M rows a GiB).
+# Bytes of rows the counters hold in memory, all threads together, before spilling runs (each row ~190 B
+# with its share of the hash table: ~5.7 M rows a GiB).
 DEFAULT_MEMORY = 1 << 30
 # The games filters (`Filters`' fields but `min_games`, a filter of rows).
 GAME_FILTERS = ("type", "min_rating", "max_rating", "since", "until", "player")
