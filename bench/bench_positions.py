@@ -6,8 +6,11 @@ stored keys.
 
 The lake is bench_sql's (bench/out/lake-<games>/, built when missing from bench_load's dump; delete it to
 reload after a loader change: a lake loaded before the position columns existed has no keys). Prints:
-  - the book (`warehouse.positions.book.build`, every stored position): wall and CPU seconds (the process's,
-    every DuckDB thread included), games per CPU-second;
+  - the book (`warehouse.positions.book.build`) to depth 30 with --min-games 5, the issue's case: CPU
+    seconds (the process's, every thread included) and wall seconds of the run of least CPU of --repeat,
+    games per CPU-second; then the same at other depths (9: the stored keys' depth before; 20, 40, every ply);
+  - the peak RSS of `python -m loaders.book` writing that book (.bin), on this lake and on one twice as large
+    (bench/out/lake-<2 x games>/, built when missing; --no-twice skips it), with the default memory budget;
   - search by FEN (`warehouse.positions.search`) of positions at plies 2, 9 (stored keys) and 14 (replay
     scan), without the index: wall seconds with and without the scan (`deep`), best of --repeat, on a warm
     connection;
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,12 +37,13 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
 
-from bench_sql import build_lake  # noqa: E402  (bench/ is on the path of a script run from it)
+from bench_load import run_measured  # noqa: E402  (bench/ is on the path of a script run from it)
+from bench_sql import build_lake  # noqa: E402
 
 from warehouse import _core  # noqa: E402
 from warehouse.lake.location import Lake  # noqa: E402
 from warehouse.positions import index  # noqa: E402
-from warehouse.positions.book import build  # noqa: E402
+from warehouse.positions.book import Filters, build  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
 from warehouse.sql import connect  # noqa: E402
 
@@ -50,6 +55,11 @@ PROBES = {
     9: "r1bqkb1r/ppp2ppp/2n2n2/3Pp1N1/2B5/8/PPPP1PPP/RNBQK2R b KQkq - 0 5",
     14: "r1bqkb1r/ppp3pp/3P1n2/n3p3/2B5/8/PPPP1PPP/RNBQK2R w KQ - 1 8",
 }
+
+
+# The book's depths measured: the issue's 30 first; 9, the stored keys' depth the book stopped at before; the
+# last, every ply of every game.
+BOOK_DEPTHS = (30, 9, 20, 40, 1_000)
 
 
 def cpu() -> float:
@@ -77,18 +87,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--no-twice", dest="twice", action="store_false", help="no book on a lake twice as large"
+    )
+    parser.add_argument("--book-only", action="store_true", help="the book's figures alone")
     args = parser.parse_args()
     lake = build_lake(args.games)
     con = connect(lake)
     ((games,),) = con.sql("select count(*) from games").fetchall()
     print(f"{lake}: {games:,} games; load average {os.getloadavg()[0]:.2f}")
 
-    wall, used = time.perf_counter(), cpu()
-    book = build(con)
-    wall, used = time.perf_counter() - wall, cpu() - used
-    print(
-        f"book: {book.num_rows:,} rows, {wall:.2f} s wall, {used:.2f} s CPU, {games / used:,.0f} games/CPU-s"
-    )
+    for max_ply in BOOK_DEPTHS:
+        runs = []
+        for _ in range(args.repeat):
+            wall, used = time.perf_counter(), cpu()
+            book = build(con, Filters(min_games=5), max_ply=max_ply)
+            runs.append((cpu() - used, time.perf_counter() - wall))
+        used, wall = min(runs)
+        print(
+            f"book to ply {max_ply:,}, --min-games 5: {book.num_rows:,} rows, {wall:.2f} s wall, "
+            f"{used:.2f} s CPU, {games / used:,.0f} games/CPU-s"
+        )
+    for rss_lake in [lake, build_lake(2 * args.games)] if args.twice else [lake]:
+        with tempfile.TemporaryDirectory(dir=rss_lake.parent) as out:
+            command = [sys.executable, "-m", "loaders.book", "--lake", str(rss_lake), f"{out}/book.bin"]
+            wall, used, rss = run_measured([*command, "--max-ply", "30", "--min-games", "5"])
+        print(f"book command on {rss_lake.name}: peak RSS {rss:,} MB, {wall:.1f} s wall, {used:.2f} s CPU")
+    if args.book_only:
+        return
 
     for ply, fen in PROBES.items():
         for deep in (False, True):

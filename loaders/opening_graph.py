@@ -1,9 +1,10 @@
 """Draw the opening tree: python -m loaders.opening_graph [--lake DIR|s3://...] OUT.dot [--min-share 0.01]
 
-Positions as nodes, moves as edges labelled with their share of the games at their position, pruned at a
-share of all games (--min-share); rendered to OUT.svg by Graphviz's `dot`, each node linking to its board
-(OUT_boards/<key>.svg, drawn by python-chess's chess.svg). The positions are the book's (the first 10
-plies of the lake's standard games).
+Positions as nodes, labelled with their opening's name where lichess's chess-openings names them, else with
+the moves that reach them; moves as edges labelled with their share of the games at their position, pruned
+at a share of all games (--min-share); rendered to OUT.svg by Graphviz's `dot`, each node linking to its
+board (OUT_boards/<key>.svg, drawn by python-chess's chess.svg). The positions are the book's: the first
+--max-ply plies (default 30) of the lake's standard games.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
-from warehouse.positions.book import Filters, build
-from warehouse.positions.graph import graph_outputs
+from warehouse.positions.book import DEFAULT_MAX_PLY, Filters, build
+from warehouse.positions.graph import graph_outputs, min_games
 from warehouse.sql import connect
 
 
@@ -38,6 +39,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--min-share", type=share, default=0.01, help="keep moves of at least this share of all games"
     )
+    p.add_argument(
+        "--max-ply",
+        type=cli.whole_number(1),
+        default=DEFAULT_MAX_PLY,
+        help=f"the moves of each game's first N plies (default {DEFAULT_MAX_PLY})",
+    )
     cli.add_game_filters(p)
     p.add_argument("--no-svg", action="store_true", help="write the .dot and the boards only")
     return p.parse_args(argv)
@@ -45,16 +52,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return cli.run(lambda: run(args), "the graph was not written")
+    return cli.run(lambda: run(args), "the graph may be partly written")
 
 
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix != ".dot":
         raise InputError(f"{args.out}: name a .dot file")
     lake = Lake.open_existing(args.lake)
+    con = connect(lake.location)
+    chosen = cli.game_filters(args).chosen()
     # Opened before the work: existing outputs, or ones inside the lake, are refused at once.
     with graph_outputs(args.out, svg=not args.no_svg, lake=lake) as graph:
-        book = build(connect(lake.location), Filters(**cli.game_filters(args).chosen()))
+        where, params = Filters(**chosen).where()
+        query = f"select count(*) from games where variant = 'Standard' and start_fen is null and {where}"
+        ((games,),) = con.sql(query, params=params).fetchall()
+        # Rows under the share of the games from the start need not be named: the book is cut there.
+        filters = Filters(**chosen, min_games=min_games(args.min_share, games))
+        book = build(con, filters, args.max_ply, work=Path(args.out).parent)
         graph.write(book, args.min_share)
     print(f"{graph.shown}: the opening tree of {book.num_rows:,} book rows")
     return 0

@@ -1,5 +1,6 @@
 """Types of `warehouse._core`, the Rust core (crates/bgn-py): PGN in, Arrow batches of games out."""
 
+import os
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -104,34 +105,51 @@ def is_tag_name(name: str) -> bool:
     (the load drops a tag line of another name, as python-chess does)."""
 
 class BookCounter:
-    """Counts an opening book of the moves of each game's first `depth` plies over a lake's files, without
-    a join and without reading the moves: two consecutive stored keys of a game name the move between them.
-    File after file, `start_file` with all its games (which count), `add_keys` with its plies' keys in
-    row order (in as many batches as needed) and `end_file`; `finish` returns the book.
-    A ply's game is the one whose plies' rows (`n_plies` each, in file order) hold it. Calls release the GIL.
+    """Counts an opening book of the moves of each standard game's first `max_ply` plies over a lake's
+    files, replaying them from the plies' move columns: a row per (position key, move), and per position
+    the games that ended in it. File after file, `start_file` with all its games (which count),
+    `add_moves` with its plies' `f`, `t`, `promote` in row order (in as many batches as needed) and
+    `end_file`; `book_rows` merges counters. A ply's game is the one whose plies' rows (`n_plies` each, in
+    file order) hold it. Holds at most `memory` bytes of rows (at least 16 rows), spilling them sorted to
+    `<spill_dir>/<name>-N.run` when full. Calls release the GIL.
 
-    :raises ValueError: for batches without the columns needed, and keys that do not fit their games (more
-        or fewer rows than the games' plies, a game's first key not its start position's, a key missing
-        from a game's first plies, keys no legal move joins)."""
+    :raises ValueError: for batches without the columns needed, and moves that do not fit their games
+        (more or fewer rows than the games' plies, a move its position does not allow)."""
 
-    def __init__(self, depth: int) -> None: ...
+    def __init__(self, max_ply: int, memory: int, spill_dir: str | os.PathLike[str], name: str) -> None: ...
     def start_file(self, games: ArrowArrayExportable) -> None:
         """A file's games, all of them in file order, a record batch: `n_plies` (int32), `game_key`,
         `counted` (bool: whether its moves count), and for those counted `result` (`W`, `D`, `B`, else
         unknown), `elo_sum` (int32: White's Elo + Black's, null unless both known), `date_ms` (int64),
-        `start_fen`, `final_key` (int64: the key of the game's last position)."""
+        `start_fen`."""
 
-    def add_keys(self, keys: ArrowArrayExportable) -> None:
-        """The next rows of the file's plies: their `key` column (int64, null where none is stored)."""
+    def add_moves(
+        self, f: ArrowArrayExportable, t: ArrowArrayExportable, promote: ArrowArrayExportable
+    ) -> None:
+        """The next rows of the file's plies: their `f`, `t` and `promote` columns."""
 
     def end_file(self) -> None:
-        """Ends the file, checking that its plies were as many as its games' (`start_file` and `finish` end
-        a file left open)."""
+        """Ends the file, checking that its plies were as many as its games' (`start_file` and `book_rows`
+        end a file left open)."""
 
-    def finish(self, min_games: int) -> ArrowArray:
-        """The book (a record batch): a row per (key, move) of at least `min_games` games, by key then UCI:
-        `key`, `fen` and `san` (from the game of least `game_key` that played it), `uci`, `white_wins`,
-        `draws`, `black_wins`, `games`, `rated`, `mean_rating`, `first_date`, `last_date`."""
+class BookRows:
+    """The merged rows of a book, in record batches (`ArrowArray`s) of whole positions: `key`, `fen` (the
+    position's, without move counters), `uci`, `san`, `white_wins`, `draws`, `black_wins`, `games`, `rated`,
+    `mean_rating`, `first_date`, `last_date`, and the position's totals `position_white_wins`,
+    `position_draws`, `position_black_wins`, `position_games` (the games that stood in it: played any move
+    from it, or ended there). Sorted by key (signed), then UCI.
+
+    :raises ValueError: for a run that cannot be read, or a move that its position's board does not allow."""
+
+    def __iter__(self) -> Iterator[ArrowArray]: ...
+    def __next__(self) -> ArrowArray: ...
+
+def book_rows(
+    counters: list[BookCounter], min_games: int, spill_dir: str | os.PathLike[str], batch_rows: int
+) -> BookRows:
+    """The rows of the book `counters` counted (each can count no more), their runs merged (runs merged
+    into longer ones first are written to `spill_dir`): a row is kept when it and its position have at
+    least `min_games` games."""
 
 # `(type, year, month)` of a batch's games.
 Partition = tuple[str, int, int]

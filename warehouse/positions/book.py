@@ -1,37 +1,38 @@
-"""Opening books from the lake: each position of the stored plies, the moves played from it and how they
-scored, as Parquet, TSV or PolyGlot `.bin`; and the streaming merge of books built apart.
+"""Opening books from the lake at any depth: each position of the standard games' first plies, the moves
+played from it and how they scored (`count`, `build`); `warehouse.positions.book_out` writes them as
+Parquet, Ormulogun's TSV or PolyGlot `.bin`.
 
-A book row is one (position, move): `key` (PolyGlot, signed), `fen`, `uci`, `san`, `white_wins`, `draws`,
-`black_wins`, `games` (results unknown included), `rated` (games with both Elos) and `mean_rating` (their
-mean Elo), `first_date`, `last_date`; sorted by `key`, then `uci`. The moves are those of the first
-`BOOK_PLIES` plies of standard games, between the stored keys (`plies.key`: the first `KEYED_PLIES`
-positions), so a book is a count of pairs of consecutive keys with their games' results, Elos and dates
-(`build`, in Rust), each row's move named at the end from one game's keys (docs/positions.md).
+A book row is one (position, move): `key` (PolyGlot, signed), `fen` (the position's, without move counters),
+`uci`, `san`, `white_wins`, `draws`, `black_wins`, `games` (results unknown included), `rated` (games with
+both Elos) and `mean_rating` (their mean Elo), `first_date`, `last_date`, and its position's totals
+(`POSITION_COLUMNS`: the games that stood in it, whichever move they played or if they ended there); sorted
+by `key`, then `uci`. The moves are those of the first `max_ply` plies, replayed from the plies' move
+columns (`_core.BookCounter`): files counted on every core this process may use, each counter holding its
+share of a memory budget and spilling sorted runs to a work folder when full; the runs and the rows left
+in memory merged at the end (`_core.book_rows`), where `min_games` applies (docs/positions.md).
 """
 
 from __future__ import annotations
 
-import heapq
-import struct
-from collections.abc import Iterable, Iterator
+import tempfile
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from warehouse import _core
-from warehouse.errors import InputError, LakeError
-from warehouse.export_out import OutputFile
+from warehouse.errors import LakeError
 from warehouse.filters import GameFilters
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_parquet
-from warehouse.lake.plies import KEYED_PLIES
+from warehouse.load import default_jobs
 
 BOOK_SCHEMA = pa.schema(
     [
@@ -49,16 +50,22 @@ BOOK_SCHEMA = pa.schema(
         ("last_date", pa.timestamp("ms", "UTC")),
     ]
 )
-FORMATS = ("parquet", "tsv", "bin")
-# PolyGlot's promotion pieces, by the UCI letter.
-POLYGLOT_PROMOTION = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}
-# PolyGlot writes castling as the king taking its rook.
-POLYGLOT_CASTLING = {"e1g1": "e1h1", "e1c1": "e1a1", "e8g8": "e8h8", "e8c8": "e8a8"}
-MAX_WEIGHT = 0xFFFF
-# The keys are counted in batches of this many rows (512 KiB), which the count reads while they are still
-# in the CPU's cache: batches of a million rows took 0.2 CPU-s more on the 1M-game bench lake.
-KEY_BATCH_ROWS = 1 << 16
-# What a book reads of each games file (the Elos alone of the players).
+# The totals of a row's position: the games that stood in it (played any move from it, or ended there),
+# before any of its moves was left out by `min_games`. Not in the Parquet book: books merged by `merge`
+# would sum a position's totals of only the parts that kept one of its moves.
+POSITION_COLUMNS = ("position_white_wins", "position_draws", "position_black_wins", "position_games")
+ROWS_SCHEMA = pa.schema([*BOOK_SCHEMA, *((name, pa.int64()) for name in POSITION_COLUMNS)])
+# The moves of each game's first DEFAULT_MAX_PLY plies (15 moves each side): where books and the explorer
+# are asked about; deeper positions are mostly a game's own.
+DEFAULT_MAX_PLY = 30
+# Bytes of rows the counters hold in memory, all threads together, before spilling runs (each row ~190 B
+# with its share of the hash table: ~5.7 M rows a GiB).
+DEFAULT_MEMORY = 1 << 30
+# The plies are counted in batches of this many rows, read while still in the CPU's cache.
+PLY_BATCH_ROWS = 1 << 16
+# The book's rows come in batches of about this many.
+BATCH_ROWS = 1 << 16
+# What a book reads of each games file (the Elos alone of the players), and of its plies.
 GAME_COLUMNS = [
     "n_plies",
     "game_key",
@@ -66,11 +73,9 @@ GAME_COLUMNS = [
     "result",
     "datetime",
     "start_fen",
-    "final_key",
     "players.list.element.elo",
 ]
-# A book's moves are those of the first BOOK_PLIES plies: the key of the position each reaches is stored.
-BOOK_PLIES = KEYED_PLIES - 1
+MOVE_COLUMNS = ["f", "t", "promote"]
 
 
 @dataclass(frozen=True)
@@ -80,30 +85,72 @@ class Filters(GameFilters):
     min_games: int = 1
 
 
-def build(con: duckdb.DuckDBPyConnection, filters: Filters = Filters()) -> pa.Table:
-    """The book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps: the moves of
-    their first `BOOK_PLIES` plies.
-
-    No join, and no move read: file by file, a `games/` file's columns and the keys of its `plies/` twin,
-    whose rows are the file's games' plies in order, so that a ply's row names its game
-    (`_core.BookCounter`, which counts the pairs of consecutive keys and names the moves of the rows
-    kept). pyarrow reads the files: it decodes the keys faster than DuckDB hands them over, and reads the
-    Elos without the players' names. The filters are the games view's (`Filters.where`): with any, the
-    games it keeps are the ones counted."""
+def count(
+    con: duckdb.DuckDBPyConnection,
+    work: Path,
+    filters: Filters = Filters(),
+    max_ply: int = DEFAULT_MAX_PLY,
+    memory: int = DEFAULT_MEMORY,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of the book of the lake `con` reads (`warehouse.connect`), for the games `filters` keeps:
+    the moves of their first `max_ply` plies, in batches of whole positions (`ROWS_SCHEMA`). The counters
+    hold at most `memory` bytes of rows together and spill runs to `work` (an empty folder, removed by
+    the caller); with any game filter, the games the view keeps (`Filters.where`) are the ones counted."""
     ((location,),) = con.sql("select getvariable('chess_lake')").fetchall()
     kept = kept_keys(con, filters) if filters.selective() else None
-    counter = _core.BookCounter(BOOK_PLIES)
-    lake = Lake.open(location)
-    for rel in lake.parquet_files(GAMES):
-        try:  # the kernel's errors are ValueErrors: keys that do not fit their games (a damaged lake)
-            count_file(lake, counter, rel, kept)
-        except ValueError as e:
-            raise LakeError(f"{location}/{rel}: {str(e).splitlines()[0]}") from None
+    counters = count_lake(Lake.open(location), kept, max_ply, memory, work)
     try:
-        book = counter.finish(filters.min_games)
-    except ValueError as e:  # the keys of a game no legal move joins
+        rows = _core.book_rows(counters, filters.min_games, work, BATCH_ROWS)
+        for array in rows:
+            yield pa.record_batch(array).cast(ROWS_SCHEMA)
+    except ValueError as e:  # a move its position does not allow: the lake's moves are damaged
         raise LakeError(f"{location}: {str(e).splitlines()[0]}") from None
-    return pa.Table.from_batches([pa.record_batch(book)]).cast(BOOK_SCHEMA)
+
+
+def build(
+    con: duckdb.DuckDBPyConnection,
+    filters: Filters = Filters(),
+    max_ply: int = DEFAULT_MAX_PLY,
+    memory: int = DEFAULT_MEMORY,
+    work: Path | None = None,
+) -> pa.Table:
+    """The book's rows (`count`) as one table, its runs spilled to a folder made in `work` (the system's
+    temporary folder by default) and removed after."""
+    with tempfile.TemporaryDirectory(prefix=".book-", dir=work) as runs:
+        batches = list(count(con, Path(runs), filters, max_ply, memory))
+    return pa.Table.from_batches(batches, ROWS_SCHEMA)
+
+
+def count_lake(
+    lake: Lake, kept: SortedIds | None, max_ply: int, memory: int, work: Path
+) -> list[_core.BookCounter]:
+    """Counters of every `games/` file of `lake`, counted on as many threads as the process may use
+    (`default_jobs`), each taking the next file as it is done and holding its share of `memory`."""
+    files = lake.parquet_files(GAMES)
+    workers = max(1, min(default_jobs(), len(files)))
+    counters = [_core.BookCounter(max_ply, memory // workers, work, f"w{i}") for i in range(workers)]
+    pending = iter(files)
+    lock, failed = threading.Lock(), threading.Event()
+
+    def work_on(counter: _core.BookCounter) -> None:
+        while not failed.is_set():
+            with lock:
+                rel = next(pending, None)
+            if rel is None:
+                return
+            try:  # the kernel's errors are ValueErrors: moves that do not fit their games
+                count_file(lake, counter, rel, kept)
+            except ValueError as e:
+                failed.set()
+                raise LakeError(f"{lake.location}/{rel}: {str(e).splitlines()[0]}") from None
+            except BaseException:
+                failed.set()
+                raise
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="book") as pool:
+        for done in [pool.submit(work_on, counter) for counter in counters]:
+            done.result()
+    return counters
 
 
 def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> SortedIds:
@@ -116,8 +163,8 @@ def kept_keys(con: duckdb.DuckDBPyConnection, filters: Filters) -> SortedIds:
 
 
 def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds | None) -> None:
-    """Counts the plies of the `games/` file `rel` (its `plies/` twin's keys) of its standard games (of
-    those whose `game_key` is in `kept`, unless None)."""
+    """Counts the moves of the `games/` file `rel` (its `plies/` twin's move columns) of its standard games
+    (of those whose `game_key` is in `kept`, unless None)."""
     with read_parquet(lake, rel) as parquet:
         games = parquet.read(columns=GAME_COLUMNS, use_threads=False).combine_chunks()
     counted = pc.equal(games["variant"], "Standard")
@@ -133,97 +180,11 @@ def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds
         "elo_sum": pc.add(*elos),
         "date_ms": games["datetime"].cast(pa.int64()),
         "start_fen": games["start_fen"],
-        "final_key": games["final_key"],
     }
     counter.start_file(
         pa.RecordBatch.from_arrays([c.combine_chunks() for c in columns.values()], list(columns))
     )
     with read_parquet(lake, plies_twin(rel)) as parquet:
-        for batch in parquet.iter_batches(KEY_BATCH_ROWS, columns=["key"], use_threads=False):
-            counter.add_keys(batch.column(0))
+        for batch in parquet.iter_batches(PLY_BATCH_ROWS, columns=MOVE_COLUMNS, use_threads=False):
+            counter.add_moves(*batch.columns)
     counter.end_file()
-
-
-def write(book: pa.Table, out: OutputFile, fmt: str) -> None:
-    """Writes `book` as `fmt` into `out` (a new file, see `export_out.output_file`): `parquet`, `tsv` (one
-    row a line, a header, the book's columns) or `bin` (PolyGlot: 16-byte entries sorted by key, weight =
-    2 x wins + draws of the side to move)."""
-    if fmt == "parquet":
-        pq.write_table(book, out.sink, compression="zstd")
-    elif fmt == "tsv":
-        out.write(("\t".join(book.column_names) + "\n").encode())
-        for row in book.to_pylist():
-            out.write(("\t".join("" if v is None else str(v) for v in row.values()) + "\n").encode())
-    elif fmt == "bin":
-        out.write(b"".join(polyglot_entries(book)))
-    else:
-        raise InputError(f"unknown book format {fmt!r}: one of {', '.join(FORMATS)}")
-
-
-def polyglot_entries(book: pa.Table) -> Iterator[bytes]:
-    """PolyGlot's entries of `book`, by key (unsigned) then weight descending; moves that never scored for
-    their side (weight 0) are left out, as PolyGlot's own books leave them."""
-    entries = []
-    for row in book.select(["key", "fen", "uci", "white_wins", "draws", "black_wins"]).to_pylist():
-        white = row["fen"].split()[1] == "w"
-        weight = 2 * (row["white_wins"] if white else row["black_wins"]) + row["draws"]
-        if weight:
-            entries.append((row["key"] % (1 << 64), min(weight, MAX_WEIGHT), polyglot_move(row["uci"])))
-    for key, weight, move in sorted(entries, key=lambda e: (e[0], -e[1])):
-        yield struct.pack(">QHHI", key, move, weight, 0)
-
-
-def polyglot_move(uci: str) -> int:
-    """A UCI move in PolyGlot's 16 bits: to file, to row, from file, from row, promotion (3 bits each)."""
-    uci = POLYGLOT_CASTLING.get(uci, uci)
-    squares = [(ord(uci[i]) - ord("a"), int(uci[i + 1]) - 1) for i in (0, 2)]
-    (from_file, from_row), (to_file, to_row) = squares
-    promotion = POLYGLOT_PROMOTION[uci[4:]]
-    return to_file | to_row << 3 | from_file << 6 | from_row << 9 | promotion << 12
-
-
-def merge(books: Iterable[str | Path], out: OutputFile, batch_rows: int = 65_536) -> int:
-    """Merges Parquet books (each sorted by key, uci, as `build` writes them) into one in `out` (a new file,
-    see `export_out.output_file`), summing the counts of a row present in several: one pass, a batch of
-    each input in memory. Returns the rows."""
-    streams = [_rows(path, batch_rows) for path in books]
-    written = 0
-    with pq.ParquetWriter(out.sink, BOOK_SCHEMA, compression="zstd") as writer:
-        pending: list[dict[str, Any]] = []
-        current: dict[str, Any] | None = None
-        for _, row in heapq.merge(*streams, key=lambda item: item[0]):
-            if current is not None and (current["key"], current["uci"]) == (row["key"], row["uci"]):
-                current = combine(current, row)
-                continue
-            if current is not None:
-                pending.append(current)
-            current = row
-            if len(pending) >= batch_rows:
-                writer.write_table(pa.Table.from_pylist(pending, BOOK_SCHEMA))
-                written += len(pending)
-                pending = []
-        if current is not None:
-            pending.append(current)
-        writer.write_table(pa.Table.from_pylist(pending, BOOK_SCHEMA))
-        written += len(pending)
-    return written
-
-
-def _rows(path: str | Path, batch_rows: int) -> Iterator[tuple[tuple[int, str], dict[str, Any]]]:
-    for batch in pq.ParquetFile(path).iter_batches(batch_rows):
-        for row in batch.to_pylist():
-            yield (row["key"], row["uci"]), row
-
-
-def combine(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """One book row from two of the same position and move."""
-    rated = a["rated"] + b["rated"]
-    ratings = [(r["mean_rating"], r["rated"]) for r in (a, b) if r["rated"]]
-    dates = [d for r in (a, b) for d in (r["first_date"], r["last_date"]) if d is not None]
-    return {
-        **a,
-        **{name: a[name] + b[name] for name in ("white_wins", "draws", "black_wins", "games", "rated")},
-        "mean_rating": sum(m * n for m, n in ratings) / rated if rated else None,
-        "first_date": min(dates, default=None),
-        "last_date": max(dates, default=None),
-    }

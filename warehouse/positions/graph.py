@@ -1,16 +1,19 @@
-"""The opening tree as a Graphviz graph: positions as nodes, moves as edges labelled with their share of
-the games that reached the move's position, pruned at a share of all games; rendered to SVG by `dot`, each
-node a link to its board (an SVG of `chess.svg`, in a folder beside the graph).
+"""The opening tree as a Graphviz graph: positions as nodes, moves as edges labelled with their share of the
+games that stood in the move's position, pruned at a share of all games; rendered to SVG by `dot`, each node
+a link to its board (an SVG of `chess.svg`, in a folder beside the graph).
 
-Built from a book (`warehouse.positions.book`): positions of the stored plies, from the starting position.
-Transpositions join: a position reached by two move orders is one node. Needs python-chess (`chess`).
+Built from a book's rows (`warehouse.positions.book`, to any depth), from the starting position.
+Transpositions join: a position reached by two move orders is one node. A node is labelled with its opening's
+name where lichess's chess-openings table names the position (`warehouse.lake.openings`, by key), else with
+the moves that reach it first (breadth first: a shortest line). Needs python-chess (`chess`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import subprocess
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +33,7 @@ from warehouse.export_out import (
     staged_directory,
 )
 from warehouse.lake.location import Lake
+from warehouse.lake.openings import opening_table
 
 SIGNED = 1 << 64
 
@@ -38,41 +42,73 @@ def signed(key: int) -> int:
     return key - SIGNED if key >= 1 << 63 else key
 
 
+def min_games(min_share: float, games: int) -> int:
+    """The least games a move kept at `min_share` of `games` games from the start has: the book's rows can
+    be cut there (a book counts every game from the start at least once at its first position)."""
+    return max(1, math.floor(min_share * games))
+
+
+def opening_names() -> dict[int, str]:
+    """The name of each position chess-openings names, by key: `ECO name`."""
+    table = opening_table()
+    return {
+        key: f"{eco} {name}"
+        for key, eco, name in zip(
+            table["key"].to_pylist(), table["eco"].to_pylist(), table["name"].to_pylist(), strict=True
+        )
+    }
+
+
+def quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def opening_dot(
     book: pa.Table, min_share: float = 0.01, boards: str = "boards"
 ) -> tuple[str, dict[int, str]]:
-    """The `.dot` text of the tree of `book` from the starting position, keeping the moves played in at
-    least `min_share` of the games at the start; and the FEN of each node by key, for its board. Node
-    `URL`s point at `boards/<key>.svg`."""
+    """The `.dot` text of the tree of `book` (rows with their positions' totals) from the starting
+    position, keeping the moves played in at least `min_share` of the games at the start; and the FEN of
+    each node by key, for its board. Node `URL`s point at `boards/<key>.svg`."""
     moves: defaultdict[int, list[dict]] = defaultdict(list)
-    for row in book.select(["key", "fen", "uci", "san", "games"]).to_pylist():
+    for row in book.select(["key", "fen", "uci", "san", "games", "position_games"]).to_pylist():
         moves[row["key"]].append(row)
-    root = signed(chess.polyglot.zobrist_hash(chess.Board()))
-    total = sum(row["games"] for row in moves.get(root, []))
-    fens: dict[int, str] = {root: chess.Board().fen()}
+    start = chess.Board()
+    root = signed(chess.polyglot.zobrist_hash(start))
+    total = moves[root][0]["position_games"] if moves.get(root) else 0
+    fens: dict[int, str] = {root: start.epd()}
+    lines: dict[int, list[str]] = {root: []}
     edges: list[tuple[int, int, str, float]] = []
-    frontier = [root]
+    frontier = deque([root])
     while frontier:
-        key = frontier.pop()
-        here = sum(row["games"] for row in moves.get(key, []))
+        key = frontier.popleft()
         for row in moves.get(key, []):
             if total == 0 or row["games"] / total < min_share:
                 continue
             board = chess.Board(row["fen"])
-            board.push(chess.Move.from_uci(row["uci"]))
+            board.push_uci(row["uci"])
             child = signed(chess.polyglot.zobrist_hash(board))
-            edges.append((key, child, row["san"], row["games"] / here))
+            edges.append((key, child, row["san"], row["games"] / row["position_games"]))
             if child not in fens:
-                fens[child] = board.fen()
+                fens[child] = board.epd()
+                lines[child] = [*lines[key], row["san"]]
                 frontier.append(child)
-    lines = ["digraph openings {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
+    names = opening_names()
+    text = ["digraph openings {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
     for key, fen in sorted(fens.items()):
-        label = "start" if key == root else fen.split()[0]
-        lines.append(f'  "{key}" [label="{label}", URL="{boards}/{key}.svg", tooltip="{fen}"];')
+        label = "start" if key == root else names.get(key) or line_text(lines[key])
+        attributes = f"label={quoted(label)}, URL={quoted(f'{boards}/{key}.svg')}, tooltip={quoted(fen)}"
+        text.append(f"  {quoted(str(key))} [{attributes}];")
     for parent, child, san, share in sorted(edges):
-        lines.append(f'  "{parent}" -> "{child}" [label="{san} {share:.0%}"];')
-    lines.append("}")
-    return "\n".join(lines) + "\n", fens
+        text.append(
+            f"  {quoted(str(parent))} -> {quoted(str(child))} [label={quoted(f'{san} {share:.0%}')}];"
+        )
+    text.append("}")
+    return "\n".join(text) + "\n", fens
+
+
+def line_text(sans: list[str]) -> str:
+    """Moves from the start as a line: `1. e4 e5 2. Nf3`."""
+    return " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san for i, san in enumerate(sans))
 
 
 def write_graph(

@@ -1,40 +1,39 @@
-//! Opening-book counts over the lake's stored position keys, without a join and without reading the
-//! moves: two consecutive keys of a game name the move between them, so a book row is a pair of keys
-//! (the position, the one its move reaches), counted with the game's result, Elos and date. Only the
-//! rows kept are named (FEN, UCI, SAN), at the end, by following one game's keys from its start: the
-//! legal move whose position has the next key (`Namer`).
+//! Opening-book counts at any depth, replayed from the lake's move columns, in a bounded memory.
 //!
-//! The plies come without their games: a `games/` file and its `plies/` twin hold the same games in the
-//! same order, each game's plies in a row (`n_plies` of them), so a ply's row in its file says whose it
-//! is. Each file is fed in two steps: [`BookCounts::start_file`] with all its games in order (which
-//! count, their results, Elos…), then [`BookCounts::add_keys`] with its plies' `key` column in row
-//! order, in as many batches as the reader gives; [`BookCounts::finish`] returns the book.
+//! A book row is a (position, move) of standard games: the position's PolyGlot key and the move
+//! (`MoveCode`: its squares and promotion), with the results, Elos and dates of the games that played
+//! it; and a row (`GAME_END`) for the games that ended in the position, so that a position's total is
+//! every game that stood in it. Each row keeps the position's board (packed), from which the rows kept
+//! are named at the end (`book_rows`), and the key its move reaches.
 //!
-//! A book of depth `d` counts the moves of the first `d` plies of each game: the key before ply `d` must
-//! be stored (the keys stored run one ply deeper than the book), or the move be the game's last, whose
-//! position is the game's `final_key`.
+//! The plies come without their games: a `games/` file and its `plies/` twin hold the same games in
+//! the same order, each game's plies in a row (`n_plies` of them), so a ply's row in its file says
+//! whose it is. Each file is fed in two steps: [`BookCounts::start_file`] with all its games in order
+//! (which count, their results, Elos…), then [`BookCounts::add_moves`] with its plies' `f`, `t` and
+//! `promote` columns in row order, in as many batches as the reader gives.
+//!
+//! A move already counted from a position names the key it reaches: a game that follows known rows
+//! costs a hash lookup per ply, and a board is rebuilt (from the previous row's board and its move)
+//! only where it leaves them. The rows live in memory up to a budget; a full table is spilled to a
+//! sorted run on disk (`book_rows` merges the runs).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
-use arrow_array::builder::{
-    Float64Builder, Int64Builder, StringBuilder, TimestampMillisecondBuilder,
-};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use shakmaty::fen::Fen;
-use shakmaty::san::SanPlus;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+use arrow_array::types::{Int32Type, Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, Int64Array, PrimitiveArray, RecordBatch, StringArray};
+use shakmaty::{Chess, Role};
 
+use crate::book_rows::{Entry, RunWriter};
+use crate::san::{codes, Texts};
 use crate::variant::chess_from_fen;
-use crate::zobrist::{fen_key, moves_with_keys, position_key};
+use crate::zobrist::{piece_code, role_of, square_code, Board, Packed, NONE, NO_SQUARE, PACKED};
 
-/// Why a book cannot be counted: a batch without the columns it needs, or keys that do not fit their
-/// games (a damaged lake).
+/// Why a book cannot be counted: a batch without the columns it needs, moves that do not fit their
+/// games (a damaged lake), or a run that cannot be written or read.
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct BookError(pub String);
 
@@ -46,13 +45,13 @@ impl fmt::Display for BookError {
 
 impl std::error::Error for BookError {}
 
-fn error(message: impl Into<String>) -> BookError {
+pub(crate) fn error(message: impl Into<String>) -> BookError {
     BookError(message.into())
 }
 
 /// Hashes integers by a folded multiply (the high and low halves of a 128-bit product, XORed): fast, and
-/// every bit of the input reaches the low bits the table indexes by (game keys' low bits repeat), and a
-/// pair of Zobrist keys does not hash as their XOR (the same move from many positions).
+/// every bit of the input reaches the low bits the table indexes by, and a (key, move) pair does not hash
+/// as their XOR (the same move from many positions).
 #[derive(Default)]
 struct MixHasher(u64);
 
@@ -72,6 +71,10 @@ impl Hasher for MixHasher {
         self.0 = (product as u64) ^ (product >> 64) as u64;
     }
 
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+
     fn write_i64(&mut self, n: i64) {
         self.write_u64(n as u64);
     }
@@ -79,30 +82,110 @@ impl Hasher for MixHasher {
 
 type Mixed = BuildHasherDefault<MixHasher>;
 
-/// The counts of one row of the book: a position key and the key its move reaches.
-struct Row {
-    white_wins: i64,
-    draws: i64,
-    black_wins: i64,
-    games: i64,
-    rated: i64,
-    /// The sum over rated games of White's Elo + Black's (twice the sum of their means: exact).
-    elo_sums: i64,
-    /// The least and greatest date of its games (`i64::MAX`, `i64::MIN` while none has one).
-    first_date: i64,
-    last_date: i64,
-    /// Its index in `BookCounts::samples`, and that sample's `game_key` (here, where every ply compares
-    /// with it, rather than in the sample, which changes rarely).
-    sample: usize,
-    sample_key: i64,
+/// A move of standard chess as the book keys it: `(from * 64 + to) * 5 + promotion`, the squares
+/// numbered file first (a1, a2, … h8) and the promotions as none, b, n, q, r, so that codes sort as
+/// their UCI strings do.
+pub type MoveCode = u16;
+/// The row of the games that ended in a position (no move).
+pub const GAME_END: MoveCode = u16::MAX;
+const PROMOTIONS: [Option<Role>; 5] = [
+    None,
+    Some(Role::Bishop),
+    Some(Role::Knight),
+    Some(Role::Queen),
+    Some(Role::Rook),
+];
+
+/// A square's number in UCI order (a1, a2, … h8) from its index (a1, b1, … h8).
+fn uci_order(square: u8) -> u16 {
+    u16::from(square % 8) * 8 + u16::from(square / 8)
 }
 
-/// The game of least `game_key` that played a row's move: its keys from its start to the position the
-/// move reaches, followed by [`describe`] for the row's FEN, UCI and SAN.
-struct Sample {
-    game_key: i64,
-    start_fen: Option<Arc<str>>,
-    keys: Box<[i64]>,
+/// The code of a move from square `from` to `to` (indices), promoting to `promotion`.
+fn move_code(from: u8, to: u8, promotion: Option<Role>) -> Option<MoveCode> {
+    if from >= 64 || to >= 64 {
+        return None;
+    }
+    let promotion = PROMOTIONS.iter().position(|&r| r == promotion)? as u16;
+    Some((uci_order(from) * 64 + uci_order(to)) * 5 + promotion)
+}
+
+/// The squares (indices) and promotion of a move's code.
+pub(crate) fn move_parts(code: MoveCode) -> (u8, u8, Option<Role>) {
+    let square = |order: u16| ((order % 8) * 8 + order / 8) as u8;
+    let (squares, promotion) = (code / 5, code % 5);
+    (
+        square(squares / 64),
+        square(squares % 64),
+        PROMOTIONS[promotion as usize],
+    )
+}
+
+/// What the games of a row add up to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub games: i64,
+    pub white_wins: i64,
+    pub draws: i64,
+    pub black_wins: i64,
+    /// Games with both Elos, and the sum of White's + Black's over them (twice the sum of their means).
+    pub rated: i64,
+    pub elo_sums: i64,
+    /// The least and greatest date (ms since 1970) of its games: `i64::MAX`, `i64::MIN` while none has one.
+    pub first_date: i64,
+    pub last_date: i64,
+}
+
+impl Counts {
+    pub const EMPTY: Counts = Counts {
+        games: 0,
+        white_wins: 0,
+        draws: 0,
+        black_wins: 0,
+        rated: 0,
+        elo_sums: 0,
+        first_date: i64::MAX,
+        last_date: i64::MIN,
+    };
+
+    fn add(&mut self, game: &CountedGame) {
+        self.games += 1;
+        match game.outcome {
+            Outcome::White => self.white_wins += 1,
+            Outcome::Draw => self.draws += 1,
+            Outcome::Black => self.black_wins += 1,
+            Outcome::Unknown => {}
+        }
+        if let Some(sum) = game.elo_sum {
+            self.rated += 1;
+            self.elo_sums += sum;
+        }
+        if let Some(date) = game.date {
+            self.first_date = self.first_date.min(date);
+            self.last_date = self.last_date.max(date);
+        }
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        self.games += other.games;
+        self.white_wins += other.white_wins;
+        self.draws += other.draws;
+        self.black_wins += other.black_wins;
+        self.rated += other.rated;
+        self.elo_sums += other.elo_sums;
+        self.first_date = self.first_date.min(other.first_date);
+        self.last_date = self.last_date.max(other.last_date);
+    }
+}
+
+/// A row in memory: its entry, the key its move reaches (a game that plays it again goes on from there
+/// without a board), and the row a game went on to from there.
+pub(crate) struct Slot {
+    pub(crate) entry: Entry,
+    next: i64,
+    /// The row the last game that played this one went on to, and its move (`GAME_END`: none yet).
+    succ: u32,
+    succ_code: MoveCode,
 }
 
 /// A game's result, as the `result` column spells it.
@@ -117,14 +200,10 @@ enum Outcome {
 /// A game whose moves count: what each of them adds to its row.
 struct CountedGame {
     game_key: i64,
-    /// The key of its start position, which its first stored key must be: a check that the plies'
-    /// row numbers fit the games' (a plies file missing a row would shift every key to another game).
-    start_key: i64,
-    final_key: Option<i64>,
     outcome: Outcome,
     elo_sum: Option<i64>,
     date: Option<i64>,
-    start_fen: Option<Arc<str>>,
+    start_fen: Option<String>,
 }
 
 /// The file being read: where each game's plies start, which games count, and where the reading is.
@@ -134,42 +213,80 @@ struct FileState {
     /// For each game of the file, its index in `games`, or `NOT_COUNTED`.
     counted_at: Vec<u32>,
     games: Vec<CountedGame>,
+    /// The game entered last (`usize::MAX` before the first).
     game: usize,
     next_row: i64,
-    /// The keys of game `game` read so far, from its ply 0.
-    keys: Vec<i64>,
 }
 
 const NOT_COUNTED: u32 = u32::MAX;
 
-/// The book being counted.
-pub struct BookCounts {
-    depth: usize,
-    rows: HashMap<(i64, i64), Row, Mixed>,
-    /// Out of `rows`, which the counting reads and writes for every move: a sample changes rarely.
-    samples: Vec<Sample>,
-    file: Option<FileState>,
-    standard_key: i64,
+impl FileState {
+    fn total(&self) -> i64 {
+        self.starts[self.starts.len() - 1]
+    }
 }
 
-const STANDARD_START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+/// Where the current game's replay stands: the key of its position, and its board, or the row whose
+/// board and move give it (`prev`) when the game has followed rows already counted.
+struct Replay {
+    key: i64,
+    board: Option<Board>,
+    prev: u32,
+}
+
+/// Bytes of memory a row costs: its slot, its share of the sort order, and of the hash table (a slot
+/// of the index and its control byte per bucket, up to 16/7 buckets per row as the table doubles).
+const ROW_BYTES: usize =
+    std::mem::size_of::<Slot>() + 4 + (std::mem::size_of::<((i64, MoveCode), u32)>() + 1) * 16 / 7;
+/// The fewest rows a table holds, whatever the budget.
+const MIN_ROWS: usize = 16;
+
+/// The book being counted.
+pub struct BookCounts {
+    max_ply: usize,
+    /// The rows held in memory before they are spilled.
+    capacity: usize,
+    index: HashMap<(i64, MoveCode), u32, Mixed>,
+    slots: Vec<Slot>,
+    /// The folder of the runs, their files, and this counter's prefix for their names.
+    spill_dir: PathBuf,
+    runs: Vec<PathBuf>,
+    name: String,
+    file: Option<FileState>,
+    replay: Replay,
+    standard: Board,
+}
 
 impl BookCounts {
-    /// A book of the moves of each game's first `depth` plies.
-    pub fn new(depth: usize) -> BookCounts {
+    /// A book of the moves of each game's first `max_ply` plies, holding at most `memory` bytes of rows
+    /// (at least `MIN_ROWS` rows) before spilling them to runs in `spill_dir`, named `name`-N.
+    pub fn new(max_ply: usize, memory: usize, spill_dir: &Path, name: &str) -> BookCounts {
+        let capacity = (memory / ROW_BYTES).max(MIN_ROWS);
+        let standard = Board::new(&Chess::default());
         BookCounts {
-            depth,
-            rows: HashMap::default(),
-            samples: Vec::new(),
+            max_ply,
+            capacity,
+            // Grown as rows come (a table sized for the budget up front would spread a small book's rows
+            // over more memory than the caches hold).
+            index: HashMap::default(),
+            slots: Vec::new(),
+            spill_dir: spill_dir.to_owned(),
+            runs: Vec::new(),
+            name: name.to_owned(),
             file: None,
-            standard_key: fen_key(STANDARD_START, false).expect("the standard start has a key"),
+            replay: Replay {
+                key: standard.key as i64,
+                board: None,
+                prev: u32::MAX,
+            },
+            standard,
         }
     }
 
     /// Starts a file: its games, all of them in file order, a batch of `n_plies` (int32), `game_key`,
     /// `counted` (bool: whether the game's moves count), and for the games counted `result`, `elo_sum`
     /// (White's Elo + Black's, int32, null unless both known), `date_ms` (milliseconds since 1970, UTC),
-    /// `start_fen`, `final_key`.
+    /// `start_fen`.
     pub fn start_file(&mut self, games: &RecordBatch) -> Result<(), BookError> {
         self.end_file()?;
         let n_plies = column(games, "n_plies")?
@@ -179,12 +296,14 @@ impl BookCounts {
         let counted = column(games, "counted")?
             .as_boolean_opt()
             .ok_or_else(|| error("book: counted must be bool"))?;
-        let (keys, results) = (int64(games, "game_key")?, texts(games, "result")?);
+        let keys = Some(primitive(games, "game_key")?)
+            .filter(|a| a.null_count() == 0)
+            .ok_or_else(|| error("book: `game_key` must be int64 without nulls"))?;
+        let results = texts(games, "result")?;
         let elo_sums = column(games, "elo_sum")?
             .as_primitive_opt::<Int32Type>()
             .ok_or_else(|| error("book: elo_sum must be int32"))?;
         let dates = primitive(games, "date_ms")?;
-        let finals = primitive(games, "final_key")?;
         let fens = texts(games, "start_fen")?;
         let mut starts = Vec::with_capacity(games.num_rows() + 1);
         starts.push(0i64);
@@ -196,24 +315,9 @@ impl BookCounts {
                 counted_at.push(NOT_COUNTED);
                 continue;
             }
-            let start_key = match fens.is_valid(i) {
-                // A stored FEN, read as the load read it.
-                true => chess_from_fen(fens.value(i).trim(), false)
-                    .map(|pos| position_key(&pos))
-                    .map_err(|e| {
-                        let fen = fens.value(i);
-                        error(format!(
-                            "book: game {}: invalid start_fen '{fen}': {e}",
-                            keys.value(i)
-                        ))
-                    })?,
-                false => self.standard_key,
-            };
             counted_at.push(file_games.len() as u32);
             file_games.push(CountedGame {
                 game_key: keys.value(i),
-                start_key,
-                final_key: finals.is_valid(i).then(|| finals.value(i)),
                 outcome: match results.is_valid(i).then(|| results.value(i)) {
                     Some("W") => Outcome::White,
                     Some("D") => Outcome::Draw,
@@ -222,17 +326,18 @@ impl BookCounts {
                 },
                 elo_sum: elo_sums.is_valid(i).then(|| i64::from(elo_sums.value(i))),
                 date: dates.is_valid(i).then(|| dates.value(i)),
-                start_fen: fens.is_valid(i).then(|| Arc::from(fens.value(i))),
+                start_fen: fens.is_valid(i).then(|| fens.value(i).to_owned()),
             });
         }
-        self.file = Some(FileState {
+        let mut file = FileState {
             starts,
             counted_at,
             games: file_games,
-            game: 0,
+            game: usize::MAX,
             next_row: 0,
-            keys: Vec::with_capacity(self.depth + 1),
-        });
+        };
+        self.enter_games(&mut file, 0)?;
+        self.file = Some(file);
         Ok(())
     }
 
@@ -240,270 +345,334 @@ impl BookCounts {
     /// games uncounted. `start_file` and `finish` end a file left open.
     pub fn end_file(&mut self) -> Result<(), BookError> {
         if let Some(file) = self.file.take() {
-            let total = file.starts[file.starts.len() - 1];
-            if file.next_row != total {
+            if file.next_row != file.total() {
                 return Err(error(format!(
-                    "book: {} plies rows for games of {total} plies: the plies do not fit their games",
-                    file.next_row
+                    "book: {} plies rows for games of {} plies: the plies do not fit their games",
+                    file.next_row,
+                    file.total()
                 )));
             }
         }
         Ok(())
     }
 
-    /// Counts the next rows of the current file's plies: their `key` column (int64, null where no key
-    /// is stored), in row order.
-    pub fn add_keys(&mut self, keys: &dyn Array) -> Result<(), BookError> {
-        let keys = keys
-            .as_primitive_opt::<Int64Type>()
-            .ok_or_else(|| error("book: key must be int64"))?;
-        let depth = self.depth;
-        let file = self
+    /// Counts the next rows of the current file's plies: their `f`, `t` and `promote` columns
+    /// (dictionary-encoded or plain strings), in row order.
+    pub fn add_moves(
+        &mut self,
+        from: &ArrayRef,
+        to: &ArrayRef,
+        promote: &ArrayRef,
+    ) -> Result<(), BookError> {
+        let n = from.len();
+        if to.len() != n || promote.len() != n {
+            return Err(error("book: the move columns differ in length"));
+        }
+        let from = Field::of(from, NO_SQUARE, square_code)?;
+        let to = Field::of(to, NO_SQUARE, square_code)?;
+        let promote = Field::of(promote, NONE, piece_code)?;
+        let mut file = self
             .file
-            .as_mut()
+            .take()
             .ok_or_else(|| error("book: plies before their file's games"))?;
-        let total = file.starts[file.starts.len() - 1];
         let first = file.next_row;
-        if first + keys.len() as i64 > total {
+        if first + n as i64 > file.total() {
             return Err(error(format!(
-                "book: plies rows past the file's {total} plies: the plies do not fit their games"
+                "book: plies rows past the file's {} plies: the plies do not fit their games",
+                file.total()
             )));
         }
         let mut i = 0;
-        while i < keys.len() {
+        while i < n {
             let row = first + i as i64;
-            while file.starts[file.game + 1] <= row {
-                file.game += 1;
-                file.keys.clear();
-            }
+            self.enter_games(&mut file, row)?;
             let (start, end) = (file.starts[file.game], file.starts[file.game + 1]);
-            let stop = i + ((end - row) as usize).min(keys.len() - i);
-            let at = file.counted_at[file.game];
-            if at != NOT_COUNTED {
+            let stop = i + ((end - row) as usize).min(n - i);
+            if let Some(at) = Some(file.counted_at[file.game]).filter(|&a| a != NOT_COUNTED) {
                 let game = &file.games[at as usize];
                 let n_plies = (end - start) as usize;
-                let needed = n_plies.min(depth + 1);
-                while file.keys.len() < needed && i < stop {
-                    if keys.is_null(i) {
-                        return Err(error(format!(
-                            "book: plies row {}, ply {} of game {}, has no key: the plies do not fit \
-                             their games",
-                            first + i as i64,
-                            file.keys.len(),
-                            game.game_key
-                        )));
-                    }
-                    file.keys.push(keys.value(i));
+                let mut ply = (row - start) as usize;
+                while i < stop && ply < self.max_ply {
+                    let promotion = Some(promote.get(i)).filter(|&p| p != NONE).map(role_of);
+                    self.step(game, ply, from.get(i), to.get(i), promotion)?;
                     i += 1;
-                    if file.keys.len() == needed {
-                        count_game(
-                            &mut self.rows,
-                            &mut self.samples,
-                            game,
-                            &file.keys,
-                            n_plies,
-                            depth,
-                        )?;
+                    ply += 1;
+                    if ply == n_plies && n_plies < self.max_ply {
+                        self.count_end(game)?;
                     }
                 }
             }
             i = stop;
         }
-        file.next_row += keys.len() as i64;
+        file.next_row += n as i64;
+        let next_row = file.next_row;
+        self.enter_games(&mut file, next_row)?;
+        self.file = Some(file);
         Ok(())
     }
 
-    /// The book: a row per (key, move) of at least `min_games` games, sorted by key then UCI: `key`,
-    /// `fen`, `uci`, `san`, `white_wins`, `draws`, `black_wins`, `games`, `rated`, `mean_rating` (of the
-    /// rated games' mean Elos), `first_date`, `last_date`.
-    pub fn finish(&mut self, min_games: i64) -> Result<RecordBatch, BookError> {
-        self.end_file()?;
-        let mut namer = Namer::default();
-        let mut chosen = Vec::new();
-        for (&(key, _), row) in &self.rows {
-            if row.games >= min_games {
-                let (fen, uci, san) = namer.describe(&self.samples[row.sample])?;
-                chosen.push((key, uci, fen, san, row));
+    /// Enters the games of `file` up to the one whose plies hold row `row` (the games without plies on
+    /// the way end where they start); with `row` past every ply, every game left.
+    fn enter_games(&mut self, file: &mut FileState, row: i64) -> Result<(), BookError> {
+        loop {
+            let next = file.game.wrapping_add(1);
+            let current_holds_row = file.game != usize::MAX && file.starts[file.game + 1] > row;
+            if next + 1 >= file.starts.len() || current_holds_row {
+                return Ok(());
             }
-        }
-        chosen.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        let n = chosen.len();
-        let mut keys = Int64Builder::with_capacity(n);
-        let mut fens = StringBuilder::with_capacity(n, n * 60);
-        let mut ucis = StringBuilder::with_capacity(n, n * 4);
-        let mut sans = StringBuilder::with_capacity(n, n * 4);
-        let mut counts: [Int64Builder; 5] = std::array::from_fn(|_| Int64Builder::with_capacity(n));
-        let mut means = Float64Builder::with_capacity(n);
-        let mut firsts = TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC");
-        let mut lasts = TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC");
-        for (key, uci, fen, san, row) in &chosen {
-            keys.append_value(*key);
-            fens.append_value(fen);
-            ucis.append_value(uci);
-            sans.append_value(san);
-            let values = [
-                row.white_wins,
-                row.draws,
-                row.black_wins,
-                row.games,
-                row.rated,
-            ];
-            for (builder, value) in counts.iter_mut().zip(values) {
-                builder.append_value(value);
+            file.game = next;
+            let at = file.counted_at[next];
+            if at == NOT_COUNTED {
+                continue;
             }
-            means.append_option(
-                (row.rated > 0).then(|| row.elo_sums as f64 / (2 * row.rated) as f64),
-            );
-            firsts.append_option((row.first_date != i64::MAX).then_some(row.first_date));
-            lasts.append_option((row.last_date != i64::MIN).then_some(row.last_date));
-        }
-        let date = DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()));
-        let mut fields = vec![
-            Field::new("key", DataType::Int64, false),
-            Field::new("fen", DataType::Utf8, false),
-            Field::new("uci", DataType::Utf8, false),
-            Field::new("san", DataType::Utf8, false),
-        ];
-        for name in ["white_wins", "draws", "black_wins", "games", "rated"] {
-            fields.push(Field::new(name, DataType::Int64, false));
-        }
-        fields.push(Field::new("mean_rating", DataType::Float64, true));
-        fields.push(Field::new("first_date", date.clone(), true));
-        fields.push(Field::new("last_date", date, true));
-        let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(keys.finish()),
-            Arc::new(fens.finish()),
-            Arc::new(ucis.finish()),
-            Arc::new(sans.finish()),
-        ];
-        columns.extend(counts.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
-        columns.push(Arc::new(means.finish()));
-        columns.push(Arc::new(firsts.finish()));
-        columns.push(Arc::new(lasts.finish()));
-        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-            .map_err(|e| error(e.to_string()))
-    }
-}
-
-/// Counts the moves of `game`'s first `depth` plies, from `keys`, its stored keys from ply 0 (as many
-/// as the moves counted and one more, but for a game that ends sooner: its final key follows them).
-fn count_game(
-    rows: &mut HashMap<(i64, i64), Row, Mixed>,
-    samples: &mut Vec<Sample>,
-    game: &CountedGame,
-    keys: &[i64],
-    n_plies: usize,
-    depth: usize,
-) -> Result<(), BookError> {
-    if keys[0] != game.start_key {
-        return Err(error(format!(
-            "book: the first key of game {} is not its start position's: the plies do not fit their \
-             games",
-            game.game_key
-        )));
-    }
-    for ply in 0..n_plies.min(depth) {
-        let next = match keys.get(ply + 1) {
-            Some(&key) => key,
-            None => game
-                .final_key
-                .ok_or_else(|| error(format!("book: game {} has no final_key", game.game_key)))?,
-        };
-        let path = || -> Box<[i64]> { keys[..=ply].iter().copied().chain([next]).collect() };
-        let counts = rows.entry((keys[ply], next)).or_insert_with(|| {
-            samples.push(Sample {
-                game_key: game.game_key,
-                start_fen: game.start_fen.clone(),
-                keys: path(),
-            });
-            Row {
-                white_wins: 0,
-                draws: 0,
-                black_wins: 0,
-                games: 0,
-                rated: 0,
-                elo_sums: 0,
-                first_date: i64::MAX,
-                last_date: i64::MIN,
-                sample: samples.len() - 1,
-                sample_key: game.game_key,
-            }
-        });
-        counts.games += 1;
-        match game.outcome {
-            Outcome::White => counts.white_wins += 1,
-            Outcome::Draw => counts.draws += 1,
-            Outcome::Black => counts.black_wins += 1,
-            Outcome::Unknown => {}
-        }
-        if let Some(sum) = game.elo_sum {
-            counts.rated += 1;
-            counts.elo_sums += sum;
-        }
-        if let Some(date) = game.date {
-            counts.first_date = counts.first_date.min(date);
-            counts.last_date = counts.last_date.max(date);
-        }
-        if game.game_key < counts.sample_key {
-            counts.sample_key = game.game_key;
-            samples[counts.sample] = Sample {
-                game_key: game.game_key,
-                start_fen: game.start_fen.clone(),
-                keys: path(),
+            let game = &file.games[at as usize];
+            let board = match &game.start_fen {
+                None => self.standard.clone(),
+                Some(fen) => Board::new(&chess_from_fen(fen.trim(), false).map_err(|e| {
+                    error(format!(
+                        "book: game {}: invalid start_fen '{fen}': {e}",
+                        game.game_key
+                    ))
+                })?),
             };
-        }
-    }
-    Ok(())
-}
-
-/// Names moves by the keys of the positions before and after them: each position met is expanded once,
-/// its legal moves with the keys they reach (positions of one key share their legal moves).
-#[derive(Default)]
-struct Namer {
-    moves: HashMap<i64, Vec<(i64, Move)>, Mixed>,
-}
-
-impl Namer {
-    /// The move from `pos` (of key `from`) to the position of key `to`.
-    fn step(&mut self, pos: &Chess, from: i64, to: i64) -> Option<Move> {
-        let moves = self
-            .moves
-            .entry(from)
-            .or_insert_with(|| moves_with_keys(pos));
-        moves.iter().find(|(key, _)| *key == to).map(|&(_, m)| m)
-    }
-
-    /// The FEN before a sample's last move, that move's UCI (castling as the king's two steps, as
-    /// python-chess writes it) and its SAN, by following the sample's keys from its start: the
-    /// position's counters are then those of a game that played it.
-    fn describe(&mut self, sample: &Sample) -> Result<(String, String, String), BookError> {
-        let mut pos = match &sample.start_fen {
-            None => Chess::default(),
-            Some(fen) => chess_from_fen(fen.trim(), false).map_err(|e| {
-                error(format!(
-                    "book: game {}: invalid start_fen '{fen}': {e}",
-                    sample.game_key
-                ))
-            })?,
-        };
-        let last = sample.keys.len() - 2;
-        for (ply, pair) in sample.keys.windows(2).enumerate() {
-            let m = self.step(&pos, pair[0], pair[1]).ok_or_else(|| {
-                error(format!(
-                    "book: game {}: no legal move at ply {ply} reaches the key stored after it: the \
-                     keys are damaged",
-                    sample.game_key
-                ))
-            })?;
-            if ply == last {
-                let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
-                let uci = m.to_uci(CastlingMode::Standard).to_string();
-                return Ok((fen, uci, SanPlus::from_move(pos, m).to_string()));
+            self.replay = Replay {
+                key: board.key as i64,
+                board: Some(board),
+                prev: u32::MAX,
+            };
+            if file.starts[next + 1] == file.starts[next] {
+                self.count_end(game)?; // a game without moves ends where it starts
             }
-            pos.play_unchecked(m);
         }
-        unreachable!("a sample holds two keys at least")
     }
+
+    /// Counts `game`'s move at `ply` (its squares and promotion) from the position the replay stands
+    /// in, and moves the replay on.
+    fn step(
+        &mut self,
+        game: &CountedGame,
+        ply: usize,
+        from: u8,
+        to: u8,
+        promotion: Option<Role>,
+    ) -> Result<(), BookError> {
+        let unfit = |why: &str| {
+            error(format!(
+                "book: game {}, ply {}: {why}: the plies do not fit their games",
+                game.game_key,
+                ply + 1
+            ))
+        };
+        let code =
+            move_code(from, to, promotion).ok_or_else(|| unfit("a move without its squares"))?;
+        let prev = self.replay.prev;
+        // The row the previous row's last game went on to, when this game goes on the same way: no hash
+        // lookup (games share their openings' lines).
+        let predicted = self
+            .slots
+            .get(prev as usize)
+            .filter(|slot| slot.succ_code == code)
+            .map(|slot| slot.succ);
+        let found = predicted.or_else(|| self.index.get(&(self.replay.key, code)).copied());
+        if let Some(at) = found {
+            if predicted.is_none() {
+                self.link(prev, at, code);
+            }
+            let slot = &mut self.slots[at as usize];
+            debug_assert_eq!((slot.entry.key, slot.entry.code), (self.replay.key, code));
+            slot.entry.counts.add(game);
+            self.replay = Replay {
+                key: slot.next,
+                board: None,
+                prev: at,
+            };
+            return Ok(());
+        }
+        let mut board = match self.replay.board.take() {
+            Some(board) => board,
+            None => self.board_after(prev)?,
+        };
+        let spilled = self.slots.len() >= self.capacity;
+        if spilled {
+            self.spill()?;
+        }
+        let packed = board.pack();
+        board
+            .play_squares(from, to, promotion)
+            .map_err(|why| unfit(&why))?;
+        let next = board.key as i64;
+        let at = self.insert(self.replay.key, code, game, packed, next);
+        if !spilled {
+            self.link(prev, at, code);
+        }
+        self.replay = Replay {
+            key: next,
+            board: Some(board),
+            prev: at,
+        };
+        Ok(())
+    }
+
+    /// Notes that the last game through row `prev` (if any) went on to row `at` by move `code`.
+    fn link(&mut self, prev: u32, at: u32, code: MoveCode) {
+        if let Some(slot) = self.slots.get_mut(prev as usize) {
+            slot.succ = at;
+            slot.succ_code = code;
+        }
+    }
+
+    /// The board after the move of row `at`: its position's board with its move played.
+    fn board_after(&self, at: u32) -> Result<Board, BookError> {
+        let entry = &self.slots[at as usize].entry;
+        let mut board = Board::unpack(&entry.board, entry.key as u64);
+        let (from, to, promotion) = move_parts(entry.code);
+        board
+            .play_squares(from, to, promotion)
+            .map_err(|why| error(format!("book: a counted move no longer plays: {why}")))?;
+        Ok(board)
+    }
+
+    /// Counts `game` as ended in the position the replay stands in.
+    fn count_end(&mut self, game: &CountedGame) -> Result<(), BookError> {
+        match self.index.get(&(self.replay.key, GAME_END)) {
+            Some(&at) => self.slots[at as usize].entry.counts.add(game),
+            None => {
+                if self.slots.len() >= self.capacity {
+                    self.spill()?;
+                }
+                let _ = self.insert(self.replay.key, GAME_END, game, [0; PACKED], 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a row of `game`'s move `code` from `key`, reaching `next`; returns its index.
+    fn insert(
+        &mut self,
+        key: i64,
+        code: MoveCode,
+        game: &CountedGame,
+        board: Packed,
+        next: i64,
+    ) -> u32 {
+        let mut counts = Counts::EMPTY;
+        counts.add(game);
+        if self.slots.len() == self.slots.capacity() {
+            // Doubling, but never past the budget's rows.
+            let more = self
+                .slots
+                .len()
+                .max(1024)
+                .min(self.capacity - self.slots.len());
+            self.slots.reserve_exact(more);
+        }
+        let at = self.slots.len() as u32;
+        self.index.insert((key, code), at);
+        self.slots.push(Slot {
+            entry: Entry {
+                key,
+                code,
+                counts,
+                board,
+            },
+            next,
+            succ: u32::MAX,
+            succ_code: GAME_END,
+        });
+        at
+    }
+
+    /// Writes the rows held to a new run, sorted by key then move, and empties the table.
+    fn spill(&mut self) -> Result<(), BookError> {
+        let name = format!("{}-{}.run", self.name, self.runs.len());
+        let mut run = RunWriter::create(self.spill_dir.join(name))?;
+        for i in sorted_order(&self.slots) {
+            run.push(&self.slots[i as usize].entry)?;
+        }
+        self.runs.push(run.finish()?);
+        self.slots.clear();
+        self.index.clear();
+        Ok(())
+    }
+
+    /// The rows still in memory, sorted by key then move, and the runs spilled: what `book_rows` merges.
+    pub(crate) fn finish(mut self) -> Result<Counted, BookError> {
+        self.end_file()?;
+        self.index = HashMap::default(); // its memory goes before the merge's
+        Ok(Counted {
+            order: sorted_order(&self.slots),
+            slots: self.slots,
+            runs: self.runs,
+        })
+    }
+}
+
+/// A counter's rows at the end: those in memory (`slots`, in `order`) and its runs.
+pub(crate) struct Counted {
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) order: Vec<u32>,
+    pub(crate) runs: Vec<PathBuf>,
+}
+
+/// A move field of a batch of plies (`f`, `t`, `promote`) as codes, read row by row: the rows a book
+/// skips (past its depth, other variants) cost nothing. The lake's dictionaries (int8 keys) are read
+/// through a table of their values' codes; other layouts are coded whole (`san::codes`).
+enum Field<'a> {
+    Dictionary {
+        keys: &'a PrimitiveArray<Int8Type>,
+        /// The code of each key, `none` for keys outside the dictionary.
+        table: [u8; 128],
+        none: u8,
+    },
+    Coded(Vec<u8>),
+}
+
+impl<'a> Field<'a> {
+    fn of(
+        array: &'a ArrayRef,
+        none: u8,
+        code: impl Fn(&str) -> u8,
+    ) -> Result<Field<'a>, BookError> {
+        let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
+        let Some(dictionary) = array.as_dictionary_opt::<Int8Type>() else {
+            return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
+        };
+        let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
+        let mut table = [none; 128];
+        for (i, entry) in table
+            .iter_mut()
+            .enumerate()
+            .take(dictionary.values().len().min(128))
+        {
+            *entry = values.get(i).map_or(none, &code);
+        }
+        Ok(Field::Dictionary {
+            keys: dictionary.keys(),
+            table,
+            none,
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u8 {
+        match self {
+            Field::Dictionary { keys, table, none } => match keys.is_valid(i) {
+                true => *table.get(keys.value(i) as usize).unwrap_or(none),
+                false => *none,
+            },
+            Field::Coded(codes) => codes[i],
+        }
+    }
+}
+
+/// The order of `slots` by key then move.
+fn sorted_order(slots: &[Slot]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..slots.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let entry = &slots[i as usize].entry;
+        (entry.key, entry.code)
+    });
+    order
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, BookError> {
@@ -518,12 +687,6 @@ fn primitive<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Int64Array, B
         .ok_or_else(|| error(format!("book: `{name}` must be int64")))
 }
 
-fn int64<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a Int64Array, BookError> {
-    Some(primitive(batch, name)?)
-        .filter(|a| a.null_count() == 0)
-        .ok_or_else(|| error(format!("book: `{name}` must be int64 without nulls")))
-}
-
 fn texts<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, BookError> {
     column(batch, name)?
         .as_string_opt::<i32>()
@@ -533,31 +696,28 @@ fn texts<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, Book
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zobrist::position_key;
+    use crate::book_rows::book_rows;
+    use arrow_array::{BooleanArray, Int32Array};
     use shakmaty::uci::UciMove;
+    use shakmaty::Position;
+    use std::sync::Arc;
 
-    /// Games of `moves` (UCI) from the start, as the lake holds them: their batch for `start_file` (game
-    /// keys 100, 99…; results `results`; all counted), and their plies' keys, stored for the first
-    /// `stored` plies and null after.
-    fn lake(moves: &[&[&str]], results: &[&str], stored: usize) -> (RecordBatch, Int64Array) {
-        let (mut keys, mut finals) = (vec![], vec![]);
+    /// Games of `moves` (UCI) from the start, as a lake's files hold them: the batch for `start_file`
+    /// (game keys 100, 99…; results `results`; all counted) and their plies' `f`, `t`, `promote`.
+    fn lake(moves: &[&[&str]], results: &[&str]) -> (RecordBatch, [ArrayRef; 3]) {
+        let (mut from, mut to, mut promote) = (vec![], vec![], vec![]);
         for game in moves {
-            let mut pos = Chess::default();
-            for (ply, uci) in game.iter().enumerate() {
-                keys.push((ply < stored).then(|| position_key(&pos)));
-                let m = UciMove::from_ascii(uci.as_bytes())
-                    .unwrap()
-                    .to_move(&pos)
-                    .unwrap();
-                pos.play_unchecked(m);
+            for uci in game.iter() {
+                from.push(uci[0..2].to_owned());
+                to.push(uci[2..4].to_owned());
+                promote.push(uci.get(4..).filter(|p| !p.is_empty()).map(str::to_owned));
             }
-            finals.push(position_key(&pos));
         }
         let n = moves.len();
         let columns: Vec<(&str, ArrayRef)> = vec![
             (
                 "n_plies",
-                Arc::new(arrow_array::Int32Array::from_iter_values(
+                Arc::new(Int32Array::from_iter_values(
                     moves.iter().map(|g| g.len() as i32),
                 )),
             ),
@@ -565,36 +725,54 @@ mod tests {
                 "game_key",
                 Arc::new(Int64Array::from_iter_values((0..n as i64).map(|g| 100 - g))),
             ),
-            (
-                "counted",
-                Arc::new(arrow_array::BooleanArray::from(vec![true; n])),
-            ),
+            ("counted", Arc::new(BooleanArray::from(vec![true; n]))),
             ("result", Arc::new(StringArray::from(results.to_vec()))),
-            (
-                "elo_sum",
-                Arc::new(arrow_array::Int32Array::from(vec![Some(3000); n])),
-            ),
+            ("elo_sum", Arc::new(Int32Array::from(vec![Some(3000); n]))),
             ("date_ms", Arc::new(Int64Array::from(vec![None; n]))),
             (
                 "start_fen",
                 Arc::new(StringArray::from(vec![None::<&str>; n])),
             ),
-            ("final_key", Arc::new(Int64Array::from(finals))),
         ];
-        (
-            RecordBatch::try_from_iter(columns).unwrap(),
-            Int64Array::from(keys),
-        )
+        let plies: [ArrayRef; 3] = [
+            Arc::new(StringArray::from(from)),
+            Arc::new(StringArray::from(to)),
+            Arc::new(StringArray::from(promote)),
+        ];
+        (RecordBatch::try_from_iter(columns).unwrap(), plies)
     }
 
-    fn counted(moves: &[&[&str]], results: &[&str], stored: usize, depth: usize) -> RecordBatch {
-        let (games, keys) = lake(moves, results, stored);
-        let mut book = BookCounts::new(depth);
-        book.start_file(&games).unwrap();
-        // In two batches, the first ending inside a game.
-        book.add_keys(&keys.slice(0, 3)).unwrap();
-        book.add_keys(&keys.slice(3, keys.len() - 3)).unwrap();
-        book.finish(1).unwrap()
+    fn spill_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bgn-book-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The book of `moves` to `max_ply`, counted in `memory` bytes, the plies fed in batches of 3 rows;
+    /// and the runs it spilled.
+    fn book(
+        moves: &[&[&str]],
+        results: &[&str],
+        max_ply: usize,
+        memory: usize,
+    ) -> (RecordBatch, usize) {
+        let dir = spill_dir(&format!("{max_ply}-{memory}"));
+        let (games, plies) = lake(moves, results);
+        let mut counts = BookCounts::new(max_ply, memory, &dir, "t");
+        counts.start_file(&games).unwrap();
+        let mut at = 0;
+        while at < plies[0].len() {
+            let n = 3.min(plies[0].len() - at);
+            let [f, t, p] = plies.clone().map(|a| a.slice(at, n));
+            counts.add_moves(&f, &t, &p).unwrap();
+            at += n;
+        }
+        let runs = counts.runs.len();
+        let mut rows = book_rows(vec![counts], 1, &dir).unwrap();
+        let batch = rows.next_batch(1 << 20).unwrap().unwrap();
+        assert!(rows.next_batch(1 << 20).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+        (batch, runs)
     }
 
     fn strings(batch: &RecordBatch, name: &str) -> Vec<String> {
@@ -602,97 +780,134 @@ mod tests {
         column.iter().map(|v| v.unwrap().to_string()).collect()
     }
 
-    const E4_E5: &[&str] = &["e2e4", "e7e5", "g1f3", "b8c6"];
-    const E4_C5: &[&str] = &["e2e4", "c7c5"];
-
-    #[test]
-    fn counts_each_move_under_its_game() {
-        // Keys stored before plies 0-2: a book of depth 2; the 2-ply game's last move reaches its final key.
-        let out = counted(&[E4_E5, E4_C5], &["W", "B"], 3, 2);
-        let ucis = strings(&out, "uci");
-        assert_eq!(ucis, {
-            let mut sorted = ucis.clone();
-            sorted.sort_by_key(|u| {
-                let at = ucis.iter().position(|v| v == u).unwrap();
-                (
-                    out.column(0).as_primitive::<Int64Type>().value(at),
-                    u.clone(),
-                )
-            });
-            sorted
-        });
-        let mut moves = ucis.clone();
-        moves.sort();
-        assert_eq!(moves, ["c7c5", "e2e4", "e7e5"]);
-        let at = |uci: &str| ucis.iter().position(|u| u == uci).unwrap();
-        let games = out
-            .column_by_name("games")
+    fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
+        let column = batch
+            .column_by_name(name)
             .unwrap()
             .as_primitive::<Int64Type>();
-        assert_eq!(games.value(at("e2e4")), 2);
-        assert_eq!(games.value(at("c7c5")), 1);
+        column.values().to_vec()
+    }
+
+    const ITALIAN: &[&str] = &[
+        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f6e4",
+    ];
+    const SICILIAN: &[&str] = &["e2e4", "c7c5"];
+    const PROMOTES: &[&str] = &[
+        "a2a4", "b7b5", "a4b5", "a7a6", "b5a6", "c8b7", "a6b7", "b8c6", "b7a8q",
+    ];
+
+    #[test]
+    fn move_codes_sort_as_their_uci_and_give_their_squares_back() {
+        let mut moves = vec![];
+        for from in 0..64u8 {
+            for to in 0..64u8 {
+                for promotion in PROMOTIONS {
+                    let code = move_code(from, to, promotion).unwrap();
+                    assert_eq!(move_parts(code), (from, to, promotion));
+                    let uci = UciMove::Normal {
+                        from: shakmaty::Square::new(u32::from(from)),
+                        to: shakmaty::Square::new(u32::from(to)),
+                        promotion,
+                    };
+                    moves.push((code, uci.to_string()));
+                }
+            }
+        }
+        let mut by_code = moves.clone();
+        by_code.sort();
+        moves.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(by_code, moves);
+        assert!(moves.iter().all(|&(code, _)| code != GAME_END));
+    }
+
+    #[test]
+    fn counts_each_move_and_the_games_ended_in_a_position() {
+        let (out, _) = book(&[ITALIAN, SICILIAN, ITALIAN], &["W", "B", "D"], 6, 1 << 20);
+        let ucis = strings(&out, "uci");
+        let at = |uci: &str| ucis.iter().position(|u| u == uci).unwrap();
+        assert_eq!(ucis.len(), 7, "{ucis:?}"); // e2e4 e7e5 c7c5 g1f3 b8c6 f1c4 g8f6
+        assert_eq!(ints(&out, "games")[at("e2e4")], 3);
+        assert_eq!(ints(&out, "games")[at("c7c5")], 1);
+        assert_eq!(ints(&out, "draws")[at("g8f6")], 1);
         assert_eq!(strings(&out, "san")[at("c7c5")], "c5");
         assert_eq!(
             strings(&out, "fen")[at("e7e5")],
-            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
         );
-        let means = out.column_by_name("mean_rating").unwrap();
+        // After 1. e4, three games stood: two played e5, one c5. The Sicilian ended after c5 (no row).
+        assert_eq!(ints(&out, "position_games")[at("c7c5")], 3);
+        assert!(out
+            .column_by_name("key")
+            .unwrap()
+            .as_primitive::<Int64Type>()
+            .values()
+            .is_sorted());
+    }
+
+    #[test]
+    fn spilled_runs_merge_into_the_book_held_in_memory() {
+        let games: &[&[&str]] = &[ITALIAN, SICILIAN, PROMOTES, ITALIAN, PROMOTES, SICILIAN];
+        let results = ["W", "B", "D", "B", "W", "*"];
+        let (whole, none) = book(games, &results, 40, 1 << 20);
+        // The fewest rows a table holds: a run every MIN_ROWS rows, some in the middle of a game.
+        let (spilled, runs) = book(games, &results, 40, 1);
+        assert_eq!((none, runs), (0, 2));
+        assert_eq!(whole, spilled);
+        let sans = strings(&whole, "san");
+        assert!(sans.contains(&"O-O".to_owned()) && sans.contains(&"bxa8=Q".to_owned()));
         assert_eq!(
-            means
-                .as_primitive::<arrow_array::types::Float64Type>()
-                .value(at("e2e4")),
-            1500.0
+            strings(&whole, "uci")[sans.iter().position(|s| s == "O-O").unwrap()],
+            "e1g1"
         );
     }
 
     #[test]
-    fn names_castling_as_the_kings_two_steps() {
-        let castles: &[&str] = &[
-            "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1", "f6e4",
-        ];
-        let out = counted(&[castles], &["D"], 8, 7);
-        let ucis = strings(&out, "uci");
-        let at = ucis.iter().position(|u| u == "e1g1").unwrap();
-        assert_eq!(strings(&out, "san")[at], "O-O");
-        assert_eq!(ucis.len(), 7);
+    fn refuses_moves_that_do_not_fit_their_games() {
+        let dir = spill_dir("unfit");
+        let (games, [f, t, p]) = lake(&[ITALIAN, SICILIAN], &["W", "B"]);
+        // A plies file missing its first row: every move then belongs to the ply before it.
+        let mut counts = BookCounts::new(40, 1 << 20, &dir, "t");
+        counts.start_file(&games).unwrap();
+        let n = f.len() - 1;
+        let error = counts
+            .add_moves(&f.slice(1, n), &t.slice(1, n), &p.slice(1, n))
+            .unwrap_err();
+        assert!(error.0.contains("do not fit their games"), "{error}");
+        // A file cut short, and rows past its plies.
+        let mut counts = BookCounts::new(40, 1 << 20, &dir, "t");
+        counts.start_file(&games).unwrap();
+        counts
+            .add_moves(&f.slice(0, n), &t.slice(0, n), &p.slice(0, n))
+            .unwrap();
+        let error = counts.end_file().unwrap_err();
+        assert!(
+            error.0.contains("9 plies rows for games of 10 plies"),
+            "{error}"
+        );
+        counts.start_file(&games).unwrap();
+        let (_, [f, t, p]) = lake(&[ITALIAN, SICILIAN, SICILIAN], &["W", "B", "B"]);
+        let error = counts.add_moves(&f, &t, &p).unwrap_err();
+        assert!(error.0.contains("past the file's 10 plies"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
-    fn refuses_keys_that_do_not_fit_their_games() {
-        let (games, keys) = lake(&[E4_E5, E4_C5], &["W", "B"], 3);
-        let start = |book: &mut BookCounts| book.start_file(&games).unwrap();
-        // A plies file missing its first row: every key then belongs to the ply before it.
-        let mut book = BookCounts::new(2);
-        start(&mut book);
-        let error = book.add_keys(&keys.slice(1, keys.len() - 1)).unwrap_err();
-        assert!(error.0.contains("do not fit their games"), "{error}");
-        // Rows past the file's plies, and a file cut short.
-        let mut book = BookCounts::new(2);
-        start(&mut book);
-        let longer = Int64Array::from_iter(keys.iter().chain([None]));
-        assert!(book
-            .add_keys(&longer)
-            .unwrap_err()
-            .0
-            .contains("past the file's 6 plies"));
-        let mut book = BookCounts::new(2);
-        start(&mut book);
-        book.add_keys(&keys.slice(0, 5)).unwrap();
-        assert!(book
-            .finish(1)
-            .unwrap_err()
-            .0
-            .contains("5 plies rows for games of 6 plies"));
-        // A key no legal move reaches.
-        let mut damaged: Vec<Option<i64>> = keys.iter().collect();
-        damaged[1] = Some(12345);
-        let mut book = BookCounts::new(2);
-        start(&mut book);
-        book.add_keys(&Int64Array::from(damaged)).unwrap();
-        assert!(book
-            .finish(1)
-            .unwrap_err()
-            .0
-            .contains("the keys are damaged"));
+    fn plays_on_the_board_the_moves_shakmaty_plays() {
+        let mut board = Board::new(&Chess::default());
+        let mut pos = Chess::default();
+        for uci in PROMOTES.iter().chain(&["e7e5"]) {
+            let m = UciMove::from_ascii(uci.as_bytes())
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            let (from, to) = (m.from().unwrap() as u8, m.to() as u8);
+            board.play_squares(from, to, m.promotion()).unwrap();
+            pos.play_unchecked(m);
+            assert_eq!(
+                board.key as i64,
+                crate::zobrist::position_key(&pos),
+                "{uci}"
+            );
+        }
     }
 }

@@ -83,11 +83,16 @@ fn tables() -> &'static Tables {
     })
 }
 
-const NONE: u8 = 0;
-const NO_SQUARE: u8 = u8::MAX;
+pub(crate) const NONE: u8 = 0;
+pub(crate) const NO_SQUARE: u8 = u8::MAX;
 
 fn code_of(p: Piece) -> u8 {
     1 + 6 * u8::from(p.color == Color::Black) + (p.role as u8 - 1)
+}
+
+/// The role of a piece's board code.
+pub(crate) fn role_of(code: u8) -> Role {
+    piece_of(code).role
 }
 
 fn piece_of(code: u8) -> Piece {
@@ -112,23 +117,49 @@ fn letter_code(letter: u8) -> u8 {
     LETTER_CODES[usize::from(letter)]
 }
 
+/// A one-byte field's byte (`castle`'s `K`/`Q`), `NONE` otherwise.
+fn letter(s: &str) -> u8 {
+    match s.as_bytes() {
+        &[b] => b,
+        _ => NONE,
+    }
+}
+
+/// The board code of a piece letter as the lake writes it (`p`, `promote`), `NONE` otherwise.
+pub(crate) fn piece_code(s: &str) -> u8 {
+    letter_code(letter(s))
+}
+
+/// The index (a1 = 0, h8 = 63) of a square as the lake writes it (`f`, `t`), `NO_SQUARE` otherwise.
+pub(crate) fn square_code(s: &str) -> u8 {
+    match s.as_bytes() {
+        &[f @ b'a'..=b'h', r @ b'1'..=b'8'] => (r - b'1') * 8 + (f - b'a'),
+        _ => NO_SQUARE,
+    }
+}
+
 const WHITE_PAWN: u8 = 1;
 const BLACK_PAWN: u8 = 7;
 
 /// One position, with its key kept up to date.
 #[derive(Clone)]
-struct Board {
+pub(crate) struct Board {
     squares: [u8; 64],
     white: bool,
     /// Rook squares of the castling rights: [white, black][king side, queen side].
     rooks: [[u8; 2]; 2],
     /// The square a double step passed over, for one ply.
     ep: u8,
-    key: u64,
+    pub(crate) key: u64,
 }
 
+/// A [`Board`] in [`PACKED`] bytes: the squares' codes two to a byte, the side to move, the castling
+/// rooks' squares and the en-passant square (its key is kept beside it).
+pub(crate) type Packed = [u8; PACKED];
+pub(crate) const PACKED: usize = 38;
+
 impl Board {
-    fn new(pos: &Chess) -> Board {
+    pub(crate) fn new(pos: &Chess) -> Board {
         let t = tables();
         let mut squares = [NONE; 64];
         let mut key = 0;
@@ -193,6 +224,105 @@ impl Board {
         let at = usize::from(sq);
         self.squares[at] ^= code; // only ever between NONE and `code`
         self.key ^= tables().piece[usize::from(code)][at];
+    }
+
+    pub(crate) fn pack(&self) -> Packed {
+        let mut packed = [0; PACKED];
+        for (i, pair) in self.squares.chunks_exact(2).enumerate() {
+            packed[i] = pair[0] | pair[1] << 4;
+        }
+        packed[32] = u8::from(self.white);
+        packed[33..37].copy_from_slice(&[
+            self.rooks[0][0],
+            self.rooks[0][1],
+            self.rooks[1][0],
+            self.rooks[1][1],
+        ]);
+        packed[37] = self.ep;
+        packed
+    }
+
+    pub(crate) fn unpack(packed: &Packed, key: u64) -> Board {
+        let mut squares = [NONE; 64];
+        for (i, &byte) in packed[..32].iter().enumerate() {
+            squares[2 * i] = byte & 15;
+            squares[2 * i + 1] = byte >> 4;
+        }
+        Board {
+            squares,
+            white: packed[32] != 0,
+            rooks: [[packed[33], packed[34]], [packed[35], packed[36]]],
+            ep: packed[37],
+            key,
+        }
+    }
+
+    /// Plays a move of standard chess given by its squares and promotion, as UCI gives it: the piece is the one on `from`, and a king's two-square step castles.
+    pub(crate) fn play_squares(
+        &mut self,
+        from: u8,
+        to: u8,
+        promotion: Option<Role>,
+    ) -> Result<(), String> {
+        let color = if self.white {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let promote = promotion.map_or(NONE, |role| code_of(Piece { color, role }));
+        let piece = match self.squares.get(usize::from(from)) {
+            Some(&code) if code != NONE && piece_of(code).color == color => code,
+            _ => return Err(format!("no piece of the side to move on square {from}")),
+        };
+        let castle = match piece_of(piece).role == Role::King && from.abs_diff(to) == 2 {
+            true if to > from => b'K',
+            true => b'Q',
+            false => NONE,
+        };
+        self.play(piece, from, to, promote, castle)
+    }
+
+    /// The position's FEN (standard chess: castling rights as `KQkq`; the en-passant square after any
+    /// double step; counters `0 1`), for shakmaty to read.
+    pub(crate) fn fen(&self) -> String {
+        let mut fen = String::with_capacity(90);
+        for rank in (0..8).rev() {
+            let mut empty = 0;
+            for file in 0..8 {
+                match self.squares[rank * 8 + file] {
+                    NONE => empty += 1,
+                    code => {
+                        if empty > 0 {
+                            fen.push(char::from(b'0' + empty));
+                            empty = 0;
+                        }
+                        fen.push(piece_of(code).char());
+                    }
+                }
+            }
+            if empty > 0 {
+                fen.push(char::from(b'0' + empty));
+            }
+            fen.push(if rank > 0 { '/' } else { ' ' });
+        }
+        fen.push(if self.white { 'w' } else { 'b' });
+        fen.push(' ');
+        let rights: String = [(0, 0, 'K'), (0, 1, 'Q'), (1, 0, 'k'), (1, 1, 'q')]
+            .into_iter()
+            .filter(|&(color, side, _)| self.rooks[color][side] != NO_SQUARE)
+            .map(|(_, _, letter)| letter)
+            .collect();
+        fen.push_str(if rights.is_empty() { "-" } else { &rights });
+        fen.push(' ');
+        match self.ep {
+            NO_SQUARE => fen.push('-'),
+            sq => {
+                fen.push(char::from(b'a' + sq % 8));
+                fen.push(char::from(b'1' + sq / 8));
+            }
+        }
+        fen.push_str(" 0 1");
+        fen
     }
 
     /// Plays one ply as the lake describes it; `Err` says why it does not fit the position.
@@ -293,23 +423,14 @@ impl<'a> Moves<'a> {
                 .column_by_name(name)
                 .ok_or_else(|| error(format!("the moves have no `{name}`")))
         };
-        let square = |s: &str| match s.as_bytes() {
-            &[f @ b'a'..=b'h', r @ b'1'..=b'8'] => (r - b'1') * 8 + (f - b'a'),
-            _ => NO_SQUARE,
-        };
-        let letter = |s: &str| match s.as_bytes() {
-            &[b] => b,
-            _ => NONE,
-        };
-        let piece = |s: &str| letter_code(letter(s));
         let fail = |e: crate::san::FillError| error(e.0);
         Ok(Moves {
             list,
             base,
-            piece: codes(field("p")?, NONE, piece).map_err(fail)?,
-            from: codes(field("f")?, NO_SQUARE, square).map_err(fail)?,
-            to: codes(field("t")?, NO_SQUARE, square).map_err(fail)?,
-            promote: codes(field("promote")?, NONE, piece).map_err(fail)?,
+            piece: codes(field("p")?, NONE, piece_code).map_err(fail)?,
+            from: codes(field("f")?, NO_SQUARE, square_code).map_err(fail)?,
+            to: codes(field("t")?, NO_SQUARE, square_code).map_err(fail)?,
+            promote: codes(field("promote")?, NONE, piece_code).map_err(fail)?,
             castle: codes(field("castle")?, NONE, letter).map_err(fail)?,
         })
     }
