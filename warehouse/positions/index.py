@@ -10,13 +10,15 @@ record retires the index before it. Files it does not cover (loaded after it, or
 compaction or a `--force` reload) are searched by the replay scan (`warehouse.positions.search`), so
 answers stay the same, only slower for those files; rebuilding covers them again.
 
-Files: `_index/positions/<op>/<bucket>.parquet`, 2^b buckets by the key's top b bits (b such that a bucket
+Files: `_index/positions/<op>/<bucket>.parquet` (`<bucket>` 4 hex digits), 2^b buckets by the key's top b bits (b such that a bucket
 holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's positions are
 first split into bucket parts staged beside, which publishing drops), each sorted by key, file, row, ply, in
 row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that can hold a
 key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row` (the game's
 row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it: `n_plies` for
-the final position); delta-encoded.
+the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for SQL (the
+views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`; it is
+published after the key files, so that a reader finding it finds them all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from warehouse.lake.records import IndexRecord, Records, now
 from warehouse.positions.replay import replay_batch
 
 INDEX_DIR = "_index/positions"
+# The table of the covered `games/` files, beside an index's key files.
+COVERS = "covers.parquet"
 SCHEMA = pa.schema(
     [
         pa.field("key", pa.int64(), nullable=False),
@@ -67,7 +71,7 @@ def build(lake: Lake) -> IndexRecord:
             load_id=new_op_id(),
             started=now(),
             covers=covers,
-            removes=previous.index_files if previous else [],
+            removes=previous.files_of_index() if previous else [],
         )
         try:
             stage(lake, record, bucket_bits(sum(records.live_plies().values()) + sum(covers.values())))
@@ -94,6 +98,16 @@ def stage(lake: Lake, record: IndexRecord, bits: int) -> None:
         write(lake, staged(record.load_id, rel), sorted_rows)
         record.index_files.append(rel)
         record.positions += sorted_rows.num_rows
+    record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
+    covers = pa.table(
+        {
+            "file": pa.array(range(len(record.covers)), pa.int32()),
+            "path": pa.array(list(record.covers), pa.string()),
+            "games": pa.array(list(record.covers.values()), pa.int64()),
+        }
+    )
+    lake.make_parent(staged(record.load_id, record.covers_file))
+    pq.write_table(covers, lake.path(staged(record.load_id, record.covers_file)), filesystem=lake.fs)
 
 
 def bucket_bits(positions: int) -> int:
