@@ -409,7 +409,7 @@ from query(if(
 ));
 
 -- index_gap(): null when the position index covers every games file of the lake (listed now: a load or a
--- compaction since it was built adds files it does not cover), else why not, one line naming the fix.
+-- compaction since it was built adds files it does not cover), else why not, in a few words.
 create or replace temp macro index_gap() as (
     with uncovered as (
         select count(*) as files
@@ -419,13 +419,12 @@ create or replace temp macro index_gap() as (
     select
         case
             when getvariable('chess_index_old') then
-                'the position index was built by an earlier version, which SQL does not read: rebuild it'
+                'its position index was built by an earlier version, which SQL does not read'
             when getvariable('chess_index_op') is null then 'the lake has no position index'
             when files > 0 then
-                'the position index does not cover ' || files || ' games files loaded or compacted since '
-                || 'it was built: rebuild it'
+                'the position index does not cover ' || files || ' games files loaded or compacted since it '
+                || 'was built'
         end
-        || ' with `python -m loaders.position_index --lake ' || getvariable('chess_lake') || '`'
     from uncovered
 );
 
@@ -455,8 +454,9 @@ create or replace temp macro key_positions(k, what) as table
     union all
     select error(
         getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 plies '
-        || '(the stored keys); deeper positions need the position index, and ' || index_gap()
-        || ', or ask Python: python -m loaders.explore FEN / python -m loaders.positions FEN'
+        || '(the stored keys) and ' || index_gap() || ': (re)build it to answer at any ply, '
+        || '`python -m loaders.position_index --lake ' || getvariable('chess_lake') || '`, or ask Python '
+        || '(the replay scan): `python -m loaders.explore FEN`, `python -m loaders.positions FEN`'
     )::bigint, null::integer
     where index_gap() is not null and not exists (select 1 from stored);
 
