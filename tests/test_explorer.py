@@ -304,7 +304,7 @@ SAN_GAMES = 100
 
 def san_cases(games: list[Game]) -> list[tuple[str, str, dict[str, Any]]]:
     """(FEN, python-chess's SAN, the move's plies fields) of every legal move of `SAN_POSITIONS`, and of
-    the positions of the sample's first `SAN_GAMES` games, those a SAN disambiguates and one in 40 of the others."""
+    the positions of the first `SAN_GAMES` games, those a SAN disambiguates and one in 40 of the others."""
     boards = [chess.Board(fen) for fen in SAN_POSITIONS]
     for game in games[:SAN_GAMES]:
         board = chess.Board()
