@@ -22,84 +22,79 @@
 import database 'sql/views';
 
 with position as materialized (
-    select
-        coalesce(
-            getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
-        ) as fen,
-        fen_key(fen) as key
-),
-
-found as materialized (
-    select game_key, min(ply) as ply
+    select fen_key(fen) as key, fen_board(fen) as board
     from (
-        select game_key, ply
-        from key_positions((select key from position), 'explorer')
-        where getvariable('explorer_positions') is null
-        union all
-        select game_key, ply
-        from query(coalesce(
-            'select game_key, ply from ' || getvariable('explorer_positions'),
-            'select null::bigint as game_key, null::integer as ply where false'
-        ))
+        select coalesce(
+            getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+        ) as fen
     )
-    group by game_key
 ),
 
+-- Each game once: the first ply it stands at the position.
+found as materialized (
+    select filename, row, min(ply) as ply
+    from key_positions((select key from position), 'explorer')
+    where getvariable('explorer_positions') is null
+    group by filename, row
+),
+
+-- The move each game found played there (none for a game that ends there); or the moves Python gives
+-- (warehouse.positions.explorer reads them by row number, faster than this join on game_key and ply).
 played as (
-    select
-        plies.game_key,
-        plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
-        plies.p,
-        plies.f,
-        plies.t,
-        plies.x,
-        plies.castle,
-        plies.promote,
-        plies.c,
-        plies.mates,
-        plies.eval_cp,
-        plies.think
-    from plies
-    join found on found.game_key = plies.game_key and found.ply = plies.ply
-),
-
-kept as (
-    select game_key, result, mean_elo, datetime
-    from games
-    where game_key in (select game_key from found)
-        and (getvariable('explorer_speed') is null or type = getvariable('explorer_speed'))
-        and (getvariable('explorer_min_rating') is null or mean_elo >= getvariable('explorer_min_rating'))
-        and (getvariable('explorer_max_rating') is null or mean_elo <= getvariable('explorer_max_rating'))
-        and (getvariable('explorer_since') is null or datetime >= getvariable('explorer_since')::date)
-        and (
-            getvariable('explorer_until') is null
-            or datetime < getvariable('explorer_until')::date + interval 1 day
-        )
-        and (
-            getvariable('explorer_player') is null
-            or getvariable('explorer_player') in (white_name, black_name)
-        )
+    select found.filename, found.row, found.ply, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle,
+        plies.promote, plies.mates, plies.eval_cp, plies.think
+    from found
+    join all_games as games on games.filename = found.filename and games.file_row_number = found.row
+    join plies on plies.game_key = games.game_key and plies.ply = found.ply
+    union all
+    from query(coalesce(
+        'select filename, row, ply, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
+        || getvariable('explorer_positions'),
+        'select null::varchar as filename, null::bigint as row, null::integer as ply, p, f, t, x, c, castle, '
+        || 'promote, mates, eval_cp, think from plies where false'
+    ))
 ),
 
 moves as (
-    select
-        played.*,
-        kept.result,
-        kept.mean_elo,
-        kept.datetime,
-        position.fen
+    select played.*, played.f || played.t || coalesce(lower(played.promote), '') as uci
     from played
-    join kept on kept.game_key = played.game_key
+),
+
+kept as (
+    select moves.uci, moves.eval_cp, moves.think, games.result, games.mean_elo, games.datetime
+    from moves
+    join games on games.filename = moves.filename and games.file_row_number = moves.row
+    where (getvariable('explorer_speed') is null or games.type = getvariable('explorer_speed'))
+        and (getvariable('explorer_min_rating') is null or games.mean_elo >= getvariable('explorer_min_rating'))
+        and (getvariable('explorer_max_rating') is null or games.mean_elo <= getvariable('explorer_max_rating'))
+        and (getvariable('explorer_since') is null or games.datetime >= getvariable('explorer_since')::date)
+        and (
+            getvariable('explorer_until') is null
+            or games.datetime < getvariable('explorer_until')::date + interval 1 day
+        )
+        and (
+            getvariable('explorer_player') is null
+            or getvariable('explorer_player') in (games.white_name, games.black_name)
+        )
+),
+
+-- Each move's SAN, from the fields of any game that played it (the same in all: Python gives them on one).
+named as (
+    select
+        moves.uci,
+        move_san(
+            any_value(position.board), any_value(p), any_value(f), any_value(t), any_value(x),
+            any_value(castle), any_value(promote), any_value(c), any_value(mates)
+        ) as san
+    from moves
     cross join position
+    group by moves.uci
 ),
 
 final as (
     select
         uci,
-        move_san(
-            fen_board(any_value(fen)), any_value(p), any_value(f), any_value(t), any_value(x),
-            any_value(castle), any_value(promote), any_value(c), any_value(mates)
-        ) as san,
+        named.san,
         count(*) as games,
         count(*) filter (where result = 'W') as white_wins,
         count(*) filter (where result = 'D') as draws,
@@ -108,8 +103,9 @@ final as (
         round(avg(eval_cp), 3) as mean_eval_cp,
         round(avg(think), 3) as mean_think,
         strftime(min(datetime), '%Y-%m-%d %H:%M:%S') as first_played
-    from moves
-    group by uci
+    from kept
+    join named using (uci)
+    group by uci, named.san
 )
 
 select * from final

@@ -428,37 +428,50 @@ create or replace temp macro index_gap() as (
     from uncovered
 );
 
--- key_positions(k): (game_key, ply) of the positions whose PolyGlot key is k, of every game (all_games): a
--- row per ply a game stands there (ply = n_plies for its final position). From the position index,
--- every ply, when it covers the lake (index_gap() null); else from the stored keys: the first 10 plies
--- (plies.key) and the final positions (games.final_key); when these hold none, an error names what
--- answers deeper positions (`what` says what was asked: 'games_at', 'explorer').
+-- key_positions(k, what): the positions whose PolyGlot key is k, of every game (all_games): the game's
+-- `filename` and `row` there (file_row_number), the `ply` it stands before (n_plies for the final
+-- position), a row per ply a game stands there. From the position index, every ply, when it covers the
+-- lake (index_gap() null); else from the stored keys: the first 10 plies (plies.key) and the final
+-- positions (games.final_key); when these hold none, an error names what answers deeper positions
+-- (`what` names the question asking, for the message).
 create or replace temp macro key_positions(k, what) as table
-    with indexed as (
-        select games.game_key, found.ply
+    with target as materialized (
+        select k as key, index_gap() as gap
+    ),
+
+    indexed as (
+        select covers.filename, found.row::bigint as row, found.ply
         from position_index as found
         join index_covers as covers on covers.file = found.file
-        join all_games as games on games.filename = covers.filename and games.file_row_number = found.row
-        where found.key = k and index_gap() is null
+        where found.key = (select key from target) and (select gap is null from target)
     ),
 
     stored as materialized (
-        select game_key, ply from all_plies where key = k and index_gap() is not null
+        select games.filename, games.file_row_number as row, keyed.ply::integer as ply
+        from all_plies as keyed
+        join all_games as games on games.game_key = keyed.game_key
+        where keyed.key = (select key from target) and (select gap is not null from target)
         union all
-        select game_key, n_plies as ply from all_games where final_key = k and index_gap() is not null
+        select filename, file_row_number, n_plies
+        from all_games
+        where final_key = (select key from target) and (select gap is not null from target)
     )
 
     select * from indexed
     union all
     select * from stored
     union all
-    select error(
-        getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 plies '
-        || '(the stored keys) and ' || index_gap() || ': (re)build it to answer at any ply, '
-        || '`python -m loaders.position_index --lake ' || getvariable('chess_lake') || '`, or ask Python '
-        || '(the replay scan): `python -m loaders.explore FEN`, `python -m loaders.positions FEN`'
-    )::bigint, null::integer
-    where index_gap() is not null and not exists (select 1 from stored);
+    select
+        error(
+            getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 '
+            || 'plies (the stored keys) and ' || gap || ': (re)build it to answer at any ply, '
+            || '`python -m loaders.position_index --lake ' || getvariable('chess_lake') || '`, or ask '
+            || 'Python (the replay scan): `python -m loaders.explore FEN`, `python -m loaders.positions FEN`'
+        )::varchar,
+        null::bigint,
+        null::integer
+    from target
+    where gap is not null and not exists (select 1 from stored);
 
 -- games_at(fen): the games (of the games view) that reach the position of `fen` (key_positions: the
 -- position index when it covers the lake, any ply; else the stored keys, the first 10 plies and the final
@@ -466,7 +479,8 @@ create or replace temp macro key_positions(k, what) as table
 create or replace temp macro games_at(fen) as table
     select games.*
     from games
-    where game_key in (select game_key from key_positions(fen_key(fen), 'games_at'));
+    semi join key_positions(fen_key(fen), 'games_at') as found
+        on found.filename = games.filename and found.row = games.file_row_number;
 
 -- The SAN of a move (its plies fields: p f t x castle promote, `c` for a check, `mates`) from the position
 -- of a FEN, as python-chess writes it: the board is fen_board(fen), 64 letters from a8 to h1 ('.' empty),

@@ -51,6 +51,16 @@ SCHEMA = pa.schema(
         pa.field("ply", pa.int32(), nullable=False),
     ]
 )
+# Positions found (by `PositionIndex.lookup`, and `warehouse.positions.search`'s other ways): the game, its
+# `games/` file and row there, and the ply index the position stands before (`n_plies` for the final one).
+POSITIONS = pa.schema(
+    [
+        pa.field("game_key", pa.int64()),
+        pa.field("file", pa.string()),
+        pa.field("row", pa.int32()),
+        pa.field("ply", pa.int32()),
+    ]
+)
 # Rows per row group: a lookup reads whole groups, so small ones (~100 KB of zstd at most).
 ROW_GROUP = 16_384
 # Positions per bucket the build sorts at once (~100 MB of rows).
@@ -213,21 +223,22 @@ class PositionIndex:
         return cls(lake, record, covered)
 
     def lookup(self, key: int) -> pa.Table:
-        """`(game_key, ply)` of the positions whose key is `key` in the covered files: the row groups of
-        the key's bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
+        """The positions (`POSITIONS`) whose key is `key` in the covered files: the row groups of the key's
+        bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
         bits = int(math.log2(len(self.record.index_files)))
         bucket = int(bucket_of(np.array([key], np.int64), bits)[0])
         parquet = pq.ParquetFile(self.lake.path(self.record.index_files[bucket]), filesystem=self.lake.fs)
         groups = [g for g in range(parquet.metadata.num_row_groups) if _may_hold(parquet.metadata, g, key)]
         found = parquet.read_row_groups(groups) if groups else SCHEMA.empty_table()
         found = found.filter(pc.equal(found["key"], key))
-        parts = [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())})]
+        parts = [POSITIONS.empty_table()]
         for file, rel in enumerate(self.record.covers):
             hits = found.filter(pc.equal(found["file"], file))
             if rel in self.covered and hits.num_rows:
                 game_keys = pq.read_table(self.lake.path(rel), columns=["game_key"], filesystem=self.lake.fs)
                 keys = game_keys["game_key"].take(hits["row"])
-                parts.append(pa.table({"game_key": keys, "ply": hits["ply"]}))
+                files = pa.repeat(rel, hits.num_rows)
+                parts.append(pa.table([keys, files, hits["row"], hits["ply"]], schema=POSITIONS))
         return pa.concat_tables(parts)
 
 
