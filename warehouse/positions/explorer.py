@@ -55,12 +55,16 @@ def explore(
     (None: no filter). The games are found at any ply: by the position index for the files it covers and a
     replay scan of the others (`index=False`: the replay scan alone, past the stored keys); `deep=False`
     reads the stored keys only (the first `KEYED_PLIES` plies). `con`, when given, is a
-    `warehouse.connect(lake)` connection to reuse. No row when no game reaches the position.
+    `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake). No row when no game
+    reaches the position.
 
     :raises InputError: for a FEN that is not a legal position, or, with `deep=False`, a position no game
         reaches in its first plies (the stored keys cannot tell a deeper one from one no game reaches)."""
     key = position_key(fen)
-    con = con or connect(lake)
+    if con is None:
+        con = connect(lake)
+    elif lake is None:  # the connection's lake, as warehouse.connect set it
+        ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
     opened = Lake.open(lake)
     found = positions_at(opened, con, key, deep, index)
     if not deep:  # the index, when used, gave every ply
