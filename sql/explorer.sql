@@ -21,92 +21,123 @@
 --   by games descending, then uci.
 import database 'sql/views';
 
-with position as materialized (
-    select fen_key(fen) as key, fen_board(fen) as board
-    from (
-        select coalesce(
-            getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
-        ) as fen
-    )
+with target as (
+    select coalesce(
+        getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+    ) as fen
 ),
 
--- Each game once: the first ply it stands at the position.
-found as materialized (
-    select filename, row, min(ply) as ply
-    from key_positions((select key from position), 'explorer')
+-- The position's key, and whether the index covers the lake; not needed when Python gives the moves.
+position as materialized (
+    select fen_key(fen) as key, index_gap() as gap
+    from target
     where getvariable('explorer_positions') is null
+),
+
+-- By the position index, when it covers the lake: each game once, at the first ply it stands there.
+indexed as (
+    select filename, row, min(ply) as ply
+    from index_positions((select key from position))
+    where (select gap is null from position)
     group by filename, row
 ),
 
--- The move each game found played there (none for a game that ends there); or the moves Python gives
--- (warehouse.positions.explorer reads them by row number, faster than this join on game_key and ply).
-played as (
-    select found.filename, found.row, found.ply, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle,
+-- Else by the stored keys: the plies rows at the position, which hold the moves.
+keyed as (
+    select game_key, ply, p, f, t, x, c, castle, promote, mates, eval_cp, think
+    from all_plies
+    where key = (select key from position) and (select gap is not null from position)
+),
+
+-- Each game's first: a position comes back with the same side to move 4 plies later at the soonest (each
+-- side's moves undone), so rows before ply 4 are first, and a later one is when no earlier row of its game
+-- is (a test of the few rows from ply 4 on, where a window over every row costs a third of the question).
+stored as (
+    from keyed
+    where ply < 4
+    union all
+    from keyed as later
+    where ply >= 4
+        and not exists (
+            select 1 from keyed as earlier where earlier.game_key = later.game_key and earlier.ply < later.ply
+        )
+),
+
+-- The moves of the games the index found, by their file and row; or those Python gives, read by row number
+-- (warehouse.positions.explorer: faster than this join on game_key and ply).
+addressed as (
+    select indexed.filename, indexed.row, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle,
         plies.promote, plies.mates, plies.eval_cp, plies.think
-    from found
-    join all_games as games on games.filename = found.filename and games.file_row_number = found.row
-    join plies on plies.game_key = games.game_key and plies.ply = found.ply
+    from indexed
+    join all_games as games on games.filename = indexed.filename and games.file_row_number = indexed.row
+    join plies on plies.game_key = games.game_key and plies.ply = indexed.ply
     union all
     from query(coalesce(
-        'select filename, row, ply, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
+        'select filename, row, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
         || getvariable('explorer_positions'),
-        'select null::varchar as filename, null::bigint as row, null::integer as ply, p, f, t, x, c, castle, '
-        || 'promote, mates, eval_cp, think from plies where false'
+        'select null::varchar as filename, null::bigint as row, p, f, t, x, c, castle, promote, mates, eval_cp, '
+        || 'think from plies where false'
     ))
 ),
 
-moves as (
-    select played.*, played.f || played.t || coalesce(lower(played.promote), '') as uci
-    from played
-),
-
-kept as (
-    select moves.uci, moves.eval_cp, moves.think, games.result, games.mean_elo, games.datetime
-    from moves
-    join games on games.filename = moves.filename and games.file_row_number = moves.row
-    where (getvariable('explorer_speed') is null or games.type = getvariable('explorer_speed'))
-        and (getvariable('explorer_min_rating') is null or games.mean_elo >= getvariable('explorer_min_rating'))
-        and (getvariable('explorer_max_rating') is null or games.mean_elo <= getvariable('explorer_max_rating'))
-        and (getvariable('explorer_since') is null or games.datetime >= getvariable('explorer_since')::date)
-        and (
-            getvariable('explorer_until') is null
-            or games.datetime < getvariable('explorer_until')::date + interval 1 day
-        )
-        and (
-            getvariable('explorer_player') is null
-            or getvariable('explorer_player') in (games.white_name, games.black_name)
-        )
-),
-
--- Each move's SAN, from the fields of any game that played it (the same in all: Python gives them on one).
-named as (
+-- The games' columns the question reads, and whether the filters keep the game.
+candidates as (
     select
-        moves.uci,
-        move_san(
-            any_value(position.board), any_value(p), any_value(f), any_value(t), any_value(x),
-            any_value(castle), any_value(promote), any_value(c), any_value(mates)
-        ) as san
-    from moves
-    cross join position
-    group by moves.uci
+        game_key,
+        filename,
+        file_row_number,
+        result,
+        mean_elo,
+        datetime,
+        (getvariable('explorer_speed') is null or type = getvariable('explorer_speed'))
+        and (getvariable('explorer_min_rating') is null or mean_elo >= getvariable('explorer_min_rating'))
+        and (getvariable('explorer_max_rating') is null or mean_elo <= getvariable('explorer_max_rating'))
+        and (getvariable('explorer_since') is null or datetime >= getvariable('explorer_since')::date)
+        and (getvariable('explorer_until') is null or datetime < getvariable('explorer_until')::date + interval 1 day)
+        and (getvariable('explorer_player') is null or getvariable('explorer_player') in (white_name, black_name))
+            as kept
+    from games
 ),
 
+-- The move each game found played there (none for a game that ends there), with its game's columns.
+moves as (
+    select stored.* exclude (game_key, ply), candidates.result, candidates.mean_elo, candidates.datetime,
+        candidates.kept
+    from stored
+    join candidates on candidates.game_key = stored.game_key
+    union all
+    select addressed.* exclude (filename, row), candidates.result, candidates.mean_elo, candidates.datetime,
+        candidates.kept
+    from addressed
+    join candidates on candidates.filename = addressed.filename and candidates.file_row_number = addressed.row
+),
+
+-- The SAN from the fields of any game that played the move (the same in all; Python gives them on one,
+-- which the filters may leave out): so from every game, the counts from those kept.
 final as (
     select
-        uci,
-        named.san,
-        count(*) as games,
-        count(*) filter (where result = 'W') as white_wins,
-        count(*) filter (where result = 'D') as draws,
-        count(*) filter (where result = 'B') as black_wins,
-        round(avg(mean_elo), 3) as mean_elo,
-        round(avg(eval_cp), 3) as mean_eval_cp,
-        round(avg(think), 3) as mean_think,
-        strftime(min(datetime), '%Y-%m-%d %H:%M:%S') as first_played
-    from kept
-    join named using (uci)
-    group by uci, named.san
+        f || t || coalesce(lower(promote), '') as uci,
+        move_san(
+            fen_board(any_value(target.fen)), any_value(p), any_value(f), any_value(t), any_value(x),
+            any_value(castle), any_value(promote), any_value(c), any_value(mates)
+        ) as san,
+        count(*) filter (where kept) as games,
+        count(*) filter (where kept and result = 'W') as white_wins,
+        count(*) filter (where kept and result = 'D') as draws,
+        count(*) filter (where kept and result = 'B') as black_wins,
+        round(avg(mean_elo) filter (where kept), 3) as mean_elo,
+        round(avg(eval_cp) filter (where kept), 3) as mean_eval_cp,
+        round(avg(think) filter (where kept), 3) as mean_think,
+        strftime(min(datetime) filter (where kept), '%Y-%m-%d %H:%M:%S') as first_played
+    from moves
+    cross join target
+    group by uci
 )
 
-select * from final
+-- An error when neither the index nor the stored keys found a game; the moves of the games kept.
+select * from final where games > 0
+union all
+select error(unanswered('explorer', gap)), null, null, null, null, null, null, null, null, null
+from position
+where gap is not null and not exists (select 1 from final)
 order by games desc, uci;

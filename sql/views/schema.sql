@@ -162,7 +162,8 @@ set variable chess_games_source = if(
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
     || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, null::varchar as variant, '
     || 'null::integer as moves, null::integer as variations, null::integer as headers, '
-    || 'null::bigint as final_key where false'
+    || 'null::bigint as final_key, null::integer as n_plies, null::varchar as filename, '
+    || 'null::bigint as file_row_number where false'
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
@@ -428,22 +429,30 @@ create or replace temp macro index_gap() as (
     from uncovered
 );
 
--- key_positions(k, what): the positions whose PolyGlot key is k, of every game (all_games): the game's
--- `filename` and `row` there (file_row_number), the `ply` it stands before (n_plies for the final
--- position), a row per ply a game stands there. From the position index, every ply, when it covers the
--- lake (index_gap() null); else from the stored keys: the first 10 plies (plies.key) and the final
--- positions (games.final_key); when these hold none, an error names what answers deeper positions
--- (`what` names the question asking, for the message).
+-- index_positions(k): the positions whose PolyGlot key is k in the position index (every ply; what
+-- index_gap() says of its coverage is the caller's to check): the game's `filename` and `row` there
+-- (file_row_number), the `ply` it stands before (n_plies for the final position), a row per ply.
+create or replace temp macro index_positions(k) as table
+    select covers.filename, found.row::bigint as row, found.ply
+    from position_index as found
+    join index_covers as covers on covers.file = found.file
+    where found.key = k;
+
+-- unanswered(what, gap): the one line `what` (the question asking) fails with when no game's stored keys
+-- hold the position and the position index cannot answer (`gap`: index_gap()).
+create or replace temp macro unanswered(what, gap) as
+    getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 plies (the '
+    || 'stored keys) and ' || gap || ': (re)build it to answer at any ply, `python -m loaders.position_index '
+    || '--lake ' || getvariable('chess_lake') || '`, or ask Python (the replay scan): `python -m '
+    || 'loaders.explore FEN`, `python -m loaders.positions FEN`';
+
+-- key_positions(k, what): the positions whose PolyGlot key is k, of every game (all_games), as
+-- index_positions gives them: from the position index when it covers the lake (index_gap() null); else
+-- from the stored keys, the first 10 plies (plies.key) and the final positions (games.final_key), failing
+-- with unanswered(what, …) when these hold none.
 create or replace temp macro key_positions(k, what) as table
     with target as materialized (
         select k as key, index_gap() as gap
-    ),
-
-    indexed as (
-        select covers.filename, found.row::bigint as row, found.ply
-        from position_index as found
-        join index_covers as covers on covers.file = found.file
-        where found.key = (select key from target) and (select gap is null from target)
     ),
 
     stored as materialized (
@@ -457,19 +466,11 @@ create or replace temp macro key_positions(k, what) as table
         where final_key = (select key from target) and (select gap is not null from target)
     )
 
-    select * from indexed
+    select * from index_positions((select key from target)) where (select gap is null from target)
     union all
     select * from stored
     union all
-    select
-        error(
-            getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 '
-            || 'plies (the stored keys) and ' || gap || ': (re)build it to answer at any ply, '
-            || '`python -m loaders.position_index --lake ' || getvariable('chess_lake') || '`, or ask '
-            || 'Python (the replay scan): `python -m loaders.explore FEN`, `python -m loaders.positions FEN`'
-        )::varchar,
-        null::bigint,
-        null::integer
+    select error(unanswered(what, gap))::varchar, null::bigint, null::integer
     from target
     where gap is not null and not exists (select 1 from stored);
 
