@@ -12,6 +12,7 @@ line too.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import signal
 import sys
@@ -81,6 +82,18 @@ def add_lake_argument(parser: argparse.ArgumentParser) -> None:
         help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake); S3 credentials, "
         "region and endpoint come from the AWS_* environment variables",
     )
+
+
+def add_game_filters(parser: argparse.ArgumentParser) -> None:
+    """The options that choose games by speed, mean Elo, date and player (`--type`, `--min-rating`,
+    `--max-rating`, `--since`, `--until`, `--player`)."""
+    parser.add_argument("--type", help="only games of this speed (blitz, rapid…)")
+    rating = whole_number(0)
+    parser.add_argument("--min-rating", type=rating, help="mean Elo of the two players at least this")
+    parser.add_argument("--max-rating", type=rating, help="mean Elo of the two players at most this")
+    parser.add_argument("--since", type=dt.date.fromisoformat, help="games from this date (YYYY-MM-DD)")
+    parser.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
+    parser.add_argument("--player", help="only the games of this player (either side)")
 
 
 def paragraph(doc: str | None) -> str:

@@ -11,7 +11,6 @@ stderr and exit 2. `warehouse.positions.explorer.explore` in Python; `sql/explor
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
 import polars as pl
@@ -29,12 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cli.add_lake_argument(p)
     p.add_argument("fen", metavar="FEN", help="the position, as a FEN (its move counters are ignored)")
     p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
-    p.add_argument("--type", help="only games of this speed (blitz, rapid…)")
-    p.add_argument("--min-rating", type=cli.whole_number(0), help="mean Elo of the two players at least this")
-    p.add_argument("--max-rating", type=cli.whole_number(0), help="mean Elo of the two players at most this")
-    p.add_argument("--since", type=dt.date.fromisoformat, help="games from this date (YYYY-MM-DD)")
-    p.add_argument("--until", type=dt.date.fromisoformat, help="games up to this date, included")
-    p.add_argument("--player", help="only the games of this player (either side)")
+    cli.add_game_filters(p)
     return p.parse_args(argv)
 
 
@@ -47,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
     filters = {"speed": args.type, "min_rating": args.min_rating, "max_rating": args.max_rating}
     filters |= {"since": args.since, "until": args.until, "player": args.player}
-    moves = explore(
-        args.fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters
-    )
+    moves = explore(args.fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
     if moves.is_empty():
         kept = " the filters keep" if any(v is not None for v in filters.values()) else ""
         raise LakeError(f"{lake.location}: no game{kept} plays a move from this position")

@@ -103,7 +103,9 @@ def moves_at(lake: Lake, con: duckdb.DuckDBPyConnection, found: pa.Table) -> pa.
     numbered = pa.table({"uci": uci, "index": pa.array(np.arange(len(uci)))})
     firsts = numbered.group_by("uci").aggregate([("index", "min")])["index_min"]
     sample = moves.take(firsts).select(["plies_file", "plies_row"])
-    moves = moves.join(read_rows(con, sample, SAN_FIELDS), ["plies_file", "plies_row"], join_type="left outer")
+    moves = moves.join(
+        read_rows(con, sample, SAN_FIELDS), ["plies_file", "plies_row"], join_type="left outer"
+    )
     return moves.select(["filename", "row", "ply", *MOVE_FIELDS, *SAN_FIELDS])
 
 
@@ -144,8 +146,8 @@ def read_rows(con: duckdb.DuckDBPyConnection, targets: pa.Table, columns: tuple[
             name = f"{PLAYED}_{number}"
             con.register(name, targets.filter(pc.equal(targets["plies_file"], path)).select(["plies_row"]))
             reads.append(
-                f"select {sql_string(path)} as plies_file, file_row_number as plies_row, {', '.join(columns)} "
-                f"from read_parquet({sql_string(path)}, file_row_number = true) "
+                f"select {sql_string(path)} as plies_file, file_row_number as plies_row, "
+                f"{', '.join(columns)} from read_parquet({sql_string(path)}, file_row_number = true) "
                 f"where file_row_number in (select plies_row from {name})"
             )
         return con.sql(" union all ".join(reads)).to_arrow_table()

@@ -10,15 +10,15 @@ record retires the index before it. Files it does not cover (loaded after it, or
 compaction or a `--force` reload) are searched by the replay scan (`warehouse.positions.search`), so
 answers stay the same, only slower for those files; rebuilding covers them again.
 
-Files: `_index/positions/<op>/<bucket>.parquet` (`<bucket>` 4 hex digits), 2^b buckets by the key's top b bits (b such that a bucket
-holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's positions are
-first split into bucket parts staged beside, which publishing drops), each sorted by key, file, row, ply, in
-row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that can hold a
-key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row` (the game's
-row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it: `n_plies` for
-the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for SQL (the
-views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`; it is
-published after the key files, so that a reader finding it finds them all.
+Files: `_index/positions/<op>/<bucket>.parquet` (4 hex digits), 2^b buckets by the key's top b bits (b such
+that a bucket holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's
+positions are first split into bucket parts staged beside, which publishing drops), each sorted by key, file,
+row, ply, in row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that
+can hold a key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row`
+(the game's row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it:
+`n_plies` for the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for
+SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
+it is published after the key files, so that a reader finding it finds them all.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def search(
 def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
     """The positions (`POSITIONS`) of the stored keys equal to `key`: plies' first plies, games' final
     positions."""
-    return con.sql(
+    found = con.sql(
         """
         with keyed as (
             select game_key, ply::int as ply from plies where key = $key
@@ -132,7 +132,8 @@ def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
         join all_games as games using (game_key)
         """,
         params={"key": key},
-    ).to_arrow_table().cast(POSITIONS)
+    )
+    return found.to_arrow_table().cast(POSITIONS)
 
 
 def positions_at(
