@@ -1,18 +1,19 @@
 -- Question: from a position, which moves were played, how did they score, and how were they played?
 -- Grain: one row per move played from the position (its UCI), over the games the filters keep.
 -- Definitions: the position is the FEN in variable explorer_fen (unset: the starting position), found by its
---   PolyGlot key (fen_key) with key_positions (sql/views/schema.sql): the position index at any ply when it
---   covers the lake, else the stored keys (plies.key: the first 10 plies), which fail in one line naming the
---   index's build and the Python explorer when they hold no game at the position. A game counts once: the
---   move it played the first time it stood at the position (a game that ends there plays none).
---   warehouse.positions.explore runs this file from Python, with the games the replay scan found too (the
---   variable explorer_positions names its table of game_key, ply). san = the move in SAN from the position
---   (move_san), as python-chess writes it. white_wins/draws/black_wins count results W/D/B; games counts all
---   (unknown results too); mean_elo = mean of the games' mean Elo (both Elos known); mean_eval_cp = mean
---   [%eval] in centipawns after the move, White's view (mate scores left out; null where no game has evals);
---   mean_think = mean seconds the mover spent (plies.think: its clock after its previous move, or tc_base on
---   its first, minus its clock after this move, plus tc_inc; null where clocks are missing); first_played =
---   the earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
+--   PolyGlot key (fen_key): in the position index at any ply when it covers the lake (index_positions,
+--   index_gap in sql/views/schema.sql), else in the stored keys (plies.key: the first 10 plies), failing in
+--   one line naming the index's build and the Python explorer when they hold no game at the position. A game
+--   counts once: the move it played the first time it stood at the position (a game that ends there plays
+--   none). warehouse.positions.explore runs this file from Python with the moves of the games it found (the
+--   index, the replay scan: any ply), the table the variable explorer_positions names. san = the move in SAN
+--   from the position (move_san), as python-chess writes it. white_wins/draws/black_wins count results
+--   W/D/B; games counts all (unknown results too); mean_elo = mean of the games' mean Elo (both Elos known);
+--   mean_eval_cp = mean [%eval] in centipawns after the move, White's view (mate scores left out; null where
+--   no game has evals); mean_think = mean seconds the mover spent (plies.think: its clock after its previous
+--   move, or tc_base on its first, minus its clock after this move, plus tc_inc; null where clocks are
+--   missing); first_played = the earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3
+--   decimals.
 -- Parameters (DuckDB variables; null or unset = no filter): explorer_fen, explorer_speed
 --   (type: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
 --   explorer_since / explorer_until (dates, included), explorer_player (either side's name).
@@ -75,8 +76,8 @@ addressed as (
     from query(coalesce(
         'select filename, row, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
         || getvariable('explorer_positions'),
-        'select null::varchar as filename, null::bigint as row, p, f, t, x, c, castle, promote, mates, eval_cp, '
-        || 'think from plies where false'
+        'select null::varchar as filename, null::bigint as row, p, f, t, x, c, castle, promote, mates, '
+        || 'eval_cp, think from plies where false'
     ))
 ),
 
@@ -93,9 +94,14 @@ candidates as (
         and (getvariable('explorer_min_rating') is null or mean_elo >= getvariable('explorer_min_rating'))
         and (getvariable('explorer_max_rating') is null or mean_elo <= getvariable('explorer_max_rating'))
         and (getvariable('explorer_since') is null or datetime >= getvariable('explorer_since')::date)
-        and (getvariable('explorer_until') is null or datetime < getvariable('explorer_until')::date + interval 1 day)
-        and (getvariable('explorer_player') is null or getvariable('explorer_player') in (white_name, black_name))
-            as kept
+        and (
+            getvariable('explorer_until') is null
+            or datetime < getvariable('explorer_until')::date + interval 1 day
+        )
+        and (
+            getvariable('explorer_player') is null
+            or getvariable('explorer_player') in (white_name, black_name)
+        ) as kept
     from games
 ),
 
