@@ -18,6 +18,9 @@ reload after a loader change: a lake loaded before the position columns existed 
     CPU seconds, games per CPU-second, bytes per game;
   - the same searches with the index: the first on a new connection (cold: no metadata read yet in the
     process; the OS's file cache is warm), then the best of --repeat, and the index lookup's share;
+  - the explorer (`warehouse.positions.explorer.explore`) at plies 2, 14 and 30 of a line: without the index
+    (the replay scan), then with it, cold and warm, and `sql/explorer.sql` alone (DuckDB reading the index:
+    the duckdb CLI's path), wall and the process's CPU seconds, best of --repeat;
   - the replay kernel (`_core.position_keys` over every ply of 50,000 games): plies/CPU-s;
   - bytes per game, zstd Parquet as written: plies.key, games.final_key, the opening columns.
 Not a test: it prints figures, it asserts nothing.
@@ -30,8 +33,10 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,8 +49,9 @@ from warehouse import _core  # noqa: E402
 from warehouse.lake.location import Lake  # noqa: E402
 from warehouse.positions import index  # noqa: E402
 from warehouse.positions.book import Filters, build  # noqa: E402
+from warehouse.positions.explorer import explore  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
-from warehouse.sql import connect  # noqa: E402
+from warehouse.sql import connect, query  # noqa: E402
 
 # Positions of a line the bench dump's games play (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5
 # 6. Nxf7 Kxf7 7. d6 Ke8), each before ply 2, 9 and 14 (as python-chess gives them): plies 2 and 9 are
@@ -54,6 +60,15 @@ PROBES = {
     2: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
     9: "r1bqkb1r/ppp2ppp/2n2n2/3Pp1N1/2B5/8/PPPP1PPP/RNBQK2R b KQkq - 0 5",
     14: "r1bqkb1r/ppp3pp/3P1n2/n3p3/2B5/8/PPPP1PPP/RNBQK2R w KQ - 1 8",
+}
+
+# Positions of a line the dump's games play (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Nc3 Bc5 5. Ng5 O-O 6. O-O h6
+# 7. Nf3 d6 8. d3 Bg4 9. h3 Bh5 10. Be3 Bb4 11. a3 Bxc3 12. bxc3 Re8 13. Bb3 d5 14. exd5 Nxd5 15. c4 Nf6),
+# before plies 2, 14 and 30 (as python-chess gives them), for the explorer.
+EXPLORER_PROBES = {
+    2: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    14: "r1bq1rk1/ppp2pp1/2np1n1p/2b1p3/2B1P3/2N2N2/PPPP1PPP/R1BQ1RK1 w - - 0 8",
+    30: "r2qr1k1/ppp2pp1/2n2n1p/4p2b/2P5/PB1PBN1P/2P2PP1/R2Q1RK1 w - - 1 16",
 }
 
 
@@ -81,6 +96,20 @@ def bytes_per_game(lake: Path, table: str, columns: tuple[str, ...]) -> dict[str
         if table == "games":
             games += meta.num_rows
     return {name: size for name, size in sizes.items()} | {"games": games}
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> tuple[float, float]:
+    """Best wall and CPU seconds of `repeat` runs of `run`."""
+    runs = []
+    for _ in range(repeat):
+        wall, used = time.perf_counter(), cpu()
+        run()
+        runs.append((time.perf_counter() - wall, cpu() - used))
+    return min(runs)
+
+
+def explorer_games(moves: pl.DataFrame) -> int:
+    return int(moves["games"].sum())
 
 
 def main() -> None:
@@ -127,6 +156,11 @@ def main() -> None:
                 f"search ply {ply:2} {'deep' if deep else 'stored'}, no index: {found:,} games, {best:.3f} s"
             )
 
+    for ply, fen in EXPLORER_PROBES.items():
+        games = explorer_games(explore(fen, lake, con=con, index=False))
+        wall, used = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con, index=False))
+        print(f"explorer ply {ply:2}, no index (replay): {games:,} games, {wall:.3f} s ({used:.2f} CPU-s)")
+
     wall, used = time.perf_counter(), cpu()
     record = index.build(Lake.open(lake))
     wall, used = time.perf_counter() - wall, cpu() - used
@@ -154,6 +188,21 @@ def main() -> None:
             f"search ply {ply:2} with the index: {found:,} games, cold {first:.3f} s, warm {best:.3f} s "
             f"(index lookup {lookup:.3f} s)"
         )
+
+    for ply, fen in EXPLORER_PROBES.items():
+        cold = connect(lake)
+        wall, used = time.perf_counter(), cpu()
+        games = explorer_games(explore(fen, lake, con=cold))
+        first = time.perf_counter() - wall, cpu() - used
+        warm = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con))
+        con.execute("set variable explorer_fen = $fen", {"fen": fen})
+        sql = best_of(args.repeat, lambda: query("explorer", con=con))
+        print(
+            f"explorer ply {ply:2} with the index: {games:,} games, cold {first[0]:.3f} s "
+            f"({first[1]:.2f} CPU-s), warm {warm[0]:.3f} s ({warm[1]:.2f} CPU-s); "
+            f"sql/explorer.sql {sql[0]:.3f} s ({sql[1]:.2f} CPU-s)"
+        )
+    con.execute("reset variable explorer_fen")
 
     path = next((lake / "games").rglob("*.parquet"))
     # DuckDB reads the nested moves of a big row group, which pyarrow's reader refuses to chunk.

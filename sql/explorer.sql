@@ -1,47 +1,96 @@
 -- Question: from a position, which moves were played, how did they score, and how were they played?
 -- Grain: one row per move played from the position (its UCI), over the games the filters keep.
 -- Definitions: the position is the FEN in variable explorer_fen (unset: the starting position), found by its
---   PolyGlot key in the stored keys (plies.key: the first 10 plies of each game; a position reached twice
---   there counts twice): fen_key(explorer_fen), which refuses a FEN that is none in one line, or the
---   variable explorer_key when set (warehouse.positions.explore runs this file from Python and sets it, the
---   Rust core's key of its FEN). white_wins/draws/black_wins count results W/D/B; games counts all
---   (unknown results too); mean_elo = mean of the games' mean Elo (both Elos known); mean_eval_cp = mean
---   [%eval] in centipawns after the move, White's view (mate scores left out; null where no game has
---   evals); mean_think = mean seconds the mover spent (plies.think: its clock after its previous move, or
---   tc_base on its first, minus its clock after this move, plus tc_inc; null where clocks are missing);
---   first_played = the earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3 decimals.
--- Parameters (DuckDB variables; null or unset = no filter): explorer_fen (or explorer_key), explorer_speed
---   (type, exact: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
+--   PolyGlot key (fen_key): in the position index at any ply when it covers the lake (index_positions,
+--   index_gap in sql/views/schema.sql), else in the stored keys (plies.key: the first 10 plies), failing in
+--   one line naming the index's build and the Python explorer when they hold no game at the position. A game
+--   counts once: the move it played the first time it stood at the position (a game that ends there plays
+--   none). warehouse.positions.explore runs this file from Python with the moves of the games it found (the
+--   index, the replay scan: any ply), the table the variable explorer_positions names. san = the move in SAN
+--   from the position (move_san), as python-chess writes it. white_wins/draws/black_wins count results
+--   W/D/B; games counts all (unknown results too); mean_elo = mean of the games' mean Elo (both Elos known);
+--   mean_eval_cp = mean [%eval] in centipawns after the move, White's view (mate scores left out; null where
+--   no game has evals); mean_think = mean seconds the mover spent (plies.think: its clock after its previous
+--   move, or tc_base on its first, minus its clock after this move, plus tc_inc; null where clocks are
+--   missing); first_played = the earliest game's date and time (UTC, YYYY-MM-DD HH:MM:SS). Means to 3
+--   decimals.
+-- Parameters (DuckDB variables; null or unset = no filter): explorer_fen, explorer_speed
+--   (type: blitz, rapid…), explorer_min_rating / explorer_max_rating (mean Elo bounds, included),
 --   explorer_since / explorer_until (dates, included), explorer_player (either side's name).
 --   From the CLI: duckdb -cmd "set variable explorer_fen = '<fen>'" < sql/explorer.sql
--- Output: uci, games, white_wins, draws, black_wins, mean_elo, mean_eval_cp, mean_think, first_played;
+-- Output: uci, san, games, white_wins, draws, black_wins, mean_elo, mean_eval_cp, mean_think, first_played;
 --   by games descending, then uci.
 import database 'sql/views';
 
-with position as materialized (
+with target as (
     select coalesce(
-        getvariable('explorer_key'),
-        fen_key(
-            coalesce(getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1')
+        getvariable('explorer_fen'), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+    ) as fen
+),
+
+-- The position's key, and whether the index covers the lake; not needed when Python gives the moves.
+position as materialized (
+    select fen_key(fen) as key, index_gap() as gap
+    from target
+    where getvariable('explorer_positions') is null
+),
+
+-- By the position index, when it covers the lake: each game once, at the first ply it stands there.
+indexed as (
+    select filename, row, min(ply) as ply
+    from index_positions((select key from position))
+    where (select gap is null from position)
+    group by filename, row
+),
+
+-- Else by the stored keys: the plies rows at the position, which hold the moves.
+keyed as (
+    select game_key, ply, p, f, t, x, c, castle, promote, mates, eval_cp, think
+    from all_plies
+    where key = (select key from position) and (select gap is not null from position)
+),
+
+-- Each game's first: a position comes back with the same side to move 4 plies later at the soonest (each
+-- side's moves undone), so rows before ply 4 are first, and a later one is when no earlier row of its game
+-- is (a test of the few rows from ply 4 on, where a window over every row costs a third of the question).
+stored as (
+    from keyed
+    where ply < 4
+    union all
+    from keyed as later
+    where ply >= 4
+        and not exists (
+            select 1 from keyed as earlier where earlier.game_key = later.game_key and earlier.ply < later.ply
         )
-    ) as key
 ),
 
-played as (
+-- The moves of the games the index found, by their file and row; or those Python gives, read by row number
+-- (warehouse.positions.explorer: faster than this join on game_key and ply).
+addressed as (
+    select indexed.filename, indexed.row, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle,
+        plies.promote, plies.mates, plies.eval_cp, plies.think
+    from indexed
+    join all_games as games on games.filename = indexed.filename and games.file_row_number = indexed.row
+    join plies on plies.game_key = games.game_key and plies.ply = indexed.ply
+    union all
+    from query(coalesce(
+        'select filename, row, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
+        || getvariable('explorer_positions'),
+        'select null::varchar as filename, null::bigint as row, p, f, t, x, c, castle, promote, mates, '
+        || 'eval_cp, think from plies where false'
+    ))
+),
+
+-- The games' columns the question reads, and whether the filters keep the game.
+candidates as (
     select
-        plies.game_key,
-        plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
-        plies.eval_cp,
-        plies.think
-    from plies
-    where plies.key = (select key from position)
-),
-
-kept as (
-    select game_key, result, mean_elo, datetime
-    from games
-    where game_key in (select game_key from played)
-        and (getvariable('explorer_speed') is null or type = getvariable('explorer_speed'))
+        game_key,
+        filename,
+        file_row_number,
+        result,
+        mean_elo,
+        datetime,
+        (getvariable('explorer_speed') is null or type = getvariable('explorer_speed'))
         and (getvariable('explorer_min_rating') is null or mean_elo >= getvariable('explorer_min_rating'))
         and (getvariable('explorer_max_rating') is null or mean_elo <= getvariable('explorer_max_rating'))
         and (getvariable('explorer_since') is null or datetime >= getvariable('explorer_since')::date)
@@ -52,35 +101,49 @@ kept as (
         and (
             getvariable('explorer_player') is null
             or getvariable('explorer_player') in (white_name, black_name)
-        )
+        ) as kept
+    from games
 ),
 
+-- The move each game found played there (none for a game that ends there), with its game's columns.
 moves as (
-    select
-        played.uci,
-        played.eval_cp,
-        kept.result,
-        kept.mean_elo,
-        kept.datetime,
-        played.think
-    from played
-    join kept on kept.game_key = played.game_key
+    select stored.* exclude (game_key, ply), candidates.result, candidates.mean_elo, candidates.datetime,
+        candidates.kept
+    from stored
+    join candidates on candidates.game_key = stored.game_key
+    union all
+    select addressed.* exclude (filename, row), candidates.result, candidates.mean_elo, candidates.datetime,
+        candidates.kept
+    from addressed
+    join candidates on candidates.filename = addressed.filename and candidates.file_row_number = addressed.row
 ),
 
+-- The SAN from the fields of any game that played the move (the same in all; Python gives them on one,
+-- which the filters may leave out): so from every game, the counts from those kept.
 final as (
     select
-        uci,
-        count(*) as games,
-        count(*) filter (where result = 'W') as white_wins,
-        count(*) filter (where result = 'D') as draws,
-        count(*) filter (where result = 'B') as black_wins,
-        round(avg(mean_elo), 3) as mean_elo,
-        round(avg(eval_cp), 3) as mean_eval_cp,
-        round(avg(think), 3) as mean_think,
-        strftime(min(datetime), '%Y-%m-%d %H:%M:%S') as first_played
+        f || t || coalesce(lower(promote), '') as uci,
+        move_san(
+            fen_board(any_value(target.fen)), any_value(p), any_value(f), any_value(t), any_value(x),
+            any_value(castle), any_value(promote), any_value(c), any_value(mates)
+        ) as san,
+        count(*) filter (where kept) as games,
+        count(*) filter (where kept and result = 'W') as white_wins,
+        count(*) filter (where kept and result = 'D') as draws,
+        count(*) filter (where kept and result = 'B') as black_wins,
+        round(avg(mean_elo) filter (where kept), 3) as mean_elo,
+        round(avg(eval_cp) filter (where kept), 3) as mean_eval_cp,
+        round(avg(think) filter (where kept), 3) as mean_think,
+        strftime(min(datetime) filter (where kept), '%Y-%m-%d %H:%M:%S') as first_played
     from moves
+    cross join target
     group by uci
 )
 
-select * from final
+-- An error when neither the index nor the stored keys found a game; the moves of the games kept.
+select * from final where games > 0
+union all
+select error(unanswered('explorer', gap)), null, null, null, null, null, null, null, null, null
+from position
+where gap is not null and not exists (select 1 from final)
 order by games desc, uci;

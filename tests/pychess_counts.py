@@ -17,6 +17,7 @@ from typing import Any
 
 import chess
 import chess.polyglot
+import pytest
 from oracle import game_row, read_games, rejection
 
 Row = dict[str, Any]
@@ -43,6 +44,8 @@ class Game:
     checks: list[bool]
     white_leads: list[int]
     keys: list[int]  # PolyGlot key of the position before each move (chess.polyglot.zobrist_hash)
+    sans: list[str]  # each move's SAN, as python-chess writes it from its position
+    final_key: int  # PolyGlot key of the final position
 
     @property
     def moves(self) -> list[Row]:
@@ -66,13 +69,16 @@ def replay(path: Path) -> tuple[Game, ...]:
         if rejection(game) is not None:
             continue
         board = game.board()
-        checks, leads, keys = [], [], []
+        checks, leads, keys, sans = [], [], [], []
         for move in game.mainline_moves():
             keys.append(chess.polyglot.zobrist_hash(board))
+            sans.append(board.san(move))
             board.push(move)
             checks.append(board.is_check())
             leads.append(material(board, chess.WHITE) - material(board, chess.BLACK))
-        games.append(Game(row=game_row(game), checks=checks, white_leads=leads, keys=keys))
+        row = game_row(game)
+        final = chess.polyglot.zobrist_hash(board)
+        games.append(Game(row=row, checks=checks, white_leads=leads, keys=keys, sans=sans, final_key=final))
     return tuple(games)
 
 
@@ -408,14 +414,27 @@ def count_variants(games: tuple[Game, ...]) -> list[Row]:
 
 
 def count_explorer(games: tuple[Game, ...]) -> list[Row]:
-    """The explorer of the starting position (explorer_fen unset), over its first 10 plies' positions."""
-    start = chess.polyglot.zobrist_hash(chess.Board())
+    """The explorer of the starting position (explorer_fen unset), over its first 10 plies' positions (the
+    stored keys: the lake has no position index)."""
+    return explorer_rows(games, chess.polyglot.zobrist_hash(chess.Board()), plies=10)
+
+
+def explorer_rows(
+    games: Iterable[Game],
+    key: int,
+    *,
+    plies: int | None = None,
+    keep: Callable[[Game], bool] = lambda _: True,
+) -> list[Row]:
+    """The explorer's rows at the position of PolyGlot key `key` (unsigned, as python-chess gives it): each
+    game `keep` keeps counts once, by the move it played the first time it stood there (among its first
+    `plies` positions when given); the columns of sql/explorer.sql."""
     played: defaultdict[str, list[tuple[Game, int]]] = defaultdict(list)
     for game in games:
-        for ply, key in enumerate(game.keys[:10]):
-            if key == start:
-                move = game.moves[ply]
-                played[move["f"] + move["t"] + (move["promote"] or "").lower()].append((game, ply))
+        ply = next((i for i, k in enumerate(game.keys[:plies]) if k == key), None)
+        if ply is not None and keep(game):
+            move = game.moves[ply]
+            played[move["f"] + move["t"] + (move["promote"] or "").lower()].append((game, ply))
     rows = []
     for uci, plays in played.items():
         results = Counter(game.row["result"] for game, _ in plays)
@@ -423,9 +442,11 @@ def count_explorer(games: tuple[Game, ...]) -> list[Row]:
         evals = [game.moves[ply]["eval_cp"] for game, ply in plays if game.moves[ply]["eval_cp"] is not None]
         thinks = [float(t) for game, ply in plays if (t := think_time(game, ply)) is not None]
         dates = [game.row["datetime"] for game, _ in plays if game.row["datetime"] is not None]
+        game, ply = plays[0]
         rows.append(
             {
                 "uci": uci,
+                "san": game.sans[ply],
                 "games": len(plays),
                 "white_wins": results["W"],
                 "draws": results["D"],
@@ -437,6 +458,30 @@ def count_explorer(games: tuple[Game, ...]) -> list[Row]:
             }
         )
     return sorted(rows, key=lambda row: (-row["games"], row["uci"]))
+
+
+def digits(column: str) -> int:
+    """Decimals the SQL files round a ratio column to."""
+    return 1 if column == "avg_plies" else 2 if column.endswith("pct") else 3
+
+
+def assert_rows_match(actual: list[Row], expected: list[Row], where: str = "") -> None:
+    """Same rows in the same order, column for column; a ratio within the rounding of its SQL column.
+    `where` names the answer in a failure's message."""
+    where = f"{where}: " if where else ""
+    assert [set(row) for row in actual[:1]] == [set(row) for row in expected[:1]], f"{where}columns differ"
+    assert expected, f"{where}the source gives no rows to compare: the test would assert nothing"
+    # Row by row first, the lengths last, so that a failure shows the first row that differs.
+    for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
+        for column, value in want.items():
+            if isinstance(value, float):
+                tolerance = 0.5 * 10 ** -digits(column) + 1e-9
+                assert got[column] == pytest.approx(value, abs=tolerance), (
+                    f"{where}row {index}: {got} != {want}"
+                )
+            else:
+                assert got[column] == value, f"{where}row {index}: {got} != {want}"
+    assert len(actual) == len(expected), f"{where}{len(actual)} rows, expected {len(expected)}"
 
 
 def grouped(games: Iterable[Game], key: Callable[[Game], Any]) -> dict[Any, list[Game]]:

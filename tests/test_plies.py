@@ -62,7 +62,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
             assert game["game_key"] == expected_key(game["game_id"])
             rows = plies[game["game_key"]]
             assert [r["ply"] for r in rows] == list(range(len(want["moves"]))), game["game_id"]
-            oracle_game = Game(want, [], [], [])
+            oracle_game = Game(want, [], [], [], [], 0)
             for row, move in zip(rows, want["moves"], strict=True):
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"

@@ -24,6 +24,7 @@ import warehouse
 from warehouse.lake.location import Lake
 from warehouse.lake.records import IndexRecord, Records
 from warehouse.positions import search
+from warehouse.positions.explorer import explore
 from warehouse.positions.index import INDEX_DIR, PositionIndex, bucket_bits
 
 # test_positions' fixture, here over this module's `inputs` and `lake`.
@@ -97,9 +98,9 @@ def test_rebuilt_index_covers_both_and_replaces_the_first(
     after = index_of(lake)
     live = Records.read(Lake.open(lake)).live_files()
     assert after.covered == set(live) and after.record.covers == live
-    assert after.record.removes == before.index_files
+    assert after.record.removes == before.files_of_index() and before.covers_file in before.files_of_index()
     assert not (lake / INDEX_DIR / before.load_id).exists()
-    assert all((lake / rel).exists() for rel in after.record.index_files)
+    assert all((lake / rel).exists() for rel in after.record.files_of_index())
     assert after.record.positions == sum(len(g.keys) for _, g in games)  # every position, final included
     answers(lake, games)
     assert isinstance(after.record, IndexRecord)
@@ -144,7 +145,13 @@ def test_index_on_s3(s3_server: S3Server, inputs: list[Path], games: list[tuple[
     for fen in probe_fens(first):
         key = signed(chess.polyglot.zobrist_hash(chess.Board(fen)))
         found = search(fen, url, con=con)
-        assert dict(zip(found["game_id"], found["ply"], strict=True)) == reaching(first, key), fen
+        want = reaching(first, key)
+        assert dict(zip(found["game_id"], found["ply"], strict=True)) == want, fen
+        # The explorer reads the moves there by row number, and SQL the index through its covers table.
+        plays = sum(1 for row, _ in first if row["game_id"] in want and want[row["game_id"]] < row["n_plies"])
+        assert explore(fen, url, con=con)["games"].sum() == plays, fen
+        in_sql = con.sql("select count(*) from games_at($fen)", params={"fen": fen}).fetchall()
+        assert in_sql == [(len(want),)], fen
 
 
 def test_damaged_file_stops_the_build_in_one_line(inputs: list[Path], tmp_path: Path) -> None:

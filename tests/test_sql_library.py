@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pychess_counts import COUNTS, Row, expected, replay, standard
+from pychess_counts import COUNTS, Row, assert_rows_match, expected, replay, standard
 from random_variants import BOARDS, random_games
 from support import CORPORA, SAMPLE, loaded, run_command, sample_pgn
 
@@ -48,26 +48,6 @@ def lake(source: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.
     if source == SAMPLE:  # the run's one lake of the sample
         return request.getfixturevalue("sample_lake")
     return loaded([source], tmp_path_factory.mktemp("lake"))
-
-
-def digits(column: str) -> int:
-    """Decimals the SQL files round a ratio column to."""
-    return 1 if column == "avg_plies" else 2 if column.endswith("pct") else 3
-
-
-def assert_rows_match(actual: list[Row], expected: list[Row]) -> None:
-    """Same rows in the same order, column for column; a ratio within the rounding of its SQL column."""
-    assert [set(row) for row in actual[:1]] == [set(row) for row in expected[:1]], "columns differ"
-    assert expected, "the source gives no rows to compare: the test would assert nothing"
-    # Row by row first, the lengths last, so that a failure shows the first row that differs.
-    for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
-        for column, value in want.items():
-            if isinstance(value, float):
-                tolerance = 0.5 * 10 ** -digits(column) + 1e-9
-                assert got[column] == pytest.approx(value, abs=tolerance), f"row {index}: {got} != {want}"
-            else:
-                assert got[column] == value, f"row {index}: {got} != {want}"
-    assert len(actual) == len(expected), f"{len(actual)} rows, expected {len(expected)}"
 
 
 def run_cli(name: str, lake: Path, before: str = "") -> list[Row]:

@@ -193,7 +193,8 @@ set variable chess_games_source = if(
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
     || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, null::varchar as variant, '
     || 'null::integer as moves, null::integer as variations, null::integer as headers, '
-    || 'null::bigint as final_key where false'
+    || 'null::bigint as final_key, null::integer as n_plies, null::varchar as filename, '
+    || 'null::bigint as file_row_number where false'
 );
 set variable chess_plies_source = if(
     getvariable('chess_lake_error') is null,
@@ -590,14 +591,218 @@ create or replace temp macro fen_key(fen) as (
     from indexes
 );
 
--- games_at(fen): the games (of the games view) whose stored keys hold the position of `fen`: one of their
--- first 10 plies starts from it (plies.key) or they end in it (games.final_key). A position deeper in a
--- game is found by a replay scan: warehouse.positions.search, python -m loaders.positions.
+-- The optional position index (docs/positions.md; `python -m loaders.position_index` builds it): every
+-- position of every game (before each ply, and the final one) as (key, file, row, ply), sorted by key, in
+-- _index/positions/<op>/<bucket>.parquet (4 hex digits), beside covers.parquet: the games files it covers
+-- (`file` numbers them, `path` names them in the lake, `games`), published after the key files.
+-- chess_index_op: the <op> of the last index built whose covers.parquet is there, as the views found it
+-- when they opened (one listing), null when none is; chess_index_old: an index without covers.parquet
+-- is there (built before it existed), which a rebuild makes readable here.
+set variable chess_index_op = (
+    select max(regexp_extract(file, '/_index/positions/([^/]+)/covers\.parquet', 1))
+    from glob(lake_path('_index/positions/*/covers.parquet'))
+);
+set variable chess_index_old = getvariable('chess_index_op') is null and exists (
+    select 1 from glob(lake_path('_index/positions/*/[0-9a-f][0-9a-f][0-9a-f][0-9a-f].parquet'))
+);
+
+-- index_covers: the games files the position index covers: `file` (its number in the index), `filename`
+-- (as the games view's `filename` names it), `games`. position_index: the index's rows, `key`, `file`, `row`
+-- (the game's row in its file: the games view's `file_row_number`), `ply` (n_plies for the final position);
+-- a filter on `key` reads the row groups whose min/max statistics can hold it. Both empty without an index.
+create or replace temp view index_covers as
+from query(if(
+    getvariable('chess_index_op') is null,
+    'select null::integer as file, null::varchar as filename, null::bigint as games where false',
+    'select file, ' || sql_literal(getvariable('chess_lake') || '/') || ' || path as filename, games '
+    || 'from read_parquet(' || sql_literal(lake_path('_index/positions/' || getvariable('chess_index_op')
+    || '/covers.parquet')) || ')'
+));
+create or replace temp view position_index as
+from query(if(
+    getvariable('chess_index_op') is null,
+    'select null::bigint as key, null::integer as file, null::integer as row, null::integer as ply where false',
+    'select key, file, row, ply from read_parquet(' || sql_literal(lake_path('_index/positions/'
+    || getvariable('chess_index_op') || '/[0-9a-f][0-9a-f][0-9a-f][0-9a-f].parquet')) || ')'
+));
+
+-- index_gap(): null when the position index covers every games file of the lake (listed now: a load or a
+-- compaction since it was built adds files it does not cover), else why not, in a few words.
+create or replace temp macro index_gap() as (
+    with uncovered as (
+        select count(*) as files
+        from glob(lake_path('games/**/*.parquet'))
+        where file not in (select filename from index_covers)
+    )
+    select
+        case
+            when getvariable('chess_index_old') then
+                'its position index was built by an earlier version, which SQL does not read'
+            when getvariable('chess_index_op') is null then 'the lake has no position index'
+            when files > 0 then
+                'the position index does not cover ' || files || ' games files loaded or compacted since it '
+                || 'was built'
+        end
+    from uncovered
+);
+
+-- index_positions(k): the positions whose PolyGlot key is k in the position index (every ply; what
+-- index_gap() says of its coverage is the caller's to check): the game's `filename` and `row` there
+-- (file_row_number), the `ply` it stands before (n_plies for the final position), a row per ply.
+create or replace temp macro index_positions(k) as table
+    select covers.filename, found.row::bigint as row, found.ply
+    from position_index as found
+    join index_covers as covers on covers.file = found.file
+    where found.key = k;
+
+-- unanswered(what, gap): the one line `what` (the question asking) fails with when no game's stored keys
+-- hold the position and the position index cannot answer (`gap`: index_gap()).
+create or replace temp macro unanswered(what, gap) as
+    getvariable('chess_lake') || ': ' || what || ': no game reaches this position in its first 10 plies (the '
+    || 'stored keys) and ' || gap || ': (re)build it to answer at any ply, `python -m loaders.position_index '
+    || '--lake ' || getvariable('chess_lake') || '`, or ask Python (the replay scan): `python -m '
+    || 'loaders.explore FEN`, `python -m loaders.positions FEN`';
+
+-- key_positions(k, what): the positions whose PolyGlot key is k, of every game (all_games), as
+-- index_positions gives them: from the position index when it covers the lake (index_gap() null); else
+-- from the stored keys, the first 10 plies (plies.key) and the final positions (games.final_key), failing
+-- with unanswered(what, …) when these hold none.
+create or replace temp macro key_positions(k, what) as table
+    with target as materialized (
+        select k as key, index_gap() as gap
+    ),
+
+    stored as materialized (
+        select games.filename, games.file_row_number as row, keyed.ply::integer as ply
+        from all_plies as keyed
+        join all_games as games on games.game_key = keyed.game_key
+        where keyed.key = (select key from target) and (select gap is not null from target)
+        union all
+        select filename, file_row_number, n_plies
+        from all_games
+        where final_key = (select key from target) and (select gap is not null from target)
+    )
+
+    select * from index_positions((select key from target)) where (select gap is null from target)
+    union all
+    select * from stored
+    union all
+    select error(unanswered(what, gap))::varchar, null::bigint, null::integer
+    from target
+    where gap is not null and not exists (select 1 from stored);
+
+-- games_at(fen): the games (of the games view) that reach the position of `fen` (key_positions: the
+-- position index when it covers the lake, any ply; else the stored keys, the first 10 plies and the final
+-- positions, an error when they hold none).
 create or replace temp macro games_at(fen) as table
     select games.*
     from games
-    where final_key = fen_key(fen)
-        or game_key in (select game_key from plies where key = fen_key(fen));
+    semi join key_positions(fen_key(fen), 'games_at') as found
+        on found.filename = games.filename and found.row = games.file_row_number;
+
+-- The SAN of a move (its plies fields: p f t x castle promote, `c` for a check, `mates`) from the position
+-- of a FEN, as python-chess writes it: the board is fen_board(fen), 64 letters from a8 to h1 ('.' empty),
+-- a square's index 0 (a8) to 63 (h1). A rook, knight, bishop or queen move names its from-square's file,
+-- rank or both when another piece of its kind can move legally to the same square (python-chess's rule):
+-- one that reaches it with nothing between, and is not pinned to its king off the line it would leave.
+create or replace temp macro fen_board(fen) as
+    array_to_string(
+        list_transform(
+            string_split(replace(string_split(trim(fen), ' ')[1], '/', ''), ''),
+            lambda c: if(c between '1' and '8', repeat('.', c::int), c)
+        ),
+        ''
+    );
+create or replace temp macro board_square(square) as (8 - (ascii(square[2]) - ascii('0'))) * 8
+    + ascii(square[1]) - ascii('a');
+create or replace temp macro board_at(b, i) as substr(b, i + 1, 1);
+-- Whether the squares strictly between squares i and j (on one rank, file or diagonal) are empty.
+create or replace temp macro board_clear(b, i, j) as coalesce(
+    list_bool_and(list_transform(
+        range(1, greatest(abs(j % 8 - i % 8), abs(j // 8 - i // 8))),
+        lambda n: board_at(b, i + n * (sign(j // 8 - i // 8) * 8 + sign(j % 8 - i % 8))) = '.'
+    )),
+    true
+);
+-- Whether a piece of kind `kind` (N B R Q) on square i reaches square j.
+create or replace temp macro board_reaches(b, kind, i, j) as
+    case
+        when i = j then false
+        when kind = 'N' then abs(j % 8 - i % 8) * abs(j // 8 - i // 8) = 2
+        when kind in ('B', 'Q') and abs(j % 8 - i % 8) = abs(j // 8 - i // 8) then board_clear(b, i, j)
+        when kind in ('R', 'Q') and (j % 8 = i % 8 or j // 8 = i // 8) then board_clear(b, i, j)
+        else false
+    end;
+-- Whether squares k and s are on one rank, file or diagonal.
+create or replace temp macro board_aligned(k, s) as
+    k <> s and (k % 8 = s % 8 or k // 8 = s // 8 or abs(k % 8 - s % 8) = abs(k // 8 - s // 8));
+-- The first piece's square past s on the line from square k through s, null when none is.
+create or replace temp macro board_beyond(b, k, s) as list_filter(
+    list_transform(
+        list_filter(
+            range(1, 8),
+            lambda n: s % 8 + n * sign(s % 8 - k % 8) between 0 and 7
+                and s // 8 + n * sign(s // 8 - k // 8) between 0 and 7
+        ),
+        lambda n: s + n * (sign(s // 8 - k // 8) * 8 + sign(s % 8 - k % 8))
+    ),
+    lambda i: board_at(b, i) <> '.'
+)[1];
+-- The square of the enemy rook, bishop or queen that pins the piece on square s to its king on square k
+-- (the three on one line, nothing else between), null when none does.
+create or replace temp macro board_pinner(b, k, s) as
+    if(
+        board_aligned(k, s) and board_clear(b, k, s),
+        list_transform(
+            [board_beyond(b, k, s)],
+            lambda p: if(
+                p is not null
+                and (board_at(b, p) = upper(board_at(b, p))) <> (board_at(b, k) = upper(board_at(b, k)))
+                and upper(board_at(b, p)) in (if(k % 8 = s % 8 or k // 8 = s // 8, 'R', 'B'), 'Q'),
+                p,
+                null
+            )
+        )[1],
+        null
+    );
+-- Whether moving the piece on square s to square t keeps its king (on square k) out of a pinner's line:
+-- not pinned, or t on the line between the king and its pinner, the pinner's square included.
+create or replace temp macro board_keeps_king(b, k, s, t) as list_transform(
+    [board_pinner(b, k, s)],
+    lambda p: p is null or list_contains(
+        list_transform(
+            range(1, greatest(abs(p % 8 - k % 8), abs(p // 8 - k // 8)) + 1),
+            lambda n: k + n * (sign(p // 8 - k // 8) * 8 + sign(p % 8 - k % 8))
+        ),
+        t
+    )
+)[1];
+-- The squares of the other pieces of letter p (N B R Q, the mover's case) that can move to square j
+-- legally, the piece on square i moving there. Filters in turn, each testing what the one before kept (a
+-- lambda's AND evaluates both sides).
+create or replace temp macro san_rivals(b, p, i, j) as list_filter(
+    list_filter(
+        list_filter(range(0, 64), lambda r: r <> i and board_at(b, r) = p),
+        lambda r: board_reaches(b, upper(p), r, j)
+    ),
+    lambda r: board_keeps_king(b, strpos(b, if(p = upper(p), 'K', 'k')) - 1, r, j)
+);
+-- The SAN of the move (plies fields p f t x castle promote c mates) from the position whose board is b.
+create or replace temp macro move_san(b, p, f, t, x, castle, promote, c, mates) as
+    case
+        when castle is not null then if(upper(castle) = 'K', 'O-O', 'O-O-O')
+        when upper(p) = 'P' then if(x is null, '', f[1] || 'x') || t || coalesce('=' || upper(promote), '')
+        when upper(p) = 'K' then 'K' || if(x is null, '', 'x') || t
+        else upper(p) || list_transform(
+            [san_rivals(b, p, board_square(f), board_square(t))],
+            lambda r: if(
+                len(list_filter(r, lambda i: i // 8 = board_square(f) // 8)) > 0
+                or (len(r) > 0 and len(list_filter(r, lambda i: i % 8 = board_square(f) % 8)) = 0),
+                f[1],
+                ''
+            ) || if(len(list_filter(r, lambda i: i % 8 = board_square(f) % 8)) > 0, f[2], '')
+        )[1] || if(x is null, '', 'x') || t
+    end || case when mates then '#' when c is not null then '+' else '' end;
 
 -- Last: from here on, a lake the guard refuses makes every view fail with its one line, and the views
 -- read the variable `variant`.

@@ -184,19 +184,25 @@ class UpgradeRecord(Record):
 class IndexRecord(Record):
     """The optional position index built (`warehouse.positions.index`): `index_files` (key-sorted) hold every
     position of the games of `covers` (`games/` file → games, in the order of the index's `file` column),
-    and retire (`removes`) the index built before."""
+    `covers_file` the same list as a table for SQL (None in an index built before it), published last; it
+    retires (`removes`) the index built before."""
 
     KIND: ClassVar[str] = "index"
 
     index_files: list[str] = field(default_factory=list)
     covers: dict[str, int] = field(default_factory=dict)
+    covers_file: str | None = None
     positions: int = 0
 
+    def files_of_index(self) -> list[str]:
+        """Every file of the index: its key files, then its table of covered files."""
+        return [*self.index_files, *([self.covers_file] if self.covers_file else [])]
+
     def added_files(self) -> list[str]:
-        return [*super().added_files(), *self.index_files]
+        return [*super().added_files(), *self.files_of_index()]
 
     def paths(self) -> list[str]:
-        return [*super().paths(), *self.index_files]
+        return [*super().paths(), *self.files_of_index()]
 
 
 KINDS: dict[str, type[Record]] = {

@@ -10,13 +10,15 @@ record retires the index before it. Files it does not cover (loaded after it, or
 compaction or a `--force` reload) are searched by the replay scan (`warehouse.positions.search`), so
 answers stay the same, only slower for those files; rebuilding covers them again.
 
-Files: `_index/positions/<op>/<bucket>.parquet`, 2^b buckets by the key's top b bits (b such that a bucket
-holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's positions are
-first split into bucket parts staged beside, which publishing drops), each sorted by key, file, row, ply, in
-row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that can hold a
-key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row` (the game's
-row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it: `n_plies` for
-the final position); delta-encoded.
+Files: `_index/positions/<op>/<bucket>.parquet` (4 hex digits), 2^b buckets by the key's top b bits (b such
+that a bucket holds about `BUCKET_POSITIONS`, so the build sorts one bucket at a time: each input file's
+positions are first split into bucket parts staged beside, which publishing drops), each sorted by key, file,
+row, ply, in row groups of `ROW_GROUP` rows: their min/max statistics let a lookup read only the groups that
+can hold a key. Columns: `key`, `file` (the position of its `games/` file in the record's `covers`), `row`
+(the game's row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it:
+`n_plies` for the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for
+SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
+it is published after the key files, so that a reader finding it finds them all.
 """
 
 from __future__ import annotations
@@ -40,12 +42,24 @@ from warehouse.lake.records import IndexRecord, Records, now
 from warehouse.positions.replay import replay_batch
 
 INDEX_DIR = f"{INDEX}/positions"
+# The table of the covered `games/` files, beside an index's key files.
+COVERS = "covers.parquet"
 SCHEMA = pa.schema(
     [
         pa.field("key", pa.int64(), nullable=False),
         pa.field("file", pa.int32(), nullable=False),
         pa.field("row", pa.int32(), nullable=False),
         pa.field("ply", pa.int32(), nullable=False),
+    ]
+)
+# Positions found (by `PositionIndex.lookup`, and `warehouse.positions.search`'s other ways): the game, its
+# `games/` file and row there, and the ply index the position stands before (`n_plies` for the final one).
+POSITIONS = pa.schema(
+    [
+        pa.field("game_key", pa.int64()),
+        pa.field("file", pa.string()),
+        pa.field("row", pa.int32()),
+        pa.field("ply", pa.int32()),
     ]
 )
 # Rows per row group: a lookup reads whole groups, so small ones (~100 KB of zstd at most).
@@ -68,7 +82,7 @@ def build(lake: Lake) -> IndexRecord:
             load_id=new_op_id(),
             started=now(),
             covers=covers,
-            removes=previous.index_files if previous else [],
+            removes=previous.files_of_index() if previous else [],
         )
         try:
             stage(lake, record, bucket_bits(sum(records.live_plies().values()) + sum(covers.values())))
@@ -95,6 +109,16 @@ def stage(lake: Lake, record: IndexRecord, bits: int) -> None:
         write(lake, staged(record.load_id, rel), sorted_rows)
         record.index_files.append(rel)
         record.positions += sorted_rows.num_rows
+    record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
+    covers = pa.table(
+        {
+            "file": pa.array(range(len(record.covers)), pa.int32()),
+            "path": pa.array(list(record.covers), pa.string()),
+            "games": pa.array(list(record.covers.values()), pa.int64()),
+        }
+    )
+    lake.make_parent(staged(record.load_id, record.covers_file))
+    pq.write_table(covers, lake.path(staged(record.load_id, record.covers_file)), filesystem=lake.fs)
 
 
 def bucket_bits(positions: int) -> int:
@@ -200,21 +224,22 @@ class PositionIndex:
         return cls(lake, record, covered)
 
     def lookup(self, key: int) -> pa.Table:
-        """`(game_key, ply)` of the positions whose key is `key` in the covered files: the row groups of
-        the key's bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
+        """The positions (`POSITIONS`) whose key is `key` in the covered files: the row groups of the key's
+        bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
         bits = int(math.log2(len(self.record.index_files)))
         bucket = int(bucket_of(np.array([key], np.int64), bits)[0])
         parquet = pq.ParquetFile(self.lake.path(self.record.index_files[bucket]), filesystem=self.lake.fs)
         groups = [g for g in range(parquet.metadata.num_row_groups) if _may_hold(parquet.metadata, g, key)]
         found = parquet.read_row_groups(groups) if groups else SCHEMA.empty_table()
         found = found.filter(pc.equal(found["key"], key))
-        parts = [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())})]
+        parts = [POSITIONS.empty_table()]
         for file, rel in enumerate(self.record.covers):
             hits = found.filter(pc.equal(found["file"], file))
             if rel in self.covered and hits.num_rows:
                 game_keys = read_columns(self.lake, rel, ["game_key"])
                 keys = game_keys["game_key"].take(hits["row"])
-                parts.append(pa.table({"game_key": keys, "ply": hits["ply"]}))
+                files = pa.repeat(rel, hits.num_rows)
+                parts.append(pa.table([keys, files, hits["row"], hits["ply"]], schema=POSITIONS))
         return pa.concat_tables(parts)
 
 

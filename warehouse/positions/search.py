@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.errors import InputError
@@ -23,7 +24,7 @@ from warehouse.filters import speed
 from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
-from warehouse.positions.index import PositionIndex
+from warehouse.positions.index import POSITIONS, PositionIndex
 from warehouse.positions.replay import replay_batch
 from warehouse.sql import connect
 
@@ -117,21 +118,32 @@ def search(
 
 
 def stored(con: duckdb.DuckDBPyConnection, key: int) -> pa.Table:
-    """`(game_key, ply)` of the stored keys equal to `key`: plies' first plies, games' final positions."""
-    return con.sql(
+    """The positions (`POSITIONS`) of the stored keys equal to `key`: plies' first plies, games' final
+    positions."""
+    found = con.sql(
         """
-        select game_key, ply::int as ply from plies where key = $key
-        union all
-        select game_key, n_plies as ply from games where final_key = $key
+        with keyed as (
+            select game_key, ply::int as ply from plies where key = $key
+            union all
+            select game_key, n_plies as ply from games where final_key = $key
+        )
+        select
+            keyed.game_key,
+            substr(games.filename, length(getvariable('chess_lake')) + 2) as file,
+            games.file_row_number::int as row,
+            keyed.ply
+        from keyed
+        join all_games as games using (game_key)
         """,
         params={"key": key},
-    ).to_arrow_table()
+    )
+    return found.to_arrow_table().cast(POSITIONS)
 
 
 def positions_at(
     lake: Lake, con: duckdb.DuckDBPyConnection, key: int, deep: bool = True, use_index: bool = True
 ) -> pa.Table:
-    """`(game_key, ply)` of positions whose key is `key` (a game may come more than once): from the
+    """The positions (`POSITIONS`) whose key is `key` (a game may come more than once): from the
     position index for the files it covers and a replay of every ply of the others, when the index was
     built (`warehouse.positions.index`) and `use_index`; else the stored keys, and with `deep` a replay
     from ply `KEYED_PLIES` on."""
@@ -146,18 +158,19 @@ def positions_at(
 
 
 def replayed(lake: Lake, files: list[str], key: int, from_ply: int) -> pa.Table:
-    """`(game_key, ply)` of the positions from ply `from_ply` on whose key is `key`, by a replay scan of
-    the plies twins of the `games/` files `files` (on parallel threads: the kernel releases the GIL)."""
+    """The positions (`POSITIONS`) from ply `from_ply` on whose key is `key` (a game's first), by a
+    replay scan of the plies twins of the `games/` files `files` (on parallel threads: the kernel releases
+    the GIL)."""
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         parts = list(pool.map(lambda rel: replay_file(lake, rel, key, from_ply), files))
-    return pa.concat_tables(
-        [pa.table({"game_key": pa.array([], pa.int64()), "ply": pa.array([], pa.int32())}), *parts]
-    )
+    return pa.concat_tables([POSITIONS.empty_table(), *parts])
 
 
 def replay_file(lake: Lake, rel: str, key: int, from_ply: int) -> pa.Table:
     """The matches of one `games/` file (see `replayed`): its games' start positions, its twin's moves."""
     games, batch = replay_batch(lake, rel)
     ply = pa.array(_core.find_position(batch, key, from_ply))
-    hit = ply.is_valid()
-    return pa.table({"game_key": games["game_key"].combine_chunks().filter(hit), "ply": ply.filter(hit)})
+    rows = pc.indices_nonzero(ply.is_valid()).cast(pa.int32())
+    return pa.table(
+        [games["game_key"].take(rows), pa.repeat(rel, len(rows)), rows, ply.take(rows)], schema=POSITIONS
+    )
