@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
-import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # cli first: it handles Ctrl-C while the libraries load.
@@ -71,6 +73,19 @@ def main(argv: list[str] | None = None) -> int:
     return cli.run(lambda: run(args), "the book was not written")
 
 
+@contextmanager
+def work_folder(out: Path) -> Iterator[Path]:
+    """The folder beside `out` where its runs and the book being written go (on its filesystem, so that the
+    book is renamed into place), removed at the end; one a killed run left is taken over."""
+    work = out.parent / f".{out.name}.work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     fmt = out.suffix.lstrip(".")
@@ -84,14 +99,14 @@ def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     # The runs and the book being written go to a folder beside OUT (its filesystem: renamed into place);
     # a full disk is named by OUT.
-    with naming(str(out)), tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as work:
+    with naming(str(out)), work_folder(out) as work:
         if lake is None:
-            written = merge(args.merge, Path(work) / "book.parquet")
-            publish(Path(work) / "book.parquet", out)
+            written = merge(args.merge, work / "book.parquet")
+            publish(work / "book.parquet", out)
         else:
             filters = Filters(**cli.game_filters(args).chosen(), min_games=args.min_games)
-            rows = count(connect(lake.location), Path(work), filters, args.max_ply, args.memory)
-            written = write(rows, out, fmt, Path(work))
+            rows = count(connect(lake.location), work, filters, args.max_ply, args.memory)
+            written = write(rows, out, fmt, work)
     source = f" from {len(args.merge)} books" if args.merge else ""
     print(f"{out}: {written:,} rows{source}, {time.monotonic() - start:.1f} s")
     return 0

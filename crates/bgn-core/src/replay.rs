@@ -76,8 +76,8 @@ struct LineCursor {
 /// `Options::max_game_bytes` alone would let one game of sibling variations take gigabytes.
 /// A game beyond is rejected (`too_large`). docs/operations.md, "Limits".
 pub const MAX_GAME_MOVES: usize = 1_000_000;
-/// Variations open inside one another: each holds two positions while open.
-pub const MAX_VARIATION_DEPTH: usize = 10_000;
+/// Variations open inside one another: each holds two positions while open (~20 MB at the bound).
+pub const MAX_VARIATION_DEPTH: usize = 100_000;
 
 /// Everything one game produces; reused from game to game.
 #[derive(Default)]
