@@ -79,7 +79,7 @@ def work_folder(out: Path) -> Iterator[Path]:
     book is renamed into place), removed at the end; one a killed run left is taken over."""
     work = out.parent / f".{out.name}.work"
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
+    work.mkdir(parents=True)
     try:
         yield work
     finally:
