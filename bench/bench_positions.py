@@ -157,9 +157,9 @@ def main() -> None:
             )
 
     for ply, fen in EXPLORER_PROBES.items():
-        games = explorer_games(explore(fen, lake, con=con, index=False))
+        played = explorer_games(explore(fen, lake, con=con, index=False))
         wall, used = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con, index=False))
-        print(f"explorer ply {ply:2}, no index (replay): {games:,} games, {wall:.3f} s ({used:.2f} CPU-s)")
+        print(f"explorer ply {ply:2}, no index (replay): {played:,} games, {wall:.3f} s ({used:.2f} CPU-s)")
 
     wall, used = time.perf_counter(), cpu()
     record = index.build(Lake.open(lake))
@@ -192,13 +192,13 @@ def main() -> None:
     for ply, fen in EXPLORER_PROBES.items():
         cold = connect(lake)
         wall, used = time.perf_counter(), cpu()
-        games = explorer_games(explore(fen, lake, con=cold))
+        played = explorer_games(explore(fen, lake, con=cold))
         first = time.perf_counter() - wall, cpu() - used
         warm = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con))
         con.execute("set variable explorer_fen = $fen", {"fen": fen})
         sql = best_of(args.repeat, lambda: query("explorer", con=con))
         print(
-            f"explorer ply {ply:2} with the index: {games:,} games, cold {first[0]:.3f} s "
+            f"explorer ply {ply:2} with the index: {played:,} games, cold {first[0]:.3f} s "
             f"({first[1]:.2f} CPU-s), warm {warm[0]:.3f} s ({warm[1]:.2f} CPU-s); "
             f"sql/explorer.sql {sql[0]:.3f} s ({sql[1]:.2f} CPU-s)"
         )

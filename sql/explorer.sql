@@ -28,7 +28,8 @@ with target as (
     ) as fen
 ),
 
--- The position's key, and whether the index covers the lake; not needed when Python gives the moves.
+-- The position's key, and whether the index covers the lake; not needed when Python gives the moves (the
+-- variable explorer_positions set: then the plans drop the index's and the stored keys' reads).
 position as materialized (
     select fen_key(fen) as key, index_gap() as gap
     from target
@@ -39,7 +40,7 @@ position as materialized (
 indexed as (
     select filename, row, min(ply) as ply
     from index_positions((select key from position))
-    where (select gap is null from position)
+    where getvariable('explorer_positions') is null and (select gap is null from position)
     group by filename, row
 ),
 
@@ -47,7 +48,9 @@ indexed as (
 keyed as (
     select game_key, ply, p, f, t, x, c, castle, promote, mates, eval_cp, think
     from all_plies
-    where key = (select key from position) and (select gap is not null from position)
+    where getvariable('explorer_positions') is null
+        and key = (select key from position)
+        and (select gap is not null from position)
 ),
 
 -- Each game's first: a position comes back with the same side to move 4 plies later at the soonest (each

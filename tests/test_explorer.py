@@ -24,6 +24,7 @@ from typing import Any
 
 import chess
 import chess.polyglot
+import duckdb
 import pyarrow as pa
 import pytest
 import support
@@ -34,7 +35,7 @@ import warehouse
 from warehouse.errors import InputError
 from warehouse.positions.explorer import explore
 from warehouse.positions.index import COVERS, INDEX_DIR
-from warehouse.sql import SQL_DIR, VIEWS_IMPORT
+from warehouse.sql import SQL_DIR, VIEWS_IMPORT, query
 
 CORPUS_FILES = [CORPORA / "tournament" / "twic1599_sample.pgn", *sorted((CORPORA / "chesscom").glob("*.pgn"))]
 COPIES = 3  # of the sample, each with its own ids and month
@@ -359,3 +360,20 @@ def test_sql_san_equals_python_chess(full: Path, games: list[Game]) -> None:
     assert [(fen, san) for (san,), (fen, _, _) in zip(got, cases, strict=True)] == [
         (fen, san) for fen, san, _ in cases
     ]
+
+
+def test_a_connection_kept_open_reads_the_rebuilt_index(
+    partial: Path, games: list[Game], probes: list[str], tmp_path: Path
+) -> None:
+    """The index covering a part, then rebuilt over every file (its first files retired) while a
+    connection stays open: that connection's SQL and Python explorers read the new index."""
+    lake = tmp_path / "lake"
+    shutil.copytree(partial, lake)
+    con = warehouse.connect(lake)
+    deep = probes[1]
+    con.execute("set variable explorer_fen = $fen", {"fen": deep})
+    with pytest.raises(duckdb.InvalidInputException, match="does not cover"):
+        query("explorer", con=con)
+    built(lake)
+    assert_rows_match(query("explorer", con=con).rows(named=True), oracle(games, deep), "SQL")
+    assert_rows_match(explore(deep, lake, con=con).rows(named=True), oracle(games, deep), "Python")

@@ -594,36 +594,41 @@ create or replace temp macro fen_key(fen) as (
 -- The optional position index (docs/positions.md; `python -m loaders.position_index` builds it): every
 -- position of every game (before each ply, and the final one) as (key, file, row, ply), sorted by key, in
 -- _index/positions/<op>/<bucket>.parquet (4 hex digits), beside covers.parquet: the games files it covers
--- (`file` numbers them, `path` names them in the lake, `games`), published after the key files.
--- chess_index_op: the <op> of the last index built whose covers.parquet is there, as the views found it
--- when they opened (one listing), null when none is; chess_index_old: an index without covers.parquet
--- is there (built before it existed), which a rebuild makes readable here.
-set variable chess_index_op = (
-    select max(regexp_extract(file, '/_index/positions/([^/]+)/covers\.parquet', 1))
-    from glob(lake_path('_index/positions/*/covers.parquet'))
-);
-set variable chess_index_old = getvariable('chess_index_op') is null and exists (
-    select 1 from glob(lake_path('_index/positions/*/[0-9a-f][0-9a-f][0-9a-f][0-9a-f].parquet'))
+-- (`file` numbers them, `path` names them in the lake, `games`), published after the key files; a rebuild
+-- retires the index before it. chess_index_files: whether the views found covers files and key files when
+-- they opened (one listing); the views below list them again at each query (a connection kept open across a
+-- rebuild reads the new index), and read nothing when none was there.
+set variable chess_index_files = (
+    select {
+        'covers': count(*) filter (where file like '%/covers.parquet') > 0,
+        'keys': count(*) filter (where file not like '%/covers.parquet') > 0
+    }
+    from glob(lake_path('_index/positions/*/*.parquet'))
 );
 
 -- index_covers: the games files the position index covers: `file` (its number in the index), `filename`
--- (as the games view's `filename` names it), `games`. position_index: the index's rows, `key`, `file`, `row`
--- (the game's row in its file: the games view's `file_row_number`), `ply` (n_plies for the final position);
--- a filter on `key` reads the row groups whose min/max statistics can hold it. Both empty without an index.
+-- (as the games view's `filename` names it), `games`, `op` (the index's folder): of the last index built
+-- whose covers.parquet is there. position_index: that index's rows, `key`, `file`, `row` (the game's row in
+-- its file: the games view's `file_row_number`), `ply` (n_plies for the final position); a filter on `key`
+-- reads the row groups whose min/max statistics can hold it.
 create or replace temp view index_covers as
 from query(if(
-    getvariable('chess_index_op') is null,
-    'select null::integer as file, null::varchar as filename, null::bigint as games where false',
-    'select file, ' || sql_literal(getvariable('chess_lake') || '/') || ' || path as filename, games '
-    || 'from read_parquet(' || sql_literal(lake_path('_index/positions/' || getvariable('chess_index_op')
-    || '/covers.parquet')) || ')'
+    getvariable('chess_index_files').covers,
+    'select file, ' || sql_literal(getvariable('chess_lake') || '/') || ' || path as filename, games, '
+    || 'regexp_extract(filename, ''/_index/positions/([^/]+)/covers[.]parquet'', 1) as op '
+    || 'from read_parquet(' || sql_literal(lake_path('_index/positions/*/covers.parquet'))
+    || ', filename = true) qualify op = max(op) over ()',
+    'select null::integer as file, null::varchar as filename, null::bigint as games, null::varchar as op '
+    || 'where false'
 ));
 create or replace temp view position_index as
 from query(if(
-    getvariable('chess_index_op') is null,
-    'select null::bigint as key, null::integer as file, null::integer as row, null::integer as ply where false',
-    'select key, file, row, ply from read_parquet(' || sql_literal(lake_path('_index/positions/'
-    || getvariable('chess_index_op') || '/[0-9a-f][0-9a-f][0-9a-f][0-9a-f].parquet')) || ')'
+    getvariable('chess_index_files').keys,
+    'select key, file, row, ply from read_parquet(' || sql_literal(lake_path(
+        '_index/positions/*/[0-9a-f][0-9a-f][0-9a-f][0-9a-f].parquet'
+    )) || ', filename = true) where regexp_extract(filename, ''/_index/positions/([^/]+)/'', 1) = '
+    || '(select max(op) from index_covers)',
+    'select null::bigint as key, null::integer as file, null::integer as row, null::integer as ply where false'
 ));
 
 -- index_gap(): null when the position index covers every games file of the lake (listed now: a load or a
@@ -636,9 +641,9 @@ create or replace temp macro index_gap() as (
     )
     select
         case
-            when getvariable('chess_index_old') then
+            when not exists (select 1 from index_covers) and getvariable('chess_index_files').keys then
                 'its position index was built by an earlier version, which SQL does not read'
-            when getvariable('chess_index_op') is null then 'the lake has no position index'
+            when not exists (select 1 from index_covers) then 'the lake has no position index'
             when files > 0 then
                 'the position index does not cover ' || files || ' games files loaded or compacted since it '
                 || 'was built'
