@@ -182,7 +182,10 @@ def main() -> None:
     # for the other kind (analysed or not); each file pays its schema and each row group its metadata.
     groups = FILE_GAMES // ROW_GROUP_GAMES + 1
     month_file = sum(cost.arrow_schema + groups * cost.per_row_group() for cost in costs.values())
-    line(f"  a month-sized partition ({FILE_GAMES:,}-game files)", per_game + month_file * n / FILE_GAMES)
+    line(
+        f"  a month-sized partition ({FILE_GAMES // 1000:,}k-game files)",
+        per_game + month_file * n / FILE_GAMES,
+    )
     line("layout 1 games (all SAN), one file", layout1_one)
 
     print("\nper-file costs, the lake as written (bytes in all, and a file's or a row group's):")
