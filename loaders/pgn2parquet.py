@@ -145,7 +145,7 @@ Load = Callable[..., LoadResult]
 def load_all(args: argparse.Namespace, load: Load = load_input) -> int:
     """Every input in turn (`args.inputs`), each by `load` (`load_input`'s signature): an error with one
     input is its line, and the next input loads."""
-    lake = Lake.open(args.lake)
+    lake = Lake.open(args.lake, creating=True)
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
     for path in args.inputs:
