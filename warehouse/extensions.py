@@ -52,7 +52,9 @@ def main() -> int:
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
         # A failure (exit 1) for whoever runs this; local lakes need no extension, S3 lakes from the CLI say
         # what is missing.
-        print(f"error: httpfs not installed for the duckdb CLI ({e}): S3 lakes need it there", file=sys.stderr)
+        print(
+            f"error: httpfs not installed for the duckdb CLI ({e}): S3 lakes need it there", file=sys.stderr
+        )
         return 1
     print(f"httpfs installed for the duckdb CLI from {source}")
     return 0

@@ -36,7 +36,7 @@ VIEWS_IMPORT = "import database 'sql/views';"
 PREAMBLE = (
     ".bail on\n"
     "set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not "
-    "found here: run from the folder holding sql/ (a checkout; installed: cd \"$(python -m warehouse.sql "
+    'found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql '
     "--path)/..\"), or ask `bgn query NAME`'));\n" + VIEWS_IMPORT
 )
 # The environment variables the views read with getenv.

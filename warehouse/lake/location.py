@@ -30,11 +30,12 @@ NO_LAKE = "no lake named: give --lake DIR (or s3://bucket/prefix) or set CHESS_L
 
 def default_lake(creating: bool = False) -> str:
     """``$CHESS_LAKE`` when set and not empty, else ``./lake``, which a reader (not `creating`) uses only
-    when it exists. Either way a fallback to ``./lake`` is said on stderr: which lake is read is never a guess.
+    when it exists. The lake chosen is named on stderr: which lake is read is never a guess.
 
     :raises LakeError: when there is no lake to read (`NO_LAKE`)."""
     named = os.environ.get("CHESS_LAKE")
     if named:
+        print(f"lake: {named} (CHESS_LAKE)", file=sys.stderr)
         return named
     if not creating and not os.path.isdir(DEFAULT_LOCATION):
         raise LakeError(NO_LAKE)
@@ -52,7 +53,11 @@ class Lake:
 
     @classmethod
     def open(
-        cls, location: str | os.PathLike[str] | None = None, *, any_layout: bool = False, creating: bool = False
+        cls,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        any_layout: bool = False,
+        creating: bool = False,
     ) -> Lake:
         """The lake at `location` (None: `default_lake(creating)`). It may not exist yet (a load creates it), but a
         local one must not be a file, and one that exists must be of this code's layout (`any_layout`:
