@@ -37,7 +37,6 @@ from warehouse import filters  # noqa: E402
 from warehouse.errors import InputError, NotPublished, WarehouseError, describe  # noqa: E402
 from warehouse.lake.storage import printable  # noqa: E402
 
-
 # The command as the user typed it, when a dispatcher ran this one (`bgn load`): the name every parser shows
 # in its usage instead of its own `python -m …` (see `invoked_as`).
 INVOKED_AS: str | None = None
@@ -130,8 +129,8 @@ def add_lake_argument(parser: argparse.ArgumentParser) -> None:
         "--lake",
         default=None,
         type=location,
-        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake if it exists); S3 credentials, "
-        "region and endpoint come from the AWS_* environment variables",
+        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake if it exists); S3 "
+        "credentials, region and endpoint come from the AWS_* environment variables",
     )
 
 

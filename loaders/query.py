@@ -12,6 +12,8 @@ import argparse
 import io
 import sys
 
+import polars as pl
+
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.errors import InputError
@@ -71,15 +73,11 @@ def run(args: argparse.Namespace) -> int:
     answer = query(args.name, con=con)
     shown = args.format or ("table" if args.out is None and sys.stdout.isatty() else "csv")
     if shown == "table":
-        import polars as pl
-
         with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, tbl_hide_dataframe_shape=True):
             text = f"{answer}\n{len(answer):,} rows\n"
         data = text.encode()
     else:
-        buffer = io.BytesIO()
-        {"csv": answer.write_csv, "json": answer.write_ndjson, "parquet": answer.write_parquet}[shown](buffer)
-        data = buffer.getvalue()
+        data = encoded(answer, shown)
     if args.out is not None:
         with output_file(args.out, lake) as file:
             file.write(data)
@@ -89,6 +87,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     return 0
+
+
+def encoded(answer: pl.DataFrame, format: str) -> bytes:
+    """The answer as a file of `format` (csv, json, parquet) holds it."""
+    buffer = io.BytesIO()
+    if format == "csv":
+        answer.write_csv(buffer)
+    elif format == "json":
+        answer.write_ndjson(buffer)
+    else:
+        answer.write_parquet(buffer)
+    return buffer.getvalue()
 
 
 def list_main(argv: list[str] | None = None) -> int:

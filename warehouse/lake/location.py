@@ -59,9 +59,9 @@ class Lake:
         any_layout: bool = False,
         creating: bool = False,
     ) -> Lake:
-        """The lake at `location` (None: `default_lake(creating)`). It may not exist yet (a load creates it), but a
-        local one must not be a file, and one that exists must be of this code's layout (`any_layout`:
-        of any, for the upgrade).
+        """The lake at `location` (None: `default_lake(creating)`). It may not exist yet (a load creates
+        it), but a local one must not be a file, and one that exists must be of this code's layout
+        (`any_layout`: of any, for the upgrade).
 
         A local lake's own folders and files (`layout.ENTRIES`) must not be symbolic links: one may lead
         out of the lake, or into another lake, where writing, moving and deleting the lake's files (its
