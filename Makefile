@@ -18,8 +18,8 @@ rust:
 # (pip -v: cargo's lines) and is done once per PYTHON and INSTALL, recorded by a stamp in .make/: done
 # again when pyproject.toml or the Rust crates change, or when PYTHON cannot import the package (another
 # virtual environment). Python files need no reinstall (editable). A rebuilt wheel of the same name:
-# make -B setup.
-STAMP := .make/setup-$(shell echo "$(PYTHON) $(INSTALL)" | cksum | cut -d' ' -f1)
+# make -B setup. (STAMP=FILE: the stamp elsewhere.)
+STAMP ?= .make/setup-$(shell echo "$(PYTHON) $(INSTALL)" | cksum | cut -d' ' -f1)
 ifneq ($(shell $(PYTHON) -I -c 'import warehouse._core, duckdb' 2>/dev/null && command -v duckdb),)
 else
 .PHONY: $(STAMP)
