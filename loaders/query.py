@@ -105,13 +105,15 @@ def encoded(answer: pl.DataFrame, format: str) -> bytes:
 
 def list_main(argv: list[str] | None = None) -> int:
     """`bgn list`: every question, with what it asks (the first line of its file)."""
-    cli.OneLineParser(
-        prog="python -m loaders.query", description="The questions of the SQL library."
-    ).parse_args(argv)
-    names = questions()
-    width = max(map(len, names))
-    print("\n".join(f"{name:<{width}}  {question_asked(name)}" for name in names))
-    return 0
+    cli.OneLineParser(prog="bgn list", description="The questions of the SQL library.").parse_args(argv)
+
+    def listing() -> int:
+        names = questions()
+        width = max(map(len, names))
+        print("\n".join(f"{name:<{width}}  {question_asked(name)}" for name in names))
+        return 0
+
+    return cli.run(listing, "nothing was written")
 
 
 if __name__ == "__main__":
