@@ -74,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     shown = args.format or ("table" if args.out is None and sys.stdout.isatty() else "csv")
     if shown == "table":
         # Every row, every column, whole strings: the answer, not a preview of it.
-        table = {"tbl_rows": -1, "tbl_cols": -1, "tbl_width_chars": 250, "fmt_str_lengths": 1000}
-        with pl.Config(**table, tbl_hide_dataframe_shape=True):
+        with pl.Config(
+            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=1000, tbl_hide_dataframe_shape=True
+        ):
             text = f"{answer}\n{len(answer):,} rows\n"
         data = text.encode()
     else:
