@@ -14,9 +14,22 @@ INSTALL ?= -e '.[cli]'
 rust:
 	@command -v cargo >/dev/null || { echo "setup needs a Rust toolchain (https://rustup.rs)"; exit 1; }
 
-# What the package and the demo need: Python and Rust, nothing else.
-setup: rust
-	$(PYTHON) -m pip install --disable-pip-version-check -q $(INSTALL)
+# What the package and the demo need: Python and Rust, nothing else. The install shows the build's progress
+# (pip -v: cargo's lines) and is done once per PYTHON and INSTALL, recorded by a stamp in .make/: done
+# again when pyproject.toml or the Rust crates change, or when PYTHON cannot import the package (another
+# virtual environment). Python files need no reinstall (editable). A rebuilt wheel of the same name:
+# make -B setup. (STAMP=FILE: the stamp elsewhere.)
+STAMP ?= .make/setup-$(shell echo "$(PYTHON) $(INSTALL)" | cksum | cut -d' ' -f1)
+ifneq ($(shell $(PYTHON) -I -c 'import warehouse._core, duckdb' 2>/dev/null && command -v duckdb),)
+else
+.PHONY: $(STAMP)
+endif
+
+setup: rust $(STAMP)
+
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
+	$(PYTHON) -m pip install --disable-pip-version-check -v $(INSTALL)
+	@mkdir -p $(@D) && touch $@
 
 # Everything the tests need besides: their Python packages (with the duckdb CLI), a Java runtime 17+ for
 # PySpark (tests/test_spark.py) and Graphviz (the opening graph, tests/test_book.py), which apt-get installs
@@ -34,7 +47,7 @@ setup-test: rust
 		else \
 			echo "the tests need Graphviz's dot for the opening graph: install it (e.g. sudo apt-get install graphviz)"; exit 1; \
 		fi; }
-	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
+	$(PYTHON) -m pip install --disable-pip-version-check -v -e '.[test]'
 	@# The CLI's httpfs, for S3 lakes (tests/test_sql_s3.py); --no-deps: the package declares a Python duckdb
 	@# of its own version, which the project does not use.
 	$(PYTHON) -m pip install --disable-pip-version-check -q --no-deps duckdb-extension-httpfs==1.5.5

@@ -6,6 +6,8 @@
 --   bucket of the move's 0-based ply index N: '<10' when N < 10, else 'a-b' for the first bound b of
 --   20, 30, ..., 200 that N is below (a = b - 10: '10-20' ... '190-200'), else 'other' (N >= 200).
 -- Output: type, piece, bucket, nblunders; by nblunders descending, then type, piece, bucket's ply.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with blunders as (

@@ -6,6 +6,8 @@
 --   error_pct = 100 x (inaccuracies + mistakes + blunders) / moves, blunder_pct = 100 x blunders / moves,
 --   2 decimals.
 -- Output: type, band, moves, inaccuracies, mistakes, blunders, error_pct, blunder_pct; by type, band.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with analysed as (

@@ -7,6 +7,8 @@
 --   Buckets: '<1s' (think < 1), '1-10s' (< 10), '10-120s' (< 120), '120s+'.
 --   pct = 100 x moves / the type's counted plies, rounded to 2 decimals.
 -- Output: type, bucket, moves, pct; by type, then bucket from fastest to slowest.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with thinks as (

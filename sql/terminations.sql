@@ -5,6 +5,8 @@
 --   mated = games of the row whose mainline ends in checkmate; white_wins, draws, black_wins by result.
 -- Output: type, termination, games, pct, mated, white_wins, draws, black_wins; by type, games descending,
 --   termination.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with ended as (

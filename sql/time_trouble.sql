@@ -8,6 +8,8 @@
 --   mistakes = moves with NAG 2, 4 or 6 (`?`, `??`, `?!`); mistake_pct = 100 x mistakes / moves
 --   (2 decimals).
 -- Output: type, clock_bucket, moves, mistakes, mistake_pct; by type, then clock from low to high.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with timed as (

@@ -82,8 +82,8 @@ class Peaks:
 
 
 class Started:
-    """A command running in the background from the repository's root, its output collected; `finish`
-    waits for it, `stop` ends it with a signal first (the crash and Ctrl-C tests)."""
+    """A command running in the background from the repository's root (or `cwd`), its output collected;
+    `finish` waits for it, `stop` ends it with a signal first (the crash and Ctrl-C tests)."""
 
     def __init__(
         self,
@@ -93,6 +93,7 @@ class Started:
         env: dict[str, str] | None = None,
         nofile: int | None = None,
         new_session: bool = False,
+        cwd: Path = REPO,
     ):
         # `ulimit -n` in the child only: the test process keeps its own limit.
         limit = (
@@ -103,7 +104,7 @@ class Started:
         self._start = time.monotonic()
         self.proc = subprocess.Popen(
             command,
-            cwd=REPO,
+            cwd=cwd,
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -153,7 +154,7 @@ def start(command: list[Arg], **options: Any) -> Started:
 
 def run_command(command: list[Arg], *, timeout: float = 60, **options: Any) -> Run:
     """`command` from the repository's root to its end, killed and failed past `timeout` seconds, with
-    its peak RSS and file descriptors (see `Peaks`); options: `stdin` bytes, `env`, `nofile` (see
+    its peak RSS and file descriptors (see `Peaks`); options: `stdin` bytes, `env`, `nofile`, `cwd` (see
     `Started`)."""
     return start(command, **options).finish(timeout)
 

@@ -19,6 +19,15 @@ set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHE
 -- needs httpfs even for a local lake, and plain SQL cannot create one only for an S3 lake.
 -- warehouse.connect() reads S3 through the project's own filesystem (pyarrow's, the loader's settings) and
 -- sets chess_lake_query to '' first.
+-- The duckdb CLI needs httpfs for an S3 lake (warehouse.connect, which sets chess_lake_query, does not): without
+-- it, one line saying how to install it, before DuckDB's autoloading error and a view's missing table.
+set variable chess_httpfs = if(
+    lower(getvariable('chess_lake')) like 's3://%' and getvariable('chess_lake_query') is null
+    and not exists (from duckdb_extensions() where extension_name = 'httpfs' and (installed or loaded)),
+    error(getvariable('chess_lake') || ': an S3 lake needs the duckdb CLI''s httpfs extension: run '
+        || '`python -m warehouse.extensions` (or duckdb -c "install httpfs")'),
+    true
+);
 set variable chess_lake_query = coalesce(getvariable('chess_lake_query'), (
     with config as (
         select nullif(coalesce(nullif(getenv('AWS_ENDPOINT_URL_S3'), ''), getenv('AWS_ENDPOINT_URL')), '') as endpoint
