@@ -22,7 +22,7 @@ from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.explorer import explore
 from warehouse.positions.graph import opening_names
 from warehouse.positions.index import PositionIndex
-from warehouse.positions.search import position_key, search
+from warehouse.positions.search import position_key, positions_at, search
 from warehouse.sql import connect
 
 # The games the page lists: the top ones by the players' mean rating, then the latest.
@@ -55,14 +55,17 @@ class Answers:
             self.connections[variant] = connect(self.location, variant=variant)
         return self.connections[variant]
 
-    def moves(self, view: View) -> pl.DataFrame:
-        """`explore`'s rows at the view's position under its filters."""
+    def answer(self, view: View) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """`explore`'s rows at the view's position under its filters; and every game through the position
+        the filters keep (`search`'s columns), the best rated (the mean of both Elos) first, then the
+        latest. One search of the lake's positions for both."""
         lake = self.lake()
+        fen, kept = view.board().fen(), view.kept
         with self.lock:
             con = self.connection(view.variant)
-            kept = view.kept
-            return explore(
-                view.board().fen(),
+            found = positions_at(lake, con, position_key(fen))
+            moves = explore(
+                fen,
                 lake.location,
                 con=con,
                 speed=kept.type,
@@ -71,23 +74,19 @@ class Answers:
                 since=kept.since,
                 until=kept.until,
                 player=kept.player,
+                positions=found,
             )
+            games = search(fen, lake.location, con=con, kept=kept, positions=found)
+        mean = (pl.col("white_elo") + pl.col("black_elo")) / 2
+        return moves, games.sort([mean, pl.col("datetime")], descending=True, nulls_last=True)
 
-    def games(self, view: View) -> pl.DataFrame:
-        """Every game through the view's position its filters keep (`search`'s columns), the best rated
-        (the mean of both Elos) first, then the latest."""
+    def pgn(self, view: View) -> Iterator[str]:
+        """The PGN text of each game through the view's position its filters keep."""
         lake = self.lake()
         with self.lock:
             con = self.connection(view.variant)
-            found = search(view.board().fen(), lake.location, con=con, kept=view.kept)
-        mean = (pl.col("white_elo") + pl.col("black_elo")) / 2
-        return found.sort([mean, pl.col("datetime")], descending=True, nulls_last=True)
-
-    def pgn(self, view: View) -> Iterator[str]:
-        """The PGN text of each game `games` gives."""
-        keys = self.games(view)["game_key"].to_arrow()
-        with self.lock:
-            return keyed_pgn(self.connection(view.variant), keys)
+            keys = search(view.board().fen(), lake.location, con=con, kept=view.kept)["game_key"]
+            return keyed_pgn(con, keys.to_arrow())
 
     def opening(self, view: View) -> tuple[str | None, bool]:
         """The chess-openings name of the view's position, else of the last position of its line that has

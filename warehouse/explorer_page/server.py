@@ -77,13 +77,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        moves, games = answers.answer(view)
         text = render.explorer_page(
-            answers.location,
-            view,
-            answers.moves(view),
-            answers.games(view),
-            answers.opening(view),
-            answers.depth(view),
+            answers.location, view, moves, games, answers.opening(view), answers.depth(view)
         )
         self.reply(HTTPStatus.OK, "text/html; charset=utf-8", text.encode())
 

@@ -54,6 +54,7 @@ def search(
     index: bool = True,
     con: duckdb.DuckDBPyConnection | None = None,
     kept: GameFilters | None = None,
+    positions: pa.Table | None = None,
     **filters: Any,
 ) -> pl.DataFrame:
     """The games of `lake` that reach the position of `fen` (pieces, side to move, castling rights and
@@ -61,7 +62,8 @@ def search(
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
     `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`),
     a speed read as `warehouse.filters.speed` reads it; `kept`, the games the shared filters keep (ratings
-    and dates as ranges, as `explore` reads them).
+    and dates as ranges, as `explore` reads them); `positions`, `positions_at`'s answer at the position
+    (with the same `deep` and `index`), when the caller has it.
     `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`
     ignores the position index (the same answer, by the stored keys and the replay scan). `con`, when
     given, is a `warehouse.connect(lake)` connection to reuse.
@@ -79,7 +81,7 @@ def search(
     kept_where, kept_params = (kept or GameFilters()).where()
     if set(kept_params) & set(filters):
         raise InputError(f"{', '.join(sorted(set(kept_params) & set(filters)))}: filtered twice")
-    found = positions_at(Lake.open(lake), con, key, deep, index)
+    found = positions_at(Lake.open(lake), con, key, deep, index) if positions is None else positions
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
     columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
