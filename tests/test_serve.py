@@ -23,6 +23,8 @@ from pychess_counts import Game, explorer_rows, replay
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
+from warehouse.lake.plies import KEYED_PLIES
+
 E4_C5 = ("e2e4", "c7c5")
 SINCE, UNTIL = dt.date(2025, 5, 1), dt.date(2025, 5, 1)
 MIN_RATING = 1500
@@ -76,8 +78,15 @@ def kept(min_rating: int | None = None, since: dt.date | None = None, until: dt.
     return keep
 
 
-def expected_table(games: tuple[Game, ...], moves: tuple[str, ...], keep: Callable[[Game], bool]) -> list:
-    rows = explorer_rows(games, key_after(moves), keep=keep)
+def expected_table(
+    games: tuple[Game, ...],
+    moves: tuple[str, ...],
+    keep: Callable[[Game], bool],
+    plies: int | None = KEYED_PLIES,
+) -> list:
+    """python-chess's rows of the table at the position after `moves`: the games that stand there within
+    their first `plies` plies (the page's count without the position index), None: at any ply."""
+    rows = explorer_rows(games, key_after(moves), keep=keep, plies=plies)
     return [(r["san"], r["games"], r["white_wins"], r["draws"], r["black_wins"]) for r in rows]
 
 
@@ -96,6 +105,14 @@ def click_move(driver: webdriver.Chrome, san: str) -> None:
     driver.find_element(By.XPATH, f"//table[@id='moves']//td[@class='san']/a[text()='{san}']").click()
 
 
+def found_how(driver: webdriver.Chrome) -> str | None:
+    return driver.find_element(By.ID, "found").get_attribute("data-how")
+
+
+def line_of(game: Game, plies: int) -> tuple[str, ...]:
+    return tuple(m["f"] + m["t"] + (m["promote"] or "").lower() for m in game.moves[:plies])
+
+
 def error_line(driver: webdriver.Chrome) -> str:
     text = driver.find_element(By.ID, "error").text
     assert len(text.splitlines()) == 1 and "Traceback" not in driver.page_source, text
@@ -111,6 +128,7 @@ def test_click_through_filter_and_back(page: tuple[webdriver.Chrome, str], games
     assert "Sicilian Defense" in driver.find_element(By.CLASS_NAME, "opening").text
     unfiltered = expected_table(games, E4_C5, kept())
     assert shown_table(driver) == unfiltered and unfiltered
+    assert found_how(driver) == "stored"
 
     form = driver.find_element(By.ID, "filters")
     form.find_element(By.NAME, "min_rating").send_keys(str(MIN_RATING))
@@ -143,7 +161,10 @@ def test_pgn_download(page: tuple[webdriver.Chrome, str], games: tuple[Game, ...
             read.append(game.headers["Site"])
     key = key_after(E4_C5)
     keep = kept(MIN_RATING)
-    expected = [g.row["site"] for g in games if (key in g.keys or g.final_key == key) and keep(g)]
+    # The stored keys': a game at the position in its first plies, or ending there.
+    expected = [
+        g.row["site"] for g in games if (key in g.keys[:KEYED_PLIES] or g.final_key == key) and keep(g)
+    ]
     assert sorted(read) == sorted(expected) and len(read) > 0
 
 
@@ -171,6 +192,24 @@ def test_screenshot_is_not_blank(page: tuple[webdriver.Chrome, str]) -> None:
     most = max(count for count, _ in colors) / (image.width * image.height)
     assert image.width >= 1000 and len(png) > 30_000, (image.size, len(png))
     assert len(colors) > 50 and most < 0.9, (len(colors), most)
+
+
+def test_deeper_by_replay_then_by_the_index(
+    page: tuple[webdriver.Chrome, str], games: tuple[Game, ...], lake: Path
+) -> None:
+    """Past the stored keys, the page replays the games; once the position index is built, it counts every
+    game at any ply (a transposition after the first plies too). After the tests of the stored keys: it builds
+    the index."""
+    driver, url = page
+    deep = line_of(next(g for g in games if len(g.moves) > 20), 14)
+    driver.get(f"{url}/?moves={'+'.join(deep)}")
+    assert found_how(driver) == "replay"
+    assert shown_table(driver) == expected_table(games, deep, kept(), plies=None) != []
+    assert support.run_module("loaders.position_index", ["--lake", lake]).returncode == 0
+    for moves in (deep, E4_C5, ()):
+        driver.get(f"{url}/?moves={'+'.join(moves)}")
+        assert found_how(driver) == "index"
+        assert shown_table(driver) == expected_table(games, moves, kept(), plies=None)
 
 
 def test_a_folder_no_longer_a_lake_is_one_line(page: tuple[webdriver.Chrome, str], lake: Path) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import chess
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse.explorer_page.view import View
 from warehouse.export_pgn import keyed_pgn
@@ -27,16 +28,8 @@ from warehouse.sql import connect
 
 # The games the page lists: the top ones by the players' mean rating, then the latest.
 TOP_GAMES = 20
-
-
-@dataclass(frozen=True)
-class Depth:
-    """How the position's games are found: `ply` of the position from the start position given, and
-    whether the stored keys (`KEYED_PLIES`) reach it or a deeper read (the index, else a replay) does."""
-
-    ply: int
-    stored: bool
-    indexed: bool
+# How a page found the position's games (`Answers.found`).
+INDEX, STORED, REPLAY = "index", "stored", "replay"
 
 
 class Answers:
@@ -55,15 +48,30 @@ class Answers:
             self.connections[variant] = connect(self.location, variant=variant)
         return self.connections[variant]
 
-    def answer(self, view: View) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """`explore`'s rows at the view's position under its filters; and every game through the position
-        the filters keep (`search`'s columns), the best rated (the mean of both Elos) first, then the
-        latest. One search of the lake's positions for both."""
+    def found(self, lake: Lake, con: duckdb.DuckDBPyConnection, fen: str) -> tuple[pa.Table, str]:
+        """The positions (`positions_at`) of `fen` the page counts, and how they were found: by the
+        position index, at any ply, when it was built; else by the stored keys (the games that stand there
+        within their first `KEYED_PLIES` plies: a click's cost on a large lake); else, when no game stands
+        there that early, by a replay of every game (deeper positions; slow on a large lake)."""
+        key = position_key(fen)
+        if PositionIndex.open(lake) is not None:
+            return positions_at(lake, con, key), INDEX
+        stored = positions_at(lake, con, key, deep=False, use_index=False)
+        if pc.any(pc.less(stored["ply"], KEYED_PLIES)).as_py():
+            return stored, STORED
+        return positions_at(lake, con, key, use_index=False), REPLAY
+
+    def answer(self, view: View) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+        """`explore`'s rows at the view's position under its filters; every game through the position the
+        filters keep (`search`'s columns), the best rated (the mean of both Elos) first, then the latest;
+        and how they were found (`found`, whose positions both read: the lake searched once)."""
         lake = self.lake()
         fen, kept = view.board().fen(), view.kept
         with self.lock:
             con = self.connection(view.variant)
-            found = positions_at(lake, con, position_key(fen))
+            found, how = self.found(lake, con, fen)
+            # deep: the positions given say how deep the page looks (with the stored keys' alone, `explore`
+            # would refuse a position no game reaches early, where the page shows an empty table).
             moves = explore(
                 fen,
                 lake.location,
@@ -78,14 +86,16 @@ class Answers:
             )
             games = search(fen, lake.location, con=con, kept=kept, positions=found)
         mean = (pl.col("white_elo") + pl.col("black_elo")) / 2
-        return moves, games.sort([mean, pl.col("datetime")], descending=True, nulls_last=True)
+        return moves, games.sort([mean, pl.col("datetime")], descending=True, nulls_last=True), how
 
     def pgn(self, view: View) -> Iterator[str]:
-        """The PGN text of each game through the view's position its filters keep."""
+        """The PGN text of each game through the view's position its filters keep (the page's games)."""
         lake = self.lake()
+        fen = view.board().fen()
         with self.lock:
             con = self.connection(view.variant)
-            keys = search(view.board().fen(), lake.location, con=con, kept=view.kept)["game_key"]
+            found, _ = self.found(lake, con, fen)
+            keys = search(fen, lake.location, con=con, kept=view.kept, positions=found)["game_key"]
             return keyed_pgn(con, keys.to_arrow())
 
     def opening(self, view: View) -> tuple[str | None, bool]:
@@ -97,8 +107,3 @@ class Answers:
             board.push_uci(uci)
             named = self.names.get(position_key(board.fen()), named)
         return named, position_key(board.fen()) in self.names
-
-    def depth(self, view: View) -> Depth:
-        board = view.board()
-        ply = (board.fullmove_number - 1) * 2 + (board.turn == chess.BLACK)
-        return Depth(ply, ply < KEYED_PLIES, PositionIndex.open(self.lake()) is not None)

@@ -11,7 +11,7 @@ import chess
 import chess.svg
 import polars as pl
 
-from warehouse.explorer_page.answers import TOP_GAMES, Depth
+from warehouse.explorer_page.answers import INDEX, STORED, TOP_GAMES
 from warehouse.explorer_page.view import View
 from warehouse.lake.layout import SPEEDS
 from warehouse.lake.plies import KEYED_PLIES
@@ -51,7 +51,7 @@ def explorer_page(
     moves: pl.DataFrame,
     games: pl.DataFrame,
     opening: tuple[str | None, bool],
-    depth: Depth,
+    how: str,
 ) -> str:
     board = view.board()
     side = (
@@ -62,7 +62,7 @@ def explorer_page(
         f"{position_form({})}"
     )
     tables = (
-        f"{filters_form(view)}{depth_note(depth)}{moves_table(view, moves)}"
+        f"{filters_form(view)}{found_note(how)}{moves_table(view, moves)}"
         f"<h2>Games through this position</h2>{games_part(view, games)}"
     )
     body = f'<main><section class="side">{side}</section><section class="tables">{tables}</section></main>'
@@ -133,15 +133,19 @@ def filters_form(view: View) -> str:
     )
 
 
-def depth_note(depth: Depth) -> str:
-    how = (
-        f"the stored keys (plies 0 to {KEYED_PLIES - 1}, the fast path)"
-        if depth.stored
-        else "the position index"
-        if depth.indexed
-        else "a replay of every game (no position index: `python -m loaders.position_index` builds one)"
+def found_note(how: str) -> str:
+    """Which games the page counts, as `Answers.found` found them."""
+    index = "<code>python -m loaders.position_index</code>"
+    text = {
+        INDEX: "Every game through this position, at any ply (the position index).",
+        STORED: f"The games that stand here within their first {KEYED_PLIES} plies (the stored keys, fast); "
+        f"one reaching it later by another move order counts once {index} has built the position index.",
+    }.get(
+        how,
+        f"Found by a replay of every game (no game stands here within its first {KEYED_PLIES} plies; "
+        f"slow on a large lake: {index} builds the position index).",
     )
-    return f'<p class="depth">Ply {depth.ply}: found by {esc(how)}.</p>'
+    return f'<p class="found" id="found" data-how="{how}">{text}</p>'
 
 
 def moves_table(view: View, moves: pl.DataFrame) -> str:
@@ -172,7 +176,7 @@ def move_row(view: View, row: dict) -> str:
         f'<td class="num">{number(row["mean_elo"], 0)}</td>',
         f'<td class="num">{number(eval_after, 2, signed=True)}</td>',
         f'<td class="num">{number(row["mean_think"], 1, " s")}</td>',
-        f"<td>{esc(row['first_played'])}</td>",
+        f'<td title="{esc(row["first_played"])}">{esc((row["first_played"] or "")[:10])}</td>',
     ]
     return f'<tr class="move" data-uci="{esc(row["uci"])}">{"".join(cells)}</tr>'
 
