@@ -35,9 +35,7 @@ def page(title: str, lake: str, body: str, error: str | None = None) -> str:
 """
 
 
-def error_page(
-    lake: str, message: str, view: View | None = None, entered: dict[str, str] | None = None
-) -> str:
+def error_page(lake: str, message: str, entered: dict[str, str] | None = None) -> str:
     """One line saying what is wrong, with the position form (as entered) to try again."""
     body = (
         f'<main><section class="side">{position_form(entered or {})}<p><a href="/">The start position</a></p>'

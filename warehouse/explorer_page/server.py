@@ -50,8 +50,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.explorer(query)
             elif url.path == "/pgn":
                 self.pgn(query)
-            elif url.path.startswith("/assets/") and (ASSETS / url.path[8:]).name in asset_names():
-                path = ASSETS / url.path[8:]
+            elif url.path.removeprefix("/assets/") in asset_names():  # by name: no path leaves the folder
+                path = ASSETS / url.path.removeprefix("/assets/")
                 self.reply(HTTPStatus.OK, CONTENT_TYPES[path.suffix], path.read_bytes())
             else:
                 self.reply_error(HTTPStatus.NOT_FOUND, f"{url.path}: no such page")
