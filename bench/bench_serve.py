@@ -5,8 +5,10 @@
 Starts `python -m loaders.serve` on the lake (127.0.0.1, a free port), loads the start page (the first
 request: the connection's making, reported apart), then clicks down a line, the most played move at each
 ply, to ply --plies: the wall seconds of each page (HTTP GET to the last byte: the moves table, the games
-through the position, the board). The baseline, in this process on a warm connection, at the same positions:
-`explore` alone, and `explore` + `search` (the two lake reads a page makes). Not a test: it prints figures.
+through the position, the board), and how the page found the games (the stored keys, the index, a replay).
+The baseline, in this process on a warm connection, at the same positions by the same path (`deep=False`
+where the page read the stored keys): `explore` alone, and `explore` + `search` each reading the lake (the
+page reads the positions once for both). Not a test: it prints figures.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from warehouse.positions.search import search  # noqa: E402
 from warehouse.sql import connect  # noqa: E402
 
 MOST_PLAYED = re.compile(r'<tr class="move" data-uci="([a-h1-8qrbn]+)"')
+FOUND = re.compile(r'id="found" data-how="([a-z]+)"')
 
 
 def fetch(url: str) -> tuple[float, str]:
@@ -60,11 +63,12 @@ def main() -> None:
         base = server.stdout.readline().split()[-4].rstrip("/")
         first, _ = fetch(f"{base}/?moves=")
         print(f"lake {args.lake}; first page (a new connection): {first:.2f} s")
-        clicks: list[tuple[int, tuple[str, ...], float]] = []
+        clicks: list[tuple[int, tuple[str, ...], float, str]] = []
         moves: tuple[str, ...] = ()
         for ply in range(args.plies + 1):
             seconds, text = fetch(f"{base}/?moves={'+'.join(moves)}")
-            clicks.append((ply, moves, seconds))
+            how = FOUND.search(text)
+            clicks.append((ply, moves, seconds, how.group(1) if how else "?"))
             found = MOST_PLAYED.search(text)
             if found is None:
                 break
@@ -75,17 +79,21 @@ def main() -> None:
     con = connect(args.lake)
     board = chess.Board()
     explore(board.fen(), args.lake, con=con)  # warm, as the server's connection is
-    print("ply  games at   page s  explore s  explore+search s  page / explore+search")
-    for ply, line, page in clicks:
+    print("ply  found by  games at   page s  explore s  explore+search s  page / explore")
+    for ply, line, page, how in clicks:
         board = chess.Board()
         for uci in line:
             board.push_uci(uci)
         fen = board.fen()
-        alone = timed(lambda fen=fen: explore(fen, args.lake, con=con))
-        games = search(fen, args.lake, con=con)
-        both = alone + timed(lambda fen=fen: search(fen, args.lake, con=con))
-        print(f"{ply:>3}  {len(games):>8,}  {page:>7.2f}  {alone:>9.2f}  {both:>16.2f}  {page / both:>21.2f}")
-    worst = max(page for ply, _, page in clicks)
+        deep = how != "stored"  # the page's own path: the stored keys, else the index or the replay
+        alone = timed(lambda fen=fen, deep=deep: explore(fen, args.lake, con=con, deep=deep))
+        games = search(fen, args.lake, con=con, deep=deep)
+        both = alone + timed(lambda fen=fen, deep=deep: search(fen, args.lake, con=con, deep=deep))
+        print(
+            f"{ply:>3}  {how:>8}  {len(games):>8,}  {page:>7.2f}  {alone:>9.2f}  {both:>16.2f}  "
+            f"{page / alone:>14.2f}"
+        )
+    worst = max(page for _, _, page, _ in clicks)
     print(f"slowest click: {worst:.2f} s (goal < 0.5 s at plies <= {args.plies})")
 
 
