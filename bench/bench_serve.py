@@ -60,7 +60,9 @@ def main() -> None:
     )
     try:
         assert server.stdout is not None
-        base = server.stdout.readline().split()[-4].rstrip("/")
+        address = re.search(r"http://127\.0\.0\.1:[0-9]+", server.stdout.readline())
+        assert address is not None, "the server did not start"
+        base = address.group()
         first, _ = fetch(f"{base}/?moves=")
         print(f"lake {args.lake}; first page (a new connection): {first:.2f} s")
         clicks: list[tuple[int, tuple[str, ...], float, str]] = []

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -24,9 +25,10 @@ def served(lake: Path) -> Iterator[str]:
     started = support.start(support.module("loaders.serve", "--lake", lake, "--port", "0"))
     assert started.proc.stdout is not None
     line = started.proc.stdout.readline().decode()
-    assert "http://127.0.0.1:" in line, (line, started.finish(5))
+    url = re.search(r"http://127\.0\.0\.1:[0-9]+", line)
+    assert url is not None, (line, started.finish(5))
     try:
-        yield line.split()[-4].rstrip("/")  # "... http://127.0.0.1:PORT/ (Ctrl-C stops it)"
+        yield url.group()
     finally:
         done = started.stop(signal.SIGINT, timeout=30)
         assert done.returncode == 130, done
