@@ -212,9 +212,13 @@ def test_deeper_by_replay_then_by_the_index(
         assert shown_table(driver) == expected_table(games, moves, kept(), plies=None)
 
 
-def test_a_folder_no_longer_a_lake_is_one_line(page: tuple[webdriver.Chrome, str], lake: Path) -> None:
-    """Last: it takes the lake away."""
+def test_a_damaged_lake_then_no_lake_is_one_line(page: tuple[webdriver.Chrome, str], lake: Path) -> None:
+    """A file of the lake cut short (as a copy or a disk can leave it), then the lake taken away (last)."""
     driver, url = page
+    plies = sorted((lake / "plies").rglob("*.parquet"))[0]
+    plies.write_bytes(plies.read_bytes()[: plies.stat().st_size // 2])
+    driver.get(url + "/?moves=e2e4")
+    assert "damaged" in error_line(driver)
     aside = lake.parent / "aside"
     aside.mkdir()
     for name in ("games", "plies", "_loads"):
