@@ -32,8 +32,9 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	@mkdir -p $(@D) && touch $@
 
 # Everything the tests need besides: their Python packages (with the duckdb CLI), a Java runtime 17+ for
-# PySpark (tests/test_spark.py) and Graphviz (the opening graph, tests/test_book.py), which apt-get installs
-# when run as root. One editable install, one build.
+# PySpark (tests/test_spark.py), Graphviz (the opening graph, tests/test_book.py) and Chromium with its
+# driver (the explorer page, tests/test_serve.py), which apt-get installs when run as root. One editable
+# install, one build.
 setup-test: rust
 	@java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -46,6 +47,12 @@ setup-test: rust
 			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz; \
 		else \
 			echo "the tests need Graphviz's dot for the opening graph: install it (e.g. sudo apt-get install graphviz)"; exit 1; \
+		fi; }
+	@{ command -v chromium && command -v chromedriver; } >/dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+		else \
+			echo "the tests need Chromium and its driver for the explorer page: install them (e.g. sudo apt-get install chromium chromium-driver)"; exit 1; \
 		fi; }
 	$(PYTHON) -m pip install --disable-pip-version-check -v -e '.[test]'
 	@# The CLI's httpfs, for S3 lakes (tests/test_sql_s3.py); --no-deps: the package declares a Python duckdb

@@ -31,6 +31,7 @@ COMMANDS: dict[str, Command] = {
     "search": Command("loaders.positions", "the games that reach a position (FEN)"),
     "explore": Command("loaders.explore", "the moves played from a position, with their scores"),
     "book": Command("loaders.book", "an opening book (Parquet, TSV, PolyGlot .bin) from a lake"),
+    "serve": Command("loaders.serve", "the explorer as a local web page (127.0.0.1)"),
     "graph": Command("loaders.opening_graph", "the opening tree as .dot and SVG"),
     "index": Command("loaders.position_index", "build the optional position index (fast deep searches)"),
     "openings": Command("loaders.openings", "export the opening code map and the ECO book"),

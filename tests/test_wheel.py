@@ -151,6 +151,17 @@ def test_the_issue_lines_print_the_blunders_table(installed: Installed, wheel_la
     assert Path(where).is_relative_to(installed.venv), "the SQL library must come from the wheel"
 
 
+def test_the_explorer_page_assets_travel_in_the_wheel(installed: Installed) -> None:
+    """The CSS and script `python -m loaders.serve` serves, in the installed package (python-chess, which
+    the page needs, is not installed here: the folder is listed, not the server's module imported)."""
+    code = (
+        "import pathlib, warehouse.explorer_page as page; "
+        "print(sorted(p.name for p in (pathlib.Path(page.__file__).parent / 'assets').iterdir()))"
+    )
+    listed = installed.python("-c", code, cwd=installed.work)
+    assert listed.strip() == str(sorted(p.name for p in (ROOT / "warehouse/explorer_page/assets").iterdir()))
+
+
 def test_every_question_answers_as_in_the_checkout(
     installed: Installed, wheel_lake: Path, checkout_lake: Path
 ) -> None:

@@ -24,7 +24,7 @@ import pyarrow as pa
 from warehouse import _core, export_sql
 from warehouse.export_json import ExportResult
 from warehouse.export_out import write_texts
-from warehouse.lake.layout import Partition
+from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake_scan import ALL, Selection, grouped, scan
 
@@ -51,6 +51,33 @@ def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int
         `selection` matches none of its partitions.
     """
     return texts(scan(lake, COLUMNS, selection))
+
+
+def keyed_pgn(con: duckdb.DuckDBPyConnection, game_keys: pa.Array) -> Iterator[str]:
+    """The PGN text of each game of `con`'s lake (a `warehouse.connect` connection) whose `game_key` is in
+    `game_keys`, by partition, then date and id."""
+    con.register("pgn_game_keys", pa.table({"game_key": game_keys}))
+    try:
+        games = con.sql(
+            f"select {', '.join([*PARTITION_COLUMNS, *COLUMNS])} from games where game_key in "
+            "(select game_key from pgn_game_keys) order by type, year, month, datetime, game_id"
+        ).to_arrow_table()
+    finally:
+        con.unregister("pgn_game_keys")
+    return (text for _, _, text in texts(by_partition(games)))
+
+
+def by_partition(games: pa.Table) -> Iterator[tuple[Partition, pa.RecordBatch]]:
+    """The batches of `games` (sorted by type, year, month) with their partition, as `texts` takes them."""
+    partition_columns = list(PARTITION_COLUMNS)
+    partitions = games.select(partition_columns).to_pylist()
+    start = 0
+    for end in range(1, len(partitions) + 1):
+        if end == len(partitions) or partitions[end] != partitions[start]:
+            key = Partition(**partitions[start])
+            for batch in games.slice(start, end - start).drop_columns(partition_columns).to_batches():
+                yield key, batch
+            start = end
 
 
 def texts(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[str, int, str]]:

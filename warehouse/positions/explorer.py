@@ -50,6 +50,7 @@ def explore(
     since: dt.date | None = None,
     until: dt.date | None = None,
     player: str | None = None,
+    positions: pa.Table | None = None,
 ) -> pl.DataFrame:
     """The moves played from `fen`'s position in the lake's games, one row each, as sql/explorer.sql defines
     them (a game counts once, by the first ply it stands at the position), over the games the filters keep
@@ -57,7 +58,8 @@ def explore(
     replay scan of the others (`index=False`: the replay scan alone, past the stored keys); `deep=False`
     reads the stored keys only (the first `KEYED_PLIES` plies). `con`, when given, is a
     `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake). No row when no game
-    reaches the position.
+    reaches the position. `positions`: `positions_at`'s answer at the position (with the same `deep` and
+    `index`), when the caller has it (one read of the lake for the explorer and `search`).
 
     :raises InputError: for a FEN that is not a legal position, a filter `GameFilters` refuses, or, with
         `deep=False`, a position no game reaches in its first plies (the stored keys cannot tell a deeper
@@ -70,7 +72,7 @@ def explore(
     elif lake is None:  # the connection's lake, as warehouse.connect set it
         ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
     opened = Lake.open(lake)
-    found = positions_at(opened, con, key, deep, index)
+    found = positions_at(opened, con, key, deep, index) if positions is None else positions
     if not deep:  # the index, when used, gave every ply
         found = found.filter(pc.less(found["ply"], KEYED_PLIES))
         if found.num_rows == 0:
