@@ -22,7 +22,7 @@ from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.search import position_key, positions_at
-from warehouse.sql import connect, question_text, resolve_lake, sql_string
+from warehouse.sql import connected, question_text, resolve_lake, sql_string
 
 # The name of the table of the moves played that sql/explorer.sql reads (its variable explorer_positions).
 PLAYED = "explorer_played"
@@ -65,11 +65,7 @@ def explore(
     # One reading of a FEN, the Rust core's; a filter the shared parser refuses is refused here too.
     key = position_key(fen)
     filters = GameFilters(speed, min_rating, max_rating, since, until, player)
-    if con is None:
-        con = connect(lake)
-    elif lake is None:  # the connection's lake, as warehouse.connect set it
-        ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
-    opened = Lake.open(lake)
+    opened, con = connected(lake, con)
     found = positions_at(opened, con, key, deep, index)
     if not deep:  # the index, when used, gave every ply
         found = found.filter(pc.less(found["ply"], KEYED_PLIES))
