@@ -44,7 +44,7 @@ def explore(
     con: duckdb.DuckDBPyConnection | None = None,
     deep: bool = True,
     index: bool = True,
-    speed: str | None = None,
+    type: str | None = None,
     min_rating: int | None = None,
     max_rating: int | None = None,
     since: dt.date | None = None,
@@ -64,7 +64,7 @@ def explore(
         one from one no game reaches)."""
     # One reading of a FEN, the Rust core's; a filter the shared parser refuses is refused here too.
     key = position_key(fen)
-    filters = GameFilters(speed, min_rating, max_rating, since, until, player)
+    filters = GameFilters(type, min_rating, max_rating, since, until, player)
     opened, con = connected(lake, con)
     found = positions_at(opened, con, key, deep, index)
     if not deep:  # the index, when used, gave every ply
