@@ -32,7 +32,7 @@ MOVE_FIELDS = ("f", "t", "promote", "eval_cp", "think")
 SAN_FIELDS = ("p", "x", "c", "castle", "mates")
 # No move, with the columns and types `moves_at` gives.
 NO_MOVE = (
-    "select null::varchar as filename, null::integer as row, null::integer as ply, "
+    "select null::bigint as game_key, null::integer as ply, "
     f"{', '.join(f'plies.{c}' for c in MOVE_FIELDS + SAN_FIELDS)} from plies where false"
 )
 
@@ -89,12 +89,12 @@ def explore(
 
 def moves_at(lake: Lake, con: duckdb.DuckDBPyConnection, found: pa.Table) -> pa.Table:
     """The move each game of `found` (`warehouse.positions.index.POSITIONS`) played the first time it stood
-    at the position, as sql/explorer.sql reads them: the game's `filename` (as the views name it) and `row`
-    there, `ply`, `MOVE_FIELDS`, and `SAN_FIELDS` on one game of each move (null on the others); none for a
-    game that ends there. Read by row number, a file at a time: a `games/` file and its `plies/` twin hold
-    the same games in the same order, each game's plies in a row, so a game's ply is the twin's row (the
-    plies of the games before it) + ply, and DuckDB reads those rows alone (a join on `(game_key, ply)`
-    decodes `game_key` for every ply of the lake), the fewer columns the cheaper."""
+    at the position, as sql/explorer.sql reads them: the game's `game_key`, `ply`, `MOVE_FIELDS`, and
+    `SAN_FIELDS` on one game of each move (null on the others); none for a game that ends there. Read by
+    row number, a file at a time: a `games/` file and its `plies/` twin hold the same games in the same
+    order, each game's plies in a row, so a game's ply is the twin's row (the plies of the games before
+    it) + ply, and DuckDB reads those rows alone (a join on `(game_key, ply)` decodes `game_key` for every
+    ply of the lake), the fewer columns the cheaper."""
     targets = plies_rows(lake, found)
     if targets.num_rows == 0:
         return con.sql(NO_MOVE).to_arrow_table()
@@ -106,14 +106,14 @@ def moves_at(lake: Lake, con: duckdb.DuckDBPyConnection, found: pa.Table) -> pa.
     moves = moves.join(
         read_rows(con, sample, SAN_FIELDS), ["plies_file", "plies_row"], join_type="left outer"
     )
-    return moves.select(["filename", "row", "ply", *MOVE_FIELDS, *SAN_FIELDS])
+    return moves.select(["game_key", "ply", *MOVE_FIELDS, *SAN_FIELDS])
 
 
 def plies_rows(lake: Lake, found: pa.Table) -> pa.Table:
-    """Each game of `found` once, at its first ply there, but those that end there: the game's `filename`
-    (as the views name it), `row`, `ply`, and where its move is: `plies_file` (the twin, as DuckDB reads it)
-    and `plies_row` in it."""
-    first = found.group_by(["file", "row"]).aggregate([("ply", "min")]).rename_columns(["file", "row", "ply"])
+    """Each game of `found` once, at its first ply there, but those that end there: the game's `game_key`,
+    `ply`, and where its move is: `plies_file` (the twin, as DuckDB reads it) and `plies_row` in it."""
+    first = found.group_by(["file", "row", "game_key"]).aggregate([("ply", "min")])
+    first = first.rename_columns(["file", "row", "game_key", "ply"])
     root = resolve_lake(lake)
     parts = []
     for rel in sorted(set(first["file"].to_pylist())):
@@ -125,15 +125,14 @@ def plies_rows(lake: Lake, found: pa.Table) -> pa.Table:
         parts.append(
             pa.table(
                 {
-                    "filename": pa.repeat(f"{root}/{rel}", len(rows)),
-                    "row": pa.array(rows, pa.int32()),
+                    "game_key": games["game_key"].filter(moved),
                     "ply": pa.array(plies, pa.int32()),
                     "plies_file": pa.repeat(glob_literal(f"{root}/{plies_twin(rel)}"), len(rows)),
                     "plies_row": pa.array((np.cumsum(counts) - counts)[rows] + plies, pa.int64()),
                 }
             )
         )
-    names = ["filename", "row", "ply", "plies_file", "plies_row"]
+    names = ["game_key", "ply", "plies_file", "plies_row"]
     return pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
 
 
