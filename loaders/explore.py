@@ -47,11 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
-    filters = {"speed": args.type, "min_rating": args.min_rating, "max_rating": args.max_rating}
-    filters |= {"since": args.since, "until": args.until, "player": args.player}
+    filters = cli.game_filters(args).chosen()
     moves = explore(args.fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
     if moves.is_empty():
-        kept = " the filters keep" if any(v is not None for v in filters.values()) else ""
+        kept = " the filters keep" if filters else ""
         raise LakeError(f"{lake.location}: no game{kept} plays a move from this position")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
         print(moves)

@@ -88,6 +88,19 @@ def connect(
     return con
 
 
+def connected(
+    lake: str | os.PathLike[str] | None, con: duckdb.DuckDBPyConnection | None
+) -> tuple[Lake, duckdb.DuckDBPyConnection]:
+    """The lake and the connection of a function given either or both: `con` (from `connect()`) reads
+    its own lake (the `chess_lake` it was opened with) when `lake` is None, never the default one; without
+    `con`, a new connection to `lake`."""
+    if con is None:
+        return Lake.open(lake), connect(lake)
+    if lake is None:
+        ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
+    return Lake.open(lake), con
+
+
 def damaged_file(error: BaseException) -> DamagedFile | None:
     """The `DamagedFile` a DuckDB error over the lake stands for when it names a data file it could not
     read (`DAMAGED_FILE`), else None."""

@@ -719,14 +719,7 @@ create or replace temp macro games_at(fen) as table
 -- a square's index 0 (a8) to 63 (h1). A rook, knight, bishop or queen move names its from-square's file,
 -- rank or both when another piece of its kind can move legally to the same square (python-chess's rule):
 -- one that reaches it with nothing between, and is not pinned to its king off the line it would leave.
-create or replace temp macro fen_board(fen) as
-    array_to_string(
-        list_transform(
-            string_split(replace(string_split(trim(fen), ' ')[1], '/', ''), ''),
-            lambda c: if(c between '1' and '8', repeat('.', c::int), c)
-        ),
-        ''
-    );
+create or replace temp macro fen_board(fen) as array_to_string(fen_board_ranks(fen_fields(fen)[1]), '');
 create or replace temp macro board_square(square) as (8 - (ascii(square[2]) - ascii('0'))) * 8
     + ascii(square[1]) - ascii('a');
 create or replace temp macro board_at(b, i) as substr(b, i + 1, 1);

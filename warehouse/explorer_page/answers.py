@@ -76,7 +76,7 @@ class Answers:
                 fen,
                 lake.location,
                 con=con,
-                speed=kept.type,
+                type=kept.type,
                 min_rating=kept.min_rating,
                 max_rating=kept.max_rating,
                 since=kept.since,

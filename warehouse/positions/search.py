@@ -26,7 +26,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.index import POSITIONS, PositionIndex
 from warehouse.positions.replay import replay_batch
-from warehouse.sql import connect
+from warehouse.sql import connected
 
 # The columns of the answer, from the games view, after `game_id`, `ply`.
 GAME_COLUMNS = (
@@ -66,13 +66,13 @@ def search(
     (with the same `deep` and `index`), when the caller has it.
     `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`
     ignores the position index (the same answer, by the stored keys and the replay scan). `con`, when
-    given, is a `warehouse.connect(lake)` connection to reuse.
+    given, is a `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake).
 
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
     if "type" in filters:
         speed(filters["type"])
-    con = con or connect(lake)
+    opened, con = connected(lake, con)
     if filters:  # `describe` binds the games view (~35 ms of a search): only to check filters
         known = {row[0] for row in con.sql("describe games").fetchall()}
         unknown = sorted(set(filters) - known)
@@ -81,7 +81,7 @@ def search(
     kept_where, kept_params = (kept or GameFilters()).where()
     if set(kept_params) & set(filters):
         raise InputError(f"{', '.join(sorted(set(kept_params) & set(filters)))}: filtered twice")
-    found = positions_at(Lake.open(lake), con, key, deep, index) if positions is None else positions
+    found = positions_at(opened, con, key, deep, index) if positions is None else positions
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
     columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
