@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pychess_counts import COUNTS, Row, assert_rows_match, expected, replay, standard
 from random_variants import BOARDS, random_games
-from support import CORPORA, SAMPLE, loaded, run_command, sample_pgn
+from support import CORPORA, REPO, SAMPLE, loaded, run_command, sample_pgn
 
 from warehouse.lake.layout import SPEEDS
 from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
@@ -88,6 +88,22 @@ def test_header_states_the_output_columns(name: str, lake: Path) -> None:
     columns = [re.sub(r" \(.*\)$", "", column.strip()) for column in sections.group(1).split(",")]
     assert columns == query(name, lake).columns
     assert next(line for line in lines if line and not line.startswith("--")) == VIEWS_IMPORT
+
+
+def test_min_sample_is_stated_as_the_views_define_it(lake: Path) -> None:
+    """The questions whose rates the notebooks leave out below min_sample() moves state the views' value
+    in their header; the notebooks that plot them read it from the views."""
+    value = connect(lake).sql("select min_sample()").fetchall()[0][0]
+    stating = []
+    for name in questions():
+        lines = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8").splitlines()
+        header = " ".join(line.removeprefix("--").strip() for line in lines if line.startswith("--"))
+        if "min_sample()" in header:
+            assert f"min_sample() moves (sql/views/schema.sql: {value})" in header, name
+            stating.append(name)
+    assert {"blunders", "blunders_by_rating", "clock_pace", "time_trouble"} <= set(stating)
+    for notebook in ("blunders", "clock_pace", "ratings"):
+        assert "select min_sample()" in (REPO / "notebooks" / f"{notebook}.ipynb").read_text()
 
 
 def test_lake_from_environment(
