@@ -15,47 +15,12 @@
 import database 'sql/views';
 
 with thinks as (
-    -- every ply by its stored think time: grouping by a plain column, then bucketing and filtering its few
-    -- hundred values, is cheaper than testing and bucketing every ply. One scan per speed (`type` is a
-    -- partition: each reads its own files; docs/schema.md lists the seven), grouped by think alone: a
-    -- one-column key costs DuckDB's hash aggregate ~20% less CPU than grouping by type and think
-    select 'ultrabullet' as type, think, count(*) as moves
-    from plies where type = 'ultrabullet' group by think
-    union all
-    select 'bullet' as type, think, count(*) as moves
-    from plies where type = 'bullet' group by think
-    union all
-    select 'blitz' as type, think, count(*) as moves
-    from plies where type = 'blitz' group by think
-    union all
-    select 'rapid' as type, think, count(*) as moves
-    from plies where type = 'rapid' group by think
-    union all
-    select 'classical' as type, think, count(*) as moves
-    from plies where type = 'classical' group by think
-    union all
-    select 'correspondence' as type, think, count(*) as moves
-    from plies where type = 'correspondence' group by think
-    union all
-    select 'unknown' as type, think, count(*) as moves
-    from plies where type = 'unknown' group by think
-),
-
-base_shares as (
-    -- the think time as a share of the game's base time, exact (no division): each counted ply with its
-    -- game's tc_base
-    select
-        plies.type,
-        case
-            when 200 * plies.think < games.tc_base then 1
-            when 50 * plies.think < games.tc_base then 2
-            when 20 * plies.think < games.tc_base then 3
-            else 4
-        end as bucket_order,
-        count(*) as moves
+    -- every counted ply by its stored think time and its game's base: grouping by these plain columns (a
+    -- few thousand values), then bucketing them, is cheaper than bucketing every ply
+    select plies.type, plies.think, games.tc_base, count(*) as moves
     from plies
     join games on games.game_key = plies.game_key
-    where plies.think >= 0 and games.tc_base > 0
+    where plies.think >= 0
     group by all
 ),
 
@@ -67,10 +32,22 @@ buckets as materialized (
         case when think < 1 then 1 when think < 10 then 2 when think < 120 then 3 else 4 end as bucket_order,
         sum(moves)::bigint as moves
     from thinks
-    where think >= 0
     group by all
     union all
-    select type, 2 as scale_order, bucket_order, moves from base_shares
+    -- the think time as a share of the game's base time, exact (no division)
+    select
+        type,
+        2 as scale_order,
+        case
+            when 200 * think < tc_base then 1
+            when 50 * think < tc_base then 2
+            when 20 * think < tc_base then 3
+            else 4
+        end as bucket_order,
+        sum(moves)::bigint as moves
+    from thinks
+    where tc_base > 0
+    group by all
 ),
 
 every_bucket as (

@@ -19,7 +19,6 @@ from pychess_counts import COUNTS, Row, assert_rows_match, expected, replay, sta
 from random_variants import BOARDS, random_games
 from support import CORPORA, REPO, SAMPLE, loaded, run_command, sample_pgn
 
-from warehouse.lake.layout import SPEEDS
 from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
 
 CORPUS = CORPORA / "lichess"
@@ -192,10 +191,3 @@ def test_an_unknown_variant_is_one_line(lake: Path) -> None:
 def test_unknown_question_names_the_known_ones(lake: Path) -> None:
     with pytest.raises(ValueError, match="blunders"):
         query("no_such_question", lake)
-
-
-def test_clock_pace_scans_every_speed() -> None:
-    """clock_pace.sql reads the plies one speed at a time (a scan per `type`): it names every speed the
-    loader writes, so that no ply is left out."""
-    named = re.findall(r"where type = '([a-z]+)'", (SQL_DIR / "clock_pace.sql").read_text())
-    assert sorted(named) == sorted(SPEEDS)
