@@ -191,3 +191,25 @@ def test_an_unknown_variant_is_one_line(lake: Path) -> None:
 def test_unknown_question_names_the_known_ones(lake: Path) -> None:
     with pytest.raises(ValueError, match="blunders"):
         query("no_such_question", lake)
+
+
+OTHER_SITES = [CORPORA / "chesscom", CORPORA / "engine"]
+LICHESS_WORDS = {"Normal", "Time forfeit", "Abandoned", "Rules infraction", "Unterminated", "Adjudication"}
+
+
+@pytest.mark.parametrize("folder", OTHER_SITES, ids=[folder.name for folder in OTHER_SITES])
+def test_other_sites_end_in_lichess_words(folder: Path, tmp_path: Path) -> None:
+    """chess.com's and TCEC's games: terminations.sql counts them by lichess's words (not one row per
+    player's `X won by checkmate`), summary.sql by speed (chess.com's daily games correspondence, TCEC's
+    per-side and fractional time controls typed), as python-chess's reading of the files does."""
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    files = sorted(folder.glob("*.pgn"))
+    lake = loaded(files, tmp_path / "lake", "--allow-duplicates")
+    games = tuple(game for path in files for game in standard(replay(path)))
+    terminations = query("terminations", lake).rows(named=True)
+    assert_rows_match(terminations, COUNTS["terminations"](games))
+    assert {row["termination"] for row in terminations} <= LICHESS_WORDS | {"?"}
+    assert_rows_match(query("summary", lake).rows(named=True), COUNTS["summary"](games))
+    if folder.name == "chesscom":
+        assert "correspondence" in {row["type"] for row in terminations}
