@@ -1,7 +1,8 @@
 -- Question: how do games end, by speed?
 -- Grain: one row per type and Termination tag.
--- Definitions: termination = the Termination tag ('?' when absent; lichess writes Normal, Time forfeit,
---   Abandoned, Rules infraction, Unterminated); pct = 100 x games / the type's games (2 decimals);
+-- Definitions: termination = the termination column ('?' when absent): the Termination tag in lichess's
+--   words (Normal, Time forfeit, Abandoned, Rules infraction, Unterminated; chess.com's `X won by
+--   checkmate` is Normal: docs/schema.md); pct = 100 x games / the type's games (2 decimals);
 --   mated = games of the row whose mainline ends in checkmate; white_wins, draws, black_wins by result.
 -- Output: type, termination, games, pct, mated, white_wins, draws, black_wins; by type, games descending,
 --   termination.

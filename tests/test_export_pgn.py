@@ -21,8 +21,8 @@ import chess.pgn
 import pytest
 import zstandard
 from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_lakes
-from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
-from support import Run, run_module
+from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands, termination
+from support import Run, loaded, read_games, run_module
 
 from warehouse.export_pgn import pgn_games
 from warehouse.lake import Lake
@@ -217,3 +217,38 @@ def test_cli_user_errors_are_one_line(
     assert process.returncode == 2
     assert message in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr
+
+
+# Other sites' wordings, the column's text for each (the test's own reading of what lichess writes), and
+# the time controls they write: chess.com's daily `1/259200`, TCEC's per-side tags.
+OTHER_SOURCES = [
+    ("cancer0707 won by checkmate", "Normal", '[TimeControl "180"]', "blitz"),
+    ("Game drawn by repetition", "Normal", '[TimeControl "1/259200"]', "correspondence"),
+    ("hikaru won on time", "Time forfeit", '[TimeControl "1/86400"]', "correspondence"),
+    ("someone won - game abandoned", "Abandoned", '[TimeControl "600"]', "rapid"),
+    ("Game drawn by timeout vs insufficient material", "Time forfeit", '[TimeControl "60"]', "bullet"),
+    ("Game drawn by 50-move rule", "Normal", '[WhiteTimeControl "180+0.5"]\n[BlackTimeControl "180+0.5"]',
+     "blitz"),
+    ("adjudication", "Adjudication", '[WhiteTimeControl "40/900"]\n[BlackTimeControl "40/900"]', "rapid"),
+    ("White mates", "White mates", '[WhiteTimeControl "60+1"]\n[BlackTimeControl "600+1"]', "unknown"),
+]  # fmt: skip
+
+
+def test_other_sources_terminations_and_time_controls(tmp_path: Path) -> None:
+    """chess.com's and TCEC's tags: the `termination` column in lichess's words, the text in `headers`,
+    written back as it was by the PGN export; daily and per-side time controls typed."""
+    source = tmp_path / "others.pgn"
+    source.write_text(
+        "".join(
+            f'[Event "game {i}"]\n[Result "1-0"]\n{tc}\n[Termination "{raw}"]\n\n1. e4 e5 1-0\n\n'
+            for i, (raw, _, tc, _) in enumerate(OTHER_SOURCES)
+        )
+    )
+    lake = loaded([source], tmp_path / "lake")
+    games = sorted(read_games(lake, ["event", "termination", "type", "headers"]), key=lambda g: g["event"])
+    for game, (raw, word, _, kind) in zip(games, OTHER_SOURCES, strict=True):
+        assert (game["termination"], game["type"]) == (termination(raw), kind) == (word, kind)
+        assert ("Termination", raw) in game["headers"] or raw == word
+    exported = {read(text).headers["Event"]: read(text).headers for _, _, text in pgn_games(Lake.open(lake))}
+    for i, (raw, _, _, _) in enumerate(OTHER_SOURCES):
+        assert exported[f"game {i}"]["Termination"] == raw

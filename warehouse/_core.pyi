@@ -104,6 +104,11 @@ def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""
 
+def termination(value: str) -> str:
+    """The `termination` column's text for a `Termination` tag's: lichess's words (`Normal`, `Time forfeit`,
+    `Abandoned`, …) for the PGN standard's values in any case and chess.com's sentences (`X won by
+    checkmate`), any other text as written."""
+
 class BookCounter:
     """Counts an opening book of the moves of each standard game's first `max_ply` plies over a lake's
     files, replaying them from the plies' move columns: a row per (position key, move), and per position

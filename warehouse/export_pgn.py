@@ -8,7 +8,8 @@ Tag order: the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result,
 `????.??.??` and `*` when unknown), then the `headers` map in file order (UTCDate, UTCTime, SetUp, …), then
 the tags kept in columns: WhiteTitle, BlackTitle, WhiteElo, BlackElo, WhiteRatingDiff, BlackRatingDiff,
 Variant (all but standard games), ECO, Opening, TimeControl, Termination, FEN. For a lichess game that is
-lichess's own order.
+lichess's own order. A Termination the column holds in lichess's words (`Normal` for chess.com's `X won
+by checkmate`) is written as the source wrote it, kept in `headers`.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
     first = next((i for i, (name, _) in enumerate(headers) if name == "Date"), None)
     date = "????.??.??" if first is None else headers[first][1]
     rest = [(tag_name(name), value) for i, (name, value) in enumerate(headers) if i != first]
+    rest, termination = termination_tag(rest, game["termination"])
     # Tags a column also holds, kept in `headers` as earlier occurrences of a repeated tag or as text
     # the column cannot spell (`WhiteElo "?"`): written first, so that a reader keeping a tag's last
     # value gets the column's, as the source's readers did.
@@ -136,10 +138,25 @@ def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
         ("ECO", game["opening"]["eco"]),
         ("Opening", game["opening"]["verbose"]),
         ("TimeControl", game["time_control"]),
-        ("Termination", game["termination"]),
+        ("Termination", termination),
         ("FEN", game["start_fen"]),
     ]
     return pairs + [(name, value) for name, value in optional if value is not None]
+
+
+def termination_tag(
+    tags: list[tuple[str, str]], column: str | None
+) -> tuple[list[tuple[str, str]], str | None]:
+    """The Termination tag as the source wrote it: the column holds lichess's word for it (`Normal` for
+    `X won by checkmate`) and `headers` the text, which goes back in the column's place (the tags without
+    it, and the text)."""
+    last = next((i for i in reversed(range(len(tags))) if tags[i][0] == "Termination"), None)
+    if last is None or column is None:
+        return tags, column
+    written = tags[last][1]
+    if written == column or _core.termination(written) != column:
+        return tags, column
+    return tags[:last] + tags[last + 1 :], written
 
 
 def unknown(value: str | None) -> str:

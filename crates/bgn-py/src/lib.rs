@@ -509,6 +509,12 @@ fn is_tag_name(name: &str) -> bool {
     bgn_core::tags::is_tag_name(name.as_bytes())
 }
 
+/// The `termination` column's text for a `Termination` tag's (see `tags::termination`).
+#[pyfunction]
+fn termination(value: &str) -> &str {
+    bgn_core::tags::termination(value)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -522,6 +528,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
+    m.add_function(wrap_pyfunction!(termination, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add_class::<book::BookCounter>()?;
