@@ -99,7 +99,9 @@ def main() -> None:
             f"{'compressor alone, games/CPU-s':>30} {'export CPU / compressor CPU':>28}"
         )
         for name, wall, cpu, rss, alone in export(lake, dump_work, args.games):
-            print(f"  {name:<26} {wall:>13,.0f} {cpu:>12,.0f} {rss:>12,} {alone:>30,.0f} {alone / cpu:>28.2f}")
+            print(
+                f"  {name:<26} {wall:>13,.0f} {cpu:>12,.0f} {rss:>12,} {alone:>30,.0f} {alone / cpu:>28.2f}"
+            )
         print("\nbytes per game, bench dump (its games repeat: every compressor looks better):")
         for name, value in sizes(dump, args.games, lake, dump_work).items():
             print(f"  {name:<22} {value:>8,.0f}")

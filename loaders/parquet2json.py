@@ -1,6 +1,6 @@
 """Export the lake as BGN JSON-lines, bz2 (or zstd), in the BGN archive's layout; or as study JSON.
 
-python -m loaders.parquet2json [--lake DIR|s3://...] OUT [--compression zst] [--type blitz] [--year 2025] [--month 5]
+python -m loaders.parquet2json [--lake DIR|s3://...] OUT [--compression zst] [--type blitz] [--year 2025]
 python -m loaders.parquet2json --format study [--lines] OUT ...
 """
 

@@ -202,7 +202,8 @@ def test_movetext_numbers_moves_nests_lines_and_wraps(tmp_path: Path) -> None:
     lake = loaded([tmp_path / "games.pgn"], tmp_path / "lake")
     texts = [text for _, _, text in pgn_games(Lake.open(lake))]
     assert texts == [
-        ROSTER + "\n1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ) 2. Nf3 { dev }\n2... Nc6 *\n\n",
+        ROSTER
+        + "\n1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ) 2. Nf3 { dev }\n2... Nc6 *\n\n",
         ROSTER + '[FEN "8/8/8/8/8/8/8/K6k b - - 0 12"]\n\n{ late } 12... Kg2 13. Kb2 *\n\n',
         ROSTER + f"\n{{ {long} }}\n1. e4 e5 *\n\n",
     ]

@@ -149,4 +149,3 @@ def export_json(
         staging.discard()
         raise
     return ExportResult(writer.games, [f"{root}/{name}" for name in writer.names], writer.bytes)
-

@@ -39,24 +39,38 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+# What the PGN export reads: COLUMNS, of the moves only the fields `fill_san` and the PGN text use.
+MOVE_FIELDS = ["p", "f", "t", "castle", "promote", "san", "nags", "eval_cp", "eval_mate", "clk", "comment"]
+READ_COLUMNS = [
+    *(c for c in COLUMNS if c not in ("moves", "variations")),
+    *(f"moves.list.element.{f}" for f in MOVE_FIELDS),
+    *(f"variations.list.element.{f}" for f in ("id", "parent", "ply", "comment")),
+    *(f"variations.list.element.moves.list.element.{f}" for f in MOVE_FIELDS),
+]
+
+
 def pgn_games(lake: Lake, selection: Selection = ALL) -> Iterator[tuple[str, int, str]]:
     """`(source_file, source_offset, PGN text)` of every selected game, in lake order.
 
     :raises LakeError: at once (not on the first `next`), when `lake` is not a lake or a non-empty
         `selection` matches none of its partitions.
     """
-    return texts(scan(lake, COLUMNS, selection))
+    return texts(scan(lake, READ_COLUMNS, selection))
 
 
 def texts(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[str, int, str]]:
     """`(source_file, source_offset, PGN text)` of every game of `batches`."""
     for texts, batch in pgn_batches(batches):
-        sources = zip(batch.column("source_file").to_pylist(), batch.column("source_offset").to_pylist())
+        sources = zip(
+            batch.column("source_file").to_pylist(), batch.column("source_offset").to_pylist(), strict=True
+        )
         for (source, offset), text in zip(sources, texts.to_pylist(), strict=True):
             yield source, offset, text
 
 
-def pgn_batches(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[tuple[pa.Array, pa.RecordBatch]]:
+def pgn_batches(
+    batches: Iterator[tuple[Partition, pa.RecordBatch]],
+) -> Iterator[tuple[pa.Array, pa.RecordBatch]]:
     """Each batch's games as PGN (a string array, one text a game, written by the Rust core:
     `_core.pgn_texts`), beside the batch."""
     # The lake leaves out the SAN the position gives: filled back before the moves are written.
@@ -153,7 +167,7 @@ def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = A
     :raises OutputError: when `out` exists, is inside `lake`, or another export is writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
-    batches = scan(lake, COLUMNS, selection)  # the lake's errors before any output is made
+    batches = scan(lake, READ_COLUMNS, selection)  # the lake's errors before any output is made
     result = ExportResult()
     result.games, result.bytes, path = write_blocks(out, pgn_blocks(batches), lake)
     result.files += [path] if path else []

@@ -228,7 +228,12 @@ enum Step {
 pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
     let text = |name: &str| -> Result<Texts, ExportError> { texts(column(&batch, name)?, name) };
-    let (id, site, event, round) = (text("game_id")?, text("site")?, text("event")?, text("round")?);
+    let (id, site, event, round) = (
+        text("game_id")?,
+        text("site")?,
+        text("event")?,
+        text("round")?,
+    );
     let (result, termination, time_control) =
         (text("result")?, text("termination")?, text("time_control")?);
     let (variant, start_fen, comment) = (text("variant")?, text("start_fen")?, text("comment")?);
@@ -307,7 +312,9 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
         }
         {
             let kind = kind.get(g);
-            let lichess = site.get(g).is_some_and(|s| s.starts_with("https://lichess.org/"));
+            let lichess = site
+                .get(g)
+                .is_some_and(|s| s.starts_with("https://lichess.org/"));
             let out = fields.key("players");
             out.push('[');
             for (n, p) in rows(players, g).enumerate() {
@@ -425,9 +432,7 @@ fn nest(
             ann.clear();
             ms.annotations(m, ann);
             let mut extra = usize::from(ann != "{}");
-            let precomment = row
-                .filter(|_| ply == 0)
-                .and_then(|v| lines.comment.get(v));
+            let precomment = row.filter(|_| ply == 0).and_then(|v| lines.comment.get(v));
             extra += usize::from(precomment.is_some());
             let alts = children.get(&(line_id, ply));
             if extra > 0 || alts.is_some() {
@@ -486,9 +491,10 @@ impl<'a> Seconds<'a> {
             DataType::Timestamp(TimeUnit::Second, _) => {
                 (array.as_primitive::<TimestampSecondType>().values(), 1)
             }
-            DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                (array.as_primitive::<TimestampMillisecondType>().values(), 1_000)
-            }
+            DataType::Timestamp(TimeUnit::Millisecond, _) => (
+                array.as_primitive::<TimestampMillisecondType>().values(),
+                1_000,
+            ),
             DataType::Timestamp(TimeUnit::Microsecond, _) => (
                 array.as_primitive::<TimestampMicrosecondType>().values(),
                 1_000_000,
@@ -592,7 +598,13 @@ mod tests {
     #[test]
     fn json_strings_escape_as_duckdb() {
         let mut out = String::new();
-        json_string("a/b\"c\\d\u{1}\t\n\u{7f}\u{2028}é\u{1f}\u{8}\u{c}\r", &mut out);
-        assert_eq!(out, "\"a/b\\\"c\\\\d\\u0001\\t\\n\u{7f}\u{2028}é\\u001F\\b\\f\\r\"");
+        json_string(
+            "a/b\"c\\d\u{1}\t\n\u{7f}\u{2028}é\u{1f}\u{8}\u{c}\r",
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            "\"a/b\\\"c\\\\d\\u0001\\t\\n\u{7f}\u{2028}é\\u001F\\b\\f\\r\""
+        );
     }
 }

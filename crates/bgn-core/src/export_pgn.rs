@@ -86,7 +86,10 @@ pub(crate) fn ints<'a, T: arrow_array::ArrowPrimitiveType>(
         .ok_or_else(|| error(format!("`{name}` is {}", array.data_type())))
 }
 
-pub(crate) fn get<T: arrow_array::ArrowPrimitiveType>(a: &PrimitiveArray<T>, i: usize) -> Option<T::Native> {
+pub(crate) fn get<T: arrow_array::ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    i: usize,
+) -> Option<T::Native> {
     a.is_valid(i).then(|| a.value(i))
 }
 
@@ -173,11 +176,15 @@ impl<'a> Moves<'a> {
         })
     }
 
-    /// Move `m`'s text as pgn.sql's `move_pgn` writes it, into `out` (cleared first).
+    /// Move `m`'s text as pgn.sql's `move_pgn` wrote it, appended to `out`.
     fn text(&self, m: usize, out: &mut String) -> Result<(), ExportError> {
         let notes = &self.notes;
-        out.clear();
-        out.push_str(self.san.get(m).ok_or_else(|| error("a move's `san` is null"))?);
+        let start = out.len();
+        out.push_str(
+            self.san
+                .get(m)
+                .ok_or_else(|| error("a move's `san` is null"))?,
+        );
         if notes.nags.is_valid(m) {
             out.push(' ');
             let mut first = true;
@@ -191,6 +198,7 @@ impl<'a> Moves<'a> {
                 }
             }
         }
+        let open = out.len();
         out.push_str(" { ");
         let mut parts = 0;
         let mut part = |out: &mut String| {
@@ -215,10 +223,17 @@ impl<'a> Moves<'a> {
             part(out);
             out.push_str(comment);
         }
-        out.push_str(" }");
-        // pgn.sql drops an empty comment by replacing `' {  }'` in the whole text.
-        if out.contains(" {  }") {
-            *out = out.replace(" {  }", "");
+        if out.len() == open + 3 {
+            out.truncate(open); // an empty comment, which pgn.sql dropped
+        } else {
+            out.push_str(" }");
+        }
+        // pgn.sql dropped `' {  }'` anywhere in the move's text (here only in a SAN or comment of a
+        // damaged lake: a comment holds no `}`).
+        if out[start..].contains(" {  }") {
+            let text = out[start..].replace(" {  }", "");
+            out.truncate(start);
+            out.push_str(&text);
         }
         Ok(())
     }
@@ -251,6 +266,11 @@ fn eval_text(cp: i64, out: &mut String) {
 
 /// DuckDB's `lpad(n::varchar, 2, '0')`: padded to two characters, or cut to two.
 fn lpad2(n: i64, out: &mut String) {
+    if (0..100).contains(&n) {
+        out.push(char::from(b'0' + (n / 10) as u8));
+        out.push(char::from(b'0' + (n % 10) as u8));
+        return;
+    }
     let s = n.to_string();
     if s.len() >= 2 {
         out.push_str(&s[..2]);
@@ -262,12 +282,25 @@ fn lpad2(n: i64, out: &mut String) {
 
 /// text.sql's `clock_text` of whole tenths: `h:mm:ss`, with the tenth when not zero.
 fn clock_text(t: i64, out: &mut String) {
-    let _ = write!(out, "{}:", t / 36000);
+    match t / 36000 {
+        h @ 0..=9 => out.push(char::from(b'0' + h as u8)),
+        h => {
+            let _ = write!(out, "{h}");
+        }
+    }
+    out.push(':');
     lpad2(t / 600 % 60, out);
     out.push(':');
     lpad2(t / 10 % 60, out);
-    if t % 10 != 0 {
-        let _ = write!(out, ".{}", t % 10);
+    match t % 10 {
+        0 => {}
+        d @ 1..=9 => {
+            out.push('.');
+            out.push(char::from(b'0' + d as u8));
+        }
+        d => {
+            let _ = write!(out, ".{d}");
+        }
     }
 }
 
@@ -359,7 +392,12 @@ const RESULTS: [(&str, &str); 4] = [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2")
 pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
     let text = |name: &str| -> Result<Texts, ExportError> { texts(column(&batch, name)?, name) };
-    let (event, site, round, result) = (text("event")?, text("site")?, text("round")?, text("result")?);
+    let (event, site, round, result) = (
+        text("event")?,
+        text("site")?,
+        text("round")?,
+        text("result")?,
+    );
     let (termination, time_control) = (text("termination")?, text("time_control")?);
     let (variant, start_fen, comment) = (text("variant")?, text("start_fen")?, text("comment")?);
     let opening = structs(column(&batch, "opening")?, "opening")?;
@@ -395,6 +433,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
     let mut out = Vec::with_capacity(games.num_rows() * 1024);
     let mut ends = Vec::with_capacity(games.num_rows());
     let mut scratch = String::new();
+    let mut numbers = String::new();
     let mut tags: Vec<(&str, &str)> = Vec::new();
     let mut children: HashMap<(i64, usize), Vec<usize>> = HashMap::new();
     for g in 0..games.num_rows() {
@@ -438,19 +477,33 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         if let Some(t) = ptitle(black) {
             tags.push(("BlackTitle", t));
         }
-        let mut numbers: Vec<(&str, String)> = Vec::new();
-        for (tag, p) in [("WhiteElo", white), ("BlackElo", black)] {
-            if let Some(e) = p.and_then(|p| get(elo, p)) {
-                numbers.push((tag, e.to_string()));
-            }
-        }
-        for (tag, p) in [("WhiteRatingDiff", white), ("BlackRatingDiff", black)] {
-            if let Some(d) = p.and_then(|p| get(diff, p)) {
-                numbers.push((tag, format!("{d:+}")));
+        numbers.clear();
+        let mut spans: [(&str, usize, usize); 4] = [("", 0, 0); 4];
+        let mut n = 0;
+        let signed = [
+            ("WhiteRatingDiff", white, diff),
+            ("BlackRatingDiff", black, diff),
+        ];
+        for (i, (tag, p, values)) in [("WhiteElo", white, elo), ("BlackElo", black, elo)]
+            .into_iter()
+            .chain(signed)
+            .enumerate()
+        {
+            if let Some(v) = p.and_then(|p| get(values, p)) {
+                let at = numbers.len();
+                let _ = if i < 2 {
+                    write!(numbers, "{v}")
+                } else {
+                    write!(numbers, "{v:+}")
+                };
+                spans[n] = (tag, at, numbers.len());
+                n += 1;
             }
         }
         write_tags(&mut out, &tags);
-        write_tags(&mut out, &numbers.iter().map(|(t, v)| (*t, v.as_str())).collect::<Vec<_>>());
+        for &(tag, a, b) in &spans[..n] {
+            write_tags(&mut out, &[(tag, &numbers[a..b])]);
+        }
         tags.clear();
         if let Some(v) = variant.get(g).filter(|v| *v != "Standard") {
             tags.push(("Variant", v));
@@ -470,7 +523,10 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         children.clear();
         for v in rows(lines.list, g) {
             if !rows(lines.moves.list, v).is_empty() {
-                let key = (get(lines.parent, v).unwrap_or(0) as i64, get(lines.ply, v).unwrap_or(0) as usize);
+                let key = (
+                    get(lines.parent, v).unwrap_or(0) as i64,
+                    get(lines.ply, v).unwrap_or(0) as usize,
+                );
                 children.entry(key).or_default().push(v);
             }
         }
@@ -511,18 +567,19 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             let mut index = start;
             while range.start + index < range.end {
                 let ply = line.first_ply + index as u64;
-                ms.text(range.start + index, &mut scratch)?;
-                let number = ply / 2 + 1;
-                let token = if ply % 2 == 0 {
-                    format!("{number}. {scratch}")
+                // A move and its number are one token, never split across lines.
+                scratch.clear();
+                if ply % 2 == 0 {
+                    let _ = write!(scratch, "{}. ", ply / 2 + 1);
                 } else if black_number {
-                    format!("{number}... {scratch}")
-                } else {
-                    std::mem::take(&mut scratch)
-                };
-                wrap.token(&token);
-                let alts = children.get(&(line.id, index));
-                black_number = token.ends_with('}') || alts.is_some();
+                    let _ = write!(scratch, "{}... ", ply / 2 + 1);
+                }
+                ms.text(range.start + index, &mut scratch)?;
+                wrap.token(&scratch);
+                let alts = (!children.is_empty())
+                    .then(|| children.get(&(line.id, index)))
+                    .flatten();
+                black_number = scratch.ends_with('}') || alts.is_some();
                 if let Some(alts) = alts {
                     // Resume after the variations: pushed first, popped last.
                     stack.push(Step::Resume(line.clone(), index + 1, black_number));

@@ -10,13 +10,14 @@ use std::sync::{Mutex, MutexGuard};
 use arrow_array::cast::AsArray;
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{Array, ArrayRef, Int64Array, LargeStringArray, RecordBatch, RecordBatchIterator, StructArray};
+use arrow_array::{
+    Array, ArrayRef, Int64Array, LargeStringArray, RecordBatch, RecordBatchIterator, StructArray,
+};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::DataType;
 use bgn_core::derive;
-use bgn_core::{export_json, export_pgn};
 use bgn_core::input::Input;
 use bgn_core::parallel::ParallelReader;
 use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
@@ -24,6 +25,7 @@ use bgn_core::reject::RejectKind;
 use bgn_core::san;
 use bgn_core::tags::Known;
 use bgn_core::zobrist;
+use bgn_core::{export_json, export_pgn};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
