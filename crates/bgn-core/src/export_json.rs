@@ -11,15 +11,15 @@ use std::fmt::Write;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Int16Type, Int32Type, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType,
+    Int16Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
 };
 use arrow_array::{Array, ArrayRef, DictionaryArray, ListArray, PrimitiveArray, RecordBatch};
 use arrow_array::{ArrayAccessor, StructArray, TypedDictionaryArray};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::export_pgn::{
-    column, error, get, ints, list, rows, structs, texts, ExportError, MoveNotes,
+    column, error, get, ints, list, rows, structs, texts, ExportError, Lines, MoveNotes, Players,
 };
 use crate::san::Texts;
 
@@ -167,18 +167,13 @@ impl<'a> Moves<'a> {
             let _ = write!(out, "\"nag\":{nag}");
         }
         let notes = &self.notes;
-        if notes.has_eval(m) {
-            sep(out);
-            out.push_str("\"eval\":[\"");
-            notes.eval(m, out);
-            out.push_str("\"]");
-        }
-        if notes.has_clock(m) {
-            sep(out);
-            out.push_str("\"clk\":[\"");
-            notes.clock(m, out);
-            out.push_str("\"]");
-        }
+        notes.eval_and_clock(
+            m,
+            out,
+            &mut sep,
+            ("\"eval\":[\"", "\"]"),
+            ("\"clk\":[\"", "\"]"),
+        );
         if let Some(comment) = notes.comment.get(m) {
             sep(out);
             out.push_str("\"comment\":");
@@ -202,16 +197,6 @@ impl<'a> Moves<'a> {
             }
         }
     }
-}
-
-/// The game's variations, for nesting them.
-struct Lines<'a> {
-    list: &'a ListArray,
-    id: &'a PrimitiveArray<Int32Type>,
-    parent: &'a PrimitiveArray<Int32Type>,
-    ply: &'a PrimitiveArray<Int32Type>,
-    comment: Texts<'a>,
-    moves: Moves<'a>,
 }
 
 /// What the walk over a game's lines writes next.
@@ -245,23 +230,15 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
         ("verbose", texts(column(opening, "verbose")?, "verbose")?),
         ("generic", texts(column(opening, "generic")?, "generic")?),
     ];
-    let players = list(column(&batch, "players")?, "players")?;
-    let player = structs(players.values(), "players")?;
-    let name = texts(column(player, "name")?, "name")?;
-    let title = texts(column(player, "title")?, "title")?;
-    let elo = ints::<Int32Type>(column(player, "elo")?, "elo")?;
-    let diff = ints::<Int32Type>(column(player, "rating_diff")?, "rating_diff")?;
+    let Players {
+        list: players,
+        name,
+        title,
+        elo,
+        diff,
+    } = Players::of(&batch)?;
     let moves = Moves::of(column(&batch, "moves")?, "moves")?;
-    let variations = list(column(&batch, "variations")?, "variations")?;
-    let vs = structs(variations.values(), "variations")?;
-    let lines = Lines {
-        list: variations,
-        id: ints(column(vs, "id")?, "id")?,
-        parent: ints(column(vs, "parent")?, "parent")?,
-        ply: ints(column(vs, "ply")?, "ply")?,
-        comment: texts(column(vs, "comment")?, "comment")?,
-        moves: Moves::of(column(vs, "moves")?, "variations.moves")?,
-    };
+    let lines = Lines::of(&batch, Moves::of)?;
 
     let mut out = String::with_capacity(games.num_rows() * 2048);
     let mut ends = Vec::with_capacity(games.num_rows());
@@ -387,19 +364,12 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
 fn nest(
     g: usize,
     moves: &Moves,
-    lines: &Lines,
+    lines: &Lines<Moves>,
     children: &mut HashMap<(i64, usize), Vec<usize>>,
     ann: &mut String,
     out: &mut String,
 ) {
-    children.clear();
-    for v in rows(lines.list, g) {
-        let key = (
-            get(lines.parent, v).unwrap_or(0) as i64,
-            get(lines.ply, v).unwrap_or(0) as usize,
-        );
-        children.entry(key).or_default().push(v);
-    }
+    lines.branches(g, |_| true, children);
     let mut stack = vec![Step::Line(None)];
     while let Some(step) = stack.pop() {
         let (row, start) = match step {

@@ -133,12 +133,36 @@ impl<'a> MoveNotes<'a> {
         })
     }
 
-    pub(crate) fn has_eval(&self, m: usize) -> bool {
+    /// The eval, then the clock, each between its `(open, close)` and after `sep`, where the move has
+    /// them.
+    pub(crate) fn eval_and_clock(
+        &self,
+        m: usize,
+        out: &mut String,
+        sep: &mut impl FnMut(&mut String),
+        eval: (&str, &str),
+        clock: (&str, &str),
+    ) {
+        if self.has_eval(m) {
+            sep(out);
+            out.push_str(eval.0);
+            self.eval(m, out);
+            out.push_str(eval.1);
+        }
+        if self.has_clock(m) {
+            sep(out);
+            out.push_str(clock.0);
+            self.clock(m, out);
+            out.push_str(clock.1);
+        }
+    }
+
+    fn has_eval(&self, m: usize) -> bool {
         self.eval_mate.is_valid(m) || self.eval_cp.is_valid(m)
     }
 
     /// text.sql's `eval_text`: `#n` for a mate, else pawns with one or two decimals.
-    pub(crate) fn eval(&self, m: usize, out: &mut String) {
+    fn eval(&self, m: usize, out: &mut String) {
         if let Some(mate) = get(self.eval_mate, m) {
             let _ = write!(out, "#{mate}");
         } else if let Some(cp) = get(self.eval_cp, m) {
@@ -146,12 +170,12 @@ impl<'a> MoveNotes<'a> {
         }
     }
 
-    pub(crate) fn has_clock(&self, m: usize) -> bool {
+    fn has_clock(&self, m: usize) -> bool {
         self.clk.is_valid(m)
     }
 
     /// text.sql's `clk_text`.
-    pub(crate) fn clock(&self, m: usize, out: &mut String) {
+    fn clock(&self, m: usize, out: &mut String) {
         if let Some(clk) = get(self.clk, m) {
             clock_text(tenths(clk, self.clk_scale), out);
         }
@@ -207,18 +231,7 @@ impl<'a> Moves<'a> {
             }
             parts += 1;
         };
-        if notes.has_eval(m) {
-            part(out);
-            out.push_str("[%eval ");
-            notes.eval(m, out);
-            out.push(']');
-        }
-        if notes.has_clock(m) {
-            part(out);
-            out.push_str("[%clk ");
-            notes.clock(m, out);
-            out.push(']');
-        }
+        notes.eval_and_clock(m, out, &mut part, ("[%eval ", "]"), ("[%clk ", "]"));
         if let Some(comment) = notes.comment.get(m) {
             part(out);
             out.push_str(comment);
@@ -356,13 +369,74 @@ impl Wrapper<'_> {
 }
 
 /// The game's variations: moves, comment and where each branches off.
-struct Lines<'a> {
-    list: &'a ListArray,
-    id: &'a PrimitiveArray<Int32Type>,
-    parent: &'a PrimitiveArray<Int32Type>,
-    ply: &'a PrimitiveArray<Int32Type>,
-    comment: Texts<'a>,
-    moves: Moves<'a>,
+pub(crate) struct Lines<'a, M> {
+    pub(crate) list: &'a ListArray,
+    pub(crate) id: &'a PrimitiveArray<Int32Type>,
+    pub(crate) parent: &'a PrimitiveArray<Int32Type>,
+    pub(crate) ply: &'a PrimitiveArray<Int32Type>,
+    pub(crate) comment: Texts<'a>,
+    /// Each line's moves, read by the export (`M`).
+    pub(crate) moves: M,
+}
+
+impl<'a, M> Lines<'a, M> {
+    /// The `variations` of `batch`, their moves read by `moves`.
+    pub(crate) fn of(
+        batch: &'a StructArray,
+        moves: impl Fn(&'a ArrayRef, &str) -> Result<M, ExportError>,
+    ) -> Result<Self, ExportError> {
+        let variations = list(column(batch, "variations")?, "variations")?;
+        let vs = structs(variations.values(), "variations")?;
+        Ok(Lines {
+            list: variations,
+            id: ints(column(vs, "id")?, "id")?,
+            parent: ints(column(vs, "parent")?, "parent")?,
+            ply: ints(column(vs, "ply")?, "ply")?,
+            comment: texts(column(vs, "comment")?, "comment")?,
+            moves: moves(column(vs, "moves")?, "variations.moves")?,
+        })
+    }
+
+    /// Game `g`'s variations by where they branch off: (the id of their parent line, the index of the
+    /// move they replace in it), in source order; `keep` says which lines count.
+    pub(crate) fn branches(
+        &self,
+        g: usize,
+        keep: impl Fn(usize) -> bool,
+        children: &mut HashMap<(i64, usize), Vec<usize>>,
+    ) {
+        children.clear();
+        for v in rows(self.list, g).filter(|&v| keep(v)) {
+            let key = (
+                get(self.parent, v).unwrap_or(0) as i64,
+                get(self.ply, v).unwrap_or(0) as usize,
+            );
+            children.entry(key).or_default().push(v);
+        }
+    }
+}
+
+/// The `players` of a batch: name, title, Elo and rating difference of each.
+pub(crate) struct Players<'a> {
+    pub(crate) list: &'a ListArray,
+    pub(crate) name: Texts<'a>,
+    pub(crate) title: Texts<'a>,
+    pub(crate) elo: &'a PrimitiveArray<Int32Type>,
+    pub(crate) diff: &'a PrimitiveArray<Int32Type>,
+}
+
+impl<'a> Players<'a> {
+    pub(crate) fn of(batch: &'a StructArray) -> Result<Self, ExportError> {
+        let players = list(column(batch, "players")?, "players")?;
+        let player = structs(players.values(), "players")?;
+        Ok(Players {
+            list: players,
+            name: texts(column(player, "name")?, "name")?,
+            title: texts(column(player, "title")?, "title")?,
+            elo: ints(column(player, "elo")?, "elo")?,
+            diff: ints(column(player, "rating_diff")?, "rating_diff")?,
+        })
+    }
 }
 
 /// One line to write: its moves (rows of `Moves`), opening comment and first ply.
@@ -405,12 +479,13 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         texts(column(opening, "eco")?, "eco")?,
         texts(column(opening, "verbose")?, "verbose")?,
     );
-    let players = list(column(&batch, "players")?, "players")?;
-    let player = structs(players.values(), "players")?;
-    let name = texts(column(player, "name")?, "name")?;
-    let title = texts(column(player, "title")?, "title")?;
-    let elo = ints::<Int32Type>(column(player, "elo")?, "elo")?;
-    let diff = ints::<Int32Type>(column(player, "rating_diff")?, "rating_diff")?;
+    let Players {
+        list: players,
+        name,
+        title,
+        elo,
+        diff,
+    } = Players::of(&batch)?;
     let headers: &MapArray = column(&batch, "headers")?
         .as_map_opt()
         .ok_or_else(|| error("`headers` is not a map"))?;
@@ -419,16 +494,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         texts(headers.values(), "headers")?,
     );
     let moves = Moves::of(column(&batch, "moves")?, "moves")?;
-    let variations = list(column(&batch, "variations")?, "variations")?;
-    let vs = structs(variations.values(), "variations")?;
-    let lines = Lines {
-        list: variations,
-        id: ints(column(vs, "id")?, "id")?,
-        parent: ints(column(vs, "parent")?, "parent")?,
-        ply: ints(column(vs, "ply")?, "ply")?,
-        comment: texts(column(vs, "comment")?, "comment")?,
-        moves: Moves::of(column(vs, "moves")?, "variations.moves")?,
-    };
+    let lines = Lines::of(&batch, Moves::of)?;
 
     let mut out = Vec::with_capacity(games.num_rows() * 1024);
     let mut ends = Vec::with_capacity(games.num_rows());
@@ -520,16 +586,8 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         out.push(b'\n');
 
         // The movetext: lines unfolded in place, as export_pgn.py's `movetext`.
-        children.clear();
-        for v in rows(lines.list, g) {
-            if !rows(lines.moves.list, v).is_empty() {
-                let key = (
-                    get(lines.parent, v).unwrap_or(0) as i64,
-                    get(lines.ply, v).unwrap_or(0) as usize,
-                );
-                children.entry(key).or_default().push(v);
-            }
-        }
+        // An empty line `( )` holds nothing python-chess keeps: left out.
+        lines.branches(g, |v| !rows(lines.moves.list, v).is_empty(), &mut children);
         let mut wrap = Wrapper {
             out: &mut out,
             line: None,
@@ -569,7 +627,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
                 let ply = line.first_ply + index as u64;
                 // A move and its number are one token, never split across lines.
                 scratch.clear();
-                if ply % 2 == 0 {
+                if ply.is_multiple_of(2) {
                     let _ = write!(scratch, "{}. ", ply / 2 + 1);
                 } else if black_number {
                     let _ = write!(scratch, "{}... ", ply / 2 + 1);
