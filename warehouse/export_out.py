@@ -257,10 +257,11 @@ def output_file(out: str | os.PathLike[str], lake: Lake | None) -> Iterator[Outp
         file = OutputFile(fs, path, pool, str(out))
         try:
             yield file
+            # Inside the `try`: an interrupt while the last chunks compress drops the file too.
+            file.close()
         except BaseException:
             file.abort()
             raise
-        file.close()
 
 
 def write_texts(
