@@ -175,6 +175,40 @@ def first_difference(want: list[Any], got: list[Any], where: str = "") -> str:
     return f"{where}: {len(want)} moves != {len(got)}"
 
 
+# The PGN of games with one tag each: what the Rust core writes for them (export_pgn.rs), read back.
+NUMBERED = """[Result "*"]
+
+1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ( ) ) 2. Nf3 { dev } Nc6 *
+
+[Result "*"]
+[FEN "8/8/8/8/8/8/8/K6k b - - 0 12"]
+
+{ late } 12... Kg2 13. Kb2 *
+
+[Result "*"]
+
+{ %s } 1. e4 e5 *
+
+"""
+ROSTER = '[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "*"]\n'
+
+
+def test_movetext_numbers_moves_nests_lines_and_wraps(tmp_path: Path) -> None:
+    """Black's move is numbered first in a line and after a comment or a variation; an empty line is left
+    out; a line inside a line is opened after the move it replaces; lines break at 79 characters, between
+    tokens only; a bare game gets the Seven Tag Roster."""
+    long = "c" * 100
+    (tmp_path / "games.pgn").write_text(NUMBERED % long)
+    lake = loaded([tmp_path / "games.pgn"], tmp_path / "lake")
+    texts = [text for _, _, text in pgn_games(Lake.open(lake))]
+    assert texts == [
+        ROSTER
+        + "\n1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ) 2. Nf3 { dev }\n2... Nc6 *\n\n",
+        ROSTER + '[FEN "8/8/8/8/8/8/8/K6k b - - 0 12"]\n\n{ late } 12... Kg2 13. Kb2 *\n\n',
+        ROSTER + f"\n{{ {long} }}\n1. e4 e5 *\n\n",
+    ]
+
+
 def parquet2pgn(*args: str) -> Run:
     return run_module("loaders.parquet2pgn", list(args), timeout=300)
 

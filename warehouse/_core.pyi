@@ -64,6 +64,22 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
         ply), an unreadable `start_fen`, an unknown `variant`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def pgn_texts(games: ArrowArrayExportable) -> ArrowArray:
+    """The PGN of each game of `games` (a record batch of lake games with their SAN filled: `fill_san`), as
+    `warehouse/export_pgn.py` describes it, each ending in a blank line: a large_string array whose data
+    buffer is the batch's PGN, game after game (`pyarrow.array(pgn_texts(batch))`).
+
+    :raises ValueError: for a batch without the columns needed, or a null `san`.
+    :raises TypeError: when `games` is not a record batch."""
+
+def json_lines(games: ArrowArrayExportable) -> ArrowArray:
+    """The BGN JSON line of each game of `games` (a record batch of lake games with their partition's
+    `type`), as `warehouse/export_json.py` describes it, each ending in a newline: a large_string array
+    whose data buffer is the lines, one after the other.
+
+    :raises ValueError: for a batch without the columns needed.
+    :raises TypeError: when `games` is not a record batch."""
+
 def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowArray, ArrowArray]:
     """`(plies, finals)` of `games` (a record batch holding `moves`, `start_fen`, `variant`; `game_id` for
     messages), rebuilt from the moves' squares by XOR updates: `plies` (int64, aligned with
