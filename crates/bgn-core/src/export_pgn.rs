@@ -278,6 +278,14 @@ fn eval_text(cp: i64, out: &mut String) {
     }
 }
 
+/// `n` in decimal, without `fmt`'s machinery (once a move, for its number).
+fn push_number(n: u64, out: &mut String) {
+    if n >= 10 {
+        push_number(n / 10, out);
+    }
+    out.push(char::from(b'0' + (n % 10) as u8));
+}
+
 /// DuckDB's `lpad(n::varchar, 2, '0')`: padded to two characters, or cut to two.
 fn lpad2(n: i64, out: &mut String) {
     if (0..100).contains(&n) {
@@ -497,7 +505,8 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
     let moves = Moves::of(column(&batch, "moves")?, "moves")?;
     let lines = Lines::of(&batch, Moves::of)?;
 
-    let mut out = Vec::with_capacity(games.num_rows() * 1024);
+    // A lichess game with clocks is some 2.3 kB of PGN: room for it, not a copy as the text grows.
+    let mut out = Vec::with_capacity(games.num_rows() * 3072);
     let mut ends = Vec::with_capacity(games.num_rows());
     let mut scratch = String::new();
     let mut numbers = String::new();
@@ -643,9 +652,11 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
                 // A move and its number are one token, never split across lines.
                 scratch.clear();
                 if ply.is_multiple_of(2) {
-                    let _ = write!(scratch, "{}. ", ply / 2 + 1);
+                    push_number(ply / 2 + 1, &mut scratch);
+                    scratch.push_str(". ");
                 } else if black_number {
-                    let _ = write!(scratch, "{}... ", ply / 2 + 1);
+                    push_number(ply / 2 + 1, &mut scratch);
+                    scratch.push_str("... ");
                 }
                 ms.text(range.start + index, &mut scratch)?;
                 wrap.token(&scratch);
