@@ -19,7 +19,8 @@ use arrow_array::{ArrayAccessor, StructArray, TypedDictionaryArray};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::export_pgn::{
-    column, error, get, ints, list, rows, structs, texts, ExportError, Lines, MoveNotes, Players,
+    column, error, get, ints, list, rows, structs, texts, ExportError, GameTexts, Lines, MoveNotes,
+    Players,
 };
 use crate::san::Texts;
 
@@ -212,22 +213,26 @@ enum Step {
 /// each ending in a newline; `ends[i]` is where game `i`'s line ends in the returned text.
 pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
-    let text = |name: &str| -> Result<Texts, ExportError> { texts(column(&batch, name)?, name) };
-    let (id, site, event, round) = (
-        text("game_id")?,
-        text("site")?,
-        text("event")?,
-        text("round")?,
-    );
-    let (result, termination, time_control) =
-        (text("result")?, text("termination")?, text("time_control")?);
-    let (variant, start_fen, comment) = (text("variant")?, text("start_fen")?, text("comment")?);
+    let GameTexts {
+        site,
+        event,
+        round,
+        result,
+        termination,
+        time_control,
+        variant,
+        start_fen,
+        comment,
+        eco,
+        verbose,
+    } = GameTexts::of(&batch)?;
+    let id = texts(column(&batch, "game_id")?, "game_id")?;
     let kind = Letters::of(column(&batch, "type")?, "type")?;
     let datetime = Seconds::of(column(&batch, "datetime")?)?;
     let opening = structs(column(&batch, "opening")?, "opening")?;
     let openings = [
-        ("ECO", texts(column(opening, "eco")?, "eco")?),
-        ("verbose", texts(column(opening, "verbose")?, "verbose")?),
+        ("ECO", eco),
+        ("verbose", verbose),
         ("generic", texts(column(opening, "generic")?, "generic")?),
     ];
     let Players {

@@ -66,6 +66,41 @@ pub(crate) fn texts<'a>(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>, Ex
     Texts::of(array, name).map_err(|e| ExportError(e.0))
 }
 
+/// The text columns both exports write, each game's value by `get(g)`.
+pub(crate) struct GameTexts<'a> {
+    pub site: Texts<'a>,
+    pub event: Texts<'a>,
+    pub round: Texts<'a>,
+    pub result: Texts<'a>,
+    pub termination: Texts<'a>,
+    pub time_control: Texts<'a>,
+    pub variant: Texts<'a>,
+    pub start_fen: Texts<'a>,
+    pub comment: Texts<'a>,
+    pub eco: Texts<'a>,
+    pub verbose: Texts<'a>,
+}
+
+impl<'a> GameTexts<'a> {
+    pub(crate) fn of(batch: &'a StructArray) -> Result<Self, ExportError> {
+        let text = |name: &str| texts(column(batch, name)?, name);
+        let opening = structs(column(batch, "opening")?, "opening")?;
+        Ok(Self {
+            site: text("site")?,
+            event: text("event")?,
+            round: text("round")?,
+            result: text("result")?,
+            termination: text("termination")?,
+            time_control: text("time_control")?,
+            variant: text("variant")?,
+            start_fen: text("start_fen")?,
+            comment: text("comment")?,
+            eco: texts(column(opening, "eco")?, "eco")?,
+            verbose: texts(column(opening, "verbose")?, "verbose")?,
+        })
+    }
+}
+
 pub(crate) fn list<'a>(array: &'a ArrayRef, name: &str) -> Result<&'a ListArray, ExportError> {
     array
         .as_list_opt::<i32>()
@@ -474,20 +509,19 @@ const RESULTS: [(&str, &str); 4] = [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2")
 /// `ends[i]` is where game `i`'s text ends in the returned bytes.
 pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
-    let text = |name: &str| -> Result<Texts, ExportError> { texts(column(&batch, name)?, name) };
-    let (event, site, round, result) = (
-        text("event")?,
-        text("site")?,
-        text("round")?,
-        text("result")?,
-    );
-    let (termination, time_control) = (text("termination")?, text("time_control")?);
-    let (variant, start_fen, comment) = (text("variant")?, text("start_fen")?, text("comment")?);
-    let opening = structs(column(&batch, "opening")?, "opening")?;
-    let (eco, verbose) = (
-        texts(column(opening, "eco")?, "eco")?,
-        texts(column(opening, "verbose")?, "verbose")?,
-    );
+    let GameTexts {
+        site,
+        event,
+        round,
+        result,
+        termination,
+        time_control,
+        variant,
+        start_fen,
+        comment,
+        eco,
+        verbose,
+    } = GameTexts::of(&batch)?;
     let Players {
         list: players,
         name,
