@@ -213,26 +213,14 @@ enum Step {
 /// each ending in a newline; `ends[i]` is where game `i`'s line ends in the returned text.
 pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
-    let GameTexts {
-        site,
-        event,
-        round,
-        result,
-        termination,
-        time_control,
-        variant,
-        start_fen,
-        comment,
-        eco,
-        verbose,
-    } = GameTexts::of(&batch)?;
+    let game_texts = GameTexts::of(&batch)?;
     let id = texts(column(&batch, "game_id")?, "game_id")?;
     let kind = Letters::of(column(&batch, "type")?, "type")?;
     let datetime = Seconds::of(column(&batch, "datetime")?)?;
     let opening = structs(column(&batch, "opening")?, "opening")?;
     let openings = [
-        ("ECO", eco),
-        ("verbose", verbose),
+        ("ECO", game_texts.eco),
+        ("verbose", game_texts.verbose),
         ("generic", texts(column(opening, "generic")?, "generic")?),
     ];
     let Players {
@@ -254,11 +242,11 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
         let mut fields = Fields::new(&mut out);
         let strings = [
             ("id", id.get(g)),
-            ("site", site.get(g)),
-            ("event", event.get(g)),
-            ("round", round.get(g)),
+            ("site", game_texts.site.get(g)),
+            ("event", game_texts.event.get(g)),
+            ("round", game_texts.round.get(g)),
             ("type", kind.get(g)),
-            ("result", result.get(g)),
+            ("result", game_texts.result.get(g)),
         ];
         for (key, value) in strings {
             if let Some(value) = value {
@@ -272,10 +260,13 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
             out.push('"');
         }
         let strings = [
-            ("timeControl", time_control.get(g)),
-            ("termination", termination.get(g)),
-            ("variant", variant.get(g).filter(|v| *v != "Standard")),
-            ("fen", start_fen.get(g)),
+            ("timeControl", game_texts.time_control.get(g)),
+            ("termination", game_texts.termination.get(g)),
+            (
+                "variant",
+                game_texts.variant.get(g).filter(|v| *v != "Standard"),
+            ),
+            ("fen", game_texts.start_fen.get(g)),
         ];
         for (key, value) in strings {
             if let Some(value) = value {
@@ -294,7 +285,8 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
         }
         {
             let kind = kind.get(g);
-            let lichess = site
+            let lichess = game_texts
+                .site
                 .get(g)
                 .is_some_and(|s| s.starts_with("https://lichess.org/"));
             let out = fields.key("players");
@@ -327,7 +319,7 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
             }
             out.push(']');
         }
-        if let Some(c) = comment.get(g) {
+        if let Some(c) = game_texts.comment.get(g) {
             json_string(c, fields.key("comment"));
         }
         out.push_str(",\"moves\":");

@@ -509,19 +509,7 @@ const RESULTS: [(&str, &str); 4] = [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2")
 /// `ends[i]` is where game `i`'s text ends in the returned bytes.
 pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
     let batch = StructArray::from(games.clone());
-    let GameTexts {
-        site,
-        event,
-        round,
-        result,
-        termination,
-        time_control,
-        variant,
-        start_fen,
-        comment,
-        eco,
-        verbose,
-    } = GameTexts::of(&batch)?;
+    let game_texts = GameTexts::of(&batch)?;
     let Players {
         list: players,
         name,
@@ -547,11 +535,17 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
     let mut tags: Vec<(&str, &str)> = Vec::new();
     let mut children: HashMap<(i64, usize), Vec<usize>> = HashMap::new();
     for g in 0..games.num_rows() {
-        let result_text = result
+        let result_text = game_texts
+            .result
             .get(g)
             .and_then(|r| RESULTS.iter().find(|(k, _)| *k == r))
             .map(|(_, v)| *v)
-            .ok_or_else(|| error(format!("game {g}: unknown result {:?}", result.get(g))))?;
+            .ok_or_else(|| {
+                error(format!(
+                    "game {g}: unknown result {:?}",
+                    game_texts.result.get(g)
+                ))
+            })?;
 
         // The tags, as export_pgn.py's `tag_pairs` orders them.
         let header_rows = {
@@ -562,7 +556,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         let first_date = header_rows.clone().find(|&i| header(i).0 == "Date");
         // A Termination the column holds in lichess's words (`Normal` for chess.com's `X won by
         // checkmate`) is written as the source wrote it, kept in `headers`, in the column's place.
-        let column_termination = termination.get(g);
+        let column_termination = game_texts.termination.get(g);
         let source_termination = header_rows
             .clone()
             .filter(|&i| Some(i) != first_date)
@@ -583,10 +577,10 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             (ps.start + 1 < ps.end).then_some(ps.start + 1),
         );
         let pname = |p: Option<usize>| p.and_then(|p| name.get(p));
-        tags.push(("Event", event.get(g).unwrap_or("?")));
-        tags.push(("Site", site.get(g).unwrap_or("?")));
+        tags.push(("Event", game_texts.event.get(g).unwrap_or("?")));
+        tags.push(("Site", game_texts.site.get(g).unwrap_or("?")));
         tags.push(("Date", first_date.map_or("????.??.??", |i| header(i).1)));
-        tags.push(("Round", round.get(g).unwrap_or("?")));
+        tags.push(("Round", game_texts.round.get(g).unwrap_or("?")));
         tags.push(("White", pname(white).unwrap_or("?")));
         tags.push(("Black", pname(black).unwrap_or("?")));
         tags.push(("Result", result_text));
@@ -626,18 +620,18 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             write_tags(&mut out, &[(tag, &numbers[a..b])]);
         }
         tags.clear();
-        if let Some(v) = variant.get(g).filter(|v| *v != "Standard") {
+        if let Some(v) = game_texts.variant.get(g).filter(|v| *v != "Standard") {
             tags.push(("Variant", v));
         }
         let optional = [
-            ("ECO", eco.get(g)),
-            ("Opening", verbose.get(g)),
-            ("TimeControl", time_control.get(g)),
+            ("ECO", game_texts.eco.get(g)),
+            ("Opening", game_texts.verbose.get(g)),
+            ("TimeControl", game_texts.time_control.get(g)),
             (
                 "Termination",
                 source_termination.map_or(column_termination, |i| Some(header(i).1)),
             ),
-            ("FEN", start_fen.get(g)),
+            ("FEN", game_texts.start_fen.get(g)),
         ];
         tags.extend(optional.iter().filter_map(|(t, v)| v.map(|v| (*t, v))));
         write_tags(&mut out, &tags);
@@ -654,8 +648,8 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         let main = Line {
             id: 0,
             row: None,
-            comment: comment.get(g),
-            first_ply: start_ply(start_fen.get(g)),
+            comment: game_texts.comment.get(g),
+            first_ply: start_ply(game_texts.start_fen.get(g)),
         };
         let mut stack = vec![Step::Enter(main)];
         while let Some(step) = stack.pop() {
