@@ -33,6 +33,17 @@ SAMPLE = DATA / "lichess_2025-05_sample.pgn.zst"
 SAMPLE_GAMES = 438
 # Larger PGN collections beside the checkout (absent in most clones: the tests using them skip).
 CORPORA = REPO.parent / "shared" / "corpora"
+
+
+def present(*paths: Path) -> list[Path]:
+    """`paths`, all of which exist; else the test is skipped, naming the first missing (the corpora are
+    absent in most clones)."""
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        pytest.skip(f"{missing[0]} is absent")
+    return list(paths)
+
+
 LOAD_MEMORY_MB = 700  # a load's peak RSS stays under this whatever the input
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
