@@ -2,7 +2,8 @@
 
 The text of a batch of games is written by the Rust core (`_core.pgn_texts`, crates/bgn-core/src/
 export_pgn.rs): one buffer a batch, no Python object per game or move. Evals and clocks are written as
-lichess writes them (sql/exports/text.sql says how, for the JSON export too).
+lichess writes them (the Rust core, as for the JSON export; the study export's SQL in sql/exports/text.sql
+writes the same).
 
 Tag order: the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result, with PGN's `?`,
 `????.??.??` and `*` when unknown), then the `headers` map in file order (UTCDate, UTCTime, SetUp, …), then
