@@ -58,7 +58,7 @@ setup-test: rust
 	@# The CLI's httpfs, for S3 lakes (tests/test_sql_s3.py); --no-deps: the package declares a Python duckdb
 	@# of its own version, which the project does not use.
 	$(PYTHON) -m pip install --disable-pip-version-check -q --no-deps duckdb-extension-httpfs==1.5.5
-	$(PYTHON) -m warehouse.extensions
+	$(PYTHON) -m warehouse.queries.extensions
 
 demo: setup
 	@if grep -qs '"$(SAMPLE)"' $(LAKE)/_loads/*.json; then \

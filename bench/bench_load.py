@@ -41,11 +41,11 @@ import pyarrow as pa
 import zstandard
 
 from warehouse import _core
+from warehouse.ingest.load import load_input
 from warehouse.lake.location import Lake
 from warehouse.lake.openings import opening_table
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
 from warehouse.lake.positions import derive
-from warehouse.load import load_input
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"

@@ -51,7 +51,7 @@ from warehouse.positions import index  # noqa: E402
 from warehouse.positions.book import Filters, build  # noqa: E402
 from warehouse.positions.explorer import explore  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
-from warehouse.sql import connect, query  # noqa: E402
+from warehouse.queries.sql import connect, query  # noqa: E402
 
 # Positions of a line the bench dump's games play (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5
 # 6. Nxf7 Kxf7 7. d6 Ke8), each before ply 2, 9 and 14 (as python-chess gives them): plies 2 and 9 are

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's warehouse, when run as a script
 
 from warehouse.positions.explorer import explore  # noqa: E402
 from warehouse.positions.search import search  # noqa: E402
-from warehouse.sql import connect  # noqa: E402
+from warehouse.queries.sql import connect  # noqa: E402
 
 MOST_PLAYED = re.compile(r'<tr class="move" data-uci="([a-h1-8qrbn]+)"')
 FOUND = re.compile(r'id="found" data-how="([a-z]+)"')

@@ -32,7 +32,7 @@ from bench_load import OUT, build_dump  # noqa: E402  (bench/ is on the path of 
 
 from warehouse.lake.layout import LAYOUT  # noqa: E402
 from warehouse.lake.location import Lake  # noqa: E402
-from warehouse.sql import connect, query, questions  # noqa: E402
+from warehouse.queries.sql import connect, query, questions  # noqa: E402
 
 
 def build_lake(games: int) -> Path:

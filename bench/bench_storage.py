@@ -5,7 +5,7 @@ at zstd -19, on real lichess games only (never the bench dump, whose repeated ga
 
 Default inputs: tests/data/lichess_2025-05_sample.pgn.zst and ../shared/corpora/lichess/*.pgn (today the
 same 438 games: the loader keeps one copy, the source counts one). The inputs are loaded as a user would: one
-loader command per input into one fresh lake, then `python -m warehouse.compact`; then:
+loader command per input into one fresh lake, then `python -m warehouse.maintenance.compact`; then:
   - the lake as written: every Parquet file, per table and in all;
   - each per-file cost, measured on the lake's files: the footer (of which the Arrow schema pyarrow stores
     in every file, `store_schema`, and the metadata of each row group), the dictionary pages, and, on the
@@ -152,7 +152,7 @@ def main() -> None:
         for path in inputs:  # one load per input, as a user adds files
             load = [sys.executable, "-m", "loaders.pgn2parquet", str(path), "--lake", str(lake)]
             run_measured([*load, "--progress", "never"])
-        run_measured([sys.executable, "-m", "warehouse.compact", "--lake", str(lake)])
+        run_measured([sys.executable, "-m", "warehouse.maintenance.compact", "--lake", str(lake)])
         games, plies = table_of(lake, "games"), table_of(lake, "plies")
         n = games.num_rows
         paths = {name: sorted((lake / name).rglob("*.parquet")) for name in ("games", "plies")}

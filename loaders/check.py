@@ -1,6 +1,6 @@
-"""Verify a lake: bgn check (python -m warehouse.check) [--lake DIR|s3://bucket/prefix] [--full]
+"""Verify a lake: bgn check (python -m warehouse.maintenance.check) [--lake DIR|s3://bucket/prefix] [--full]
 
-What it checks, and its exit codes: `warehouse.check`.
+What it checks, and its exit codes: `warehouse.maintenance.check`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,16 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse import check
 from warehouse.lake.location import Lake
+from warehouse.maintenance import check
 
 EXIT_PROBLEMS = 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = cli.OneLineParser(prog="python -m warehouse.check", description=cli.paragraph(check.__doc__))
+    p = cli.OneLineParser(
+        prog="python -m warehouse.maintenance.check", description=cli.paragraph(check.__doc__)
+    )
     cli.add_lake_argument(p)
     p.add_argument("--full", action="store_true", help="decode every column of every file, not only game_id")
     return p.parse_args(argv)

@@ -33,9 +33,9 @@ def interrupted_while_starting(signum: int, frame: FrameType | None) -> None:
 # Installed before the imports below; `run` puts Python's own handler back.
 signal.signal(signal.SIGINT, interrupted_while_starting)
 
-from warehouse import filters  # noqa: E402
 from warehouse.errors import InputError, NotPublished, WarehouseError, describe  # noqa: E402
 from warehouse.lake.storage import printable  # noqa: E402
+from warehouse.queries import filters  # noqa: E402
 
 # The command as the user typed it, when a dispatcher ran this one (`bgn load`): the name every parser shows
 # in its usage instead of its own `python -m …` (see `invoked_as`).
@@ -91,7 +91,7 @@ def whole_number(low: int, high: int | None = None, what: str | None = None) -> 
 
 
 def shared(parse: Callable[[str], T]) -> Callable[[str], T]:
-    """An argparse `type` of one of the parsers the Python functions share (`warehouse.filters`): the value
+    """An argparse `type` of one of the parsers the Python functions share (`queries.filters`): the value
     it refuses is a usage error (one line, exit 2), in its words."""
 
     def argument(text: str) -> T:
@@ -105,7 +105,7 @@ def shared(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 
 def add_game_filters(parser: argparse.ArgumentParser, names: tuple[str, ...] = filters.NAMES) -> None:
-    """The options of the game filters `names` (`warehouse.filters`), read as every command reads them."""
+    """The options of the game filters `names` (`queries.filters`), read as every command reads them."""
     options: dict[str, dict[str, Any]] = {
         "type": {"type": shared(filters.speed), "help": f"only games of this speed ({filters.SPEED_RULE})"},
         "min_rating": {"type": whole_number(0), "help": "mean Elo of the two players at least this"},
@@ -186,6 +186,6 @@ def duckdb_damage(error: Exception) -> WarehouseError | None:
     for any other error (a bug, which keeps its traceback). Asked only of a command that loaded DuckDB."""
     if "duckdb" not in sys.modules:
         return None
-    from warehouse.sql import damaged_file
+    from warehouse.queries.sql import damaged_file
 
     return damaged_file(error)

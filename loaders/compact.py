@@ -1,7 +1,7 @@
-"""Merge small files: bgn compact (python -m warehouse.compact) [--lake DIR|s3://…] [--target-games N]
+"""Merge small files: bgn compact (python -m warehouse.maintenance.compact) [--lake DIR|s3://…] [--target-games N]
 [--dry-run]
 
-What it merges and how it verifies: `warehouse.compact`, docs/operations.md.
+What it merges and how it verifies: `warehouse.maintenance.compact`, docs/operations.md.
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse import compact
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES
+from warehouse.maintenance import compact
 
 # Below 2, no two files could be merged; a file beyond this many games would be slow to scan and to redo.
 TARGET_GAMES_MAX = 100_000_000
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = cli.OneLineParser(prog="python -m warehouse.compact", description=cli.paragraph(compact.__doc__))
+    p = cli.OneLineParser(
+        prog="python -m warehouse.maintenance.compact", description=cli.paragraph(compact.__doc__)
+    )
     cli.add_lake_argument(p)
     p.add_argument(
         "--target-games",

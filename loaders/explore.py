@@ -20,7 +20,7 @@ from loaders import cli
 from warehouse.errors import LakeError
 from warehouse.lake.location import Lake
 from warehouse.positions.explorer import explore
-from warehouse.sql import connect
+from warehouse.queries.sql import connect
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 

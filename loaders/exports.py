@@ -10,8 +10,8 @@ from types import FrameType
 from typing import TypeVar
 
 from loaders import cli
-from warehouse import filters
-from warehouse.lake_scan import Selection
+from warehouse.exports.lake_scan import Selection
+from warehouse.queries import filters
 
 T = TypeVar("T")
 MAX_YEAR = 9999

@@ -15,7 +15,7 @@ import sys
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from loaders.pgn2parquet import add_load_arguments, load_all
-from warehouse.import_json import json_inputs, load_json
+from warehouse.ingest.json_files import json_inputs, load_json
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

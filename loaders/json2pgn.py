@@ -18,9 +18,9 @@ from typing import Any
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.export_out import refuse_existing
-from warehouse.export_pgn import export_pgn
-from warehouse.import_json import json_inputs, load_json
+from warehouse.exports.output import refuse_existing
+from warehouse.exports.pgn import export_pgn
+from warehouse.ingest.json_files import json_inputs, load_json
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
 

@@ -19,7 +19,7 @@ from warehouse.errors import InputError
 from warehouse.lake.location import Lake
 from warehouse.positions.book import DEFAULT_MAX_PLY, Filters, build
 from warehouse.positions.graph import graph_outputs, min_games
-from warehouse.sql import connect
+from warehouse.queries.sql import connect
 
 
 def share(text: str) -> float:

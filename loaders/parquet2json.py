@@ -13,8 +13,8 @@ import time
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders.cli import OneLineParser, location, whole_number
 from loaders.exports import add_selection_arguments, run_export, selection
-from warehouse.export_json import COMPRESSIONS, GAMES_PER_FILE, ExportResult, export_json
-from warehouse.export_study import export_study
+from warehouse.exports.bgn_json import COMPRESSIONS, GAMES_PER_FILE, ExportResult, export_json
+from warehouse.exports.study import export_study
 from warehouse.lake.location import Lake
 
 

@@ -12,8 +12,8 @@ import time
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders.cli import OneLineParser, location
 from loaders.exports import add_selection_arguments, run_export, selection
-from warehouse.export_json import ExportResult
-from warehouse.export_pgn import export_pgn
+from warehouse.exports.bgn_json import ExportResult
+from warehouse.exports.pgn import export_pgn
 from warehouse.lake.location import Lake
 
 

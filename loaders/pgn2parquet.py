@@ -17,9 +17,9 @@ from collections.abc import Callable
 from loaders import cli
 from warehouse import _core
 from warehouse.errors import DamagedRecord, NotPublished, WarehouseError, describe
+from warehouse.ingest.load import BATCH_GAMES, LoadResult, default_jobs, load_input
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES
-from warehouse.load import BATCH_GAMES, LoadResult, default_jobs, load_input
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -52,7 +52,7 @@ def add_load_arguments(p: argparse.ArgumentParser) -> None:
         "--allow-duplicates",
         action="store_true",
         help="skip the game_id check (for speed benchmarks on dumps that repeat games): games already in "
-        "the lake are written again, and `python -m warehouse.check` will report them",
+        "the lake are written again, and `bgn check` will report them",
     )
     p.add_argument(
         "--batch-games",

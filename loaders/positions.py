@@ -17,11 +17,11 @@ import polars as pl
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.export_out import output_file
-from warehouse.export_pgn import keyed_pgn
+from warehouse.exports.output import output_file
+from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.positions.search import search
-from warehouse.sql import connect
+from warehouse.queries.sql import connect
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -15,7 +15,7 @@ import sys
 from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
-from warehouse.sql import connect
+from warehouse.queries.sql import connect
 
 DEFAULT_PORT = 8765
 

@@ -15,9 +15,9 @@ import sys
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from loaders.pgn2parquet import summary
+from warehouse.ingest.load import BATCH_GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES
-from warehouse.load import BATCH_GAMES
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 def load_all(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
-    from warehouse.spark_load import expand, spark_load
+    from warehouse.ingest.spark_load import expand, spark_load
 
     lake = Lake.open(args.lake, creating=True)
     paths = expand(args.inputs)  # before the JVM starts: a user error is told at once

@@ -1,6 +1,6 @@
 """Upgrade a lake in place: bgn upgrade (python -m loaders.upgrade) [--lake DIR|s3://bucket/prefix]
 
-What changes and how it stays crash-safe: `warehouse.upgrade`, docs/operations.md.
+What changes and how it stays crash-safe: `warehouse.maintenance.upgrade`, docs/operations.md.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse import upgrade
 from warehouse.lake.layout import LAYOUT
 from warehouse.lake.location import Lake
+from warehouse.maintenance import upgrade
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

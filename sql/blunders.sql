@@ -10,7 +10,7 @@
 --   min_sample() moves (sql/views/schema.sql: 100) is not drawn by the notebooks.
 -- Output: type, bucket, piece, moves, blunders, per_1000; by type, bucket's ply, piece (P N B R Q K).
 .bail on
-set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with counted as (

@@ -8,7 +8,7 @@
 -- Output: type, within_moves, games, games_castled, white_castled, black_castled, kingside_castled,
 --   queenside_castled; by type, within_moves.
 .bail on
-set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with windows as (

@@ -6,7 +6,7 @@
 --   under each kind it has.
 -- Output: kind, square, file (a-h), rank (1-8), n; by kind, square.
 .bail on
-set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with kinds as (

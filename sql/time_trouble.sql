@@ -14,7 +14,7 @@
 -- Output: type, scale, clock_bucket, moves, share_pct, mistakes, mistake_pct; by type, scale (seconds,
 --   base), then clock from low to high.
 .bail on
-set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with timed as materialized (

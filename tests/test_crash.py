@@ -2,7 +2,7 @@
 
 After every kill the lake, as a DuckDB glob sees it, must hold exactly the inputs whose load record was
 committed (counts from the generator, not from the loader), or else be a commit interrupted while its
-files were being moved into place, which `warehouse.check` must report; then a rerun must complete the
+files were being moved into place, which `bgn check` must report; then a rerun must complete the
 lake, with one record per input.
 """
 
@@ -62,7 +62,7 @@ def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:
         done = committed_inputs(lake)
         if interrupted_publish(lake):
             phases["mid-publish"] += 1
-            report = run_module("warehouse.check", ["--lake", str(lake)])
+            report = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
             assert report.returncode == 1 and "interrupted" in report.stdout, report.stdout
         else:
             phases[
@@ -76,7 +76,7 @@ def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:
         total = GAMES_PER_INPUT * len(inputs)
         assert lake_counts(lake) == (total, total)
         assert len(list((lake / "_loads").glob("*.json"))) == len(inputs)
-        report = run_module("warehouse.check", ["--lake", str(lake)])
+        report = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
         assert report.returncode == 0, report.stdout
     print(f"kills by phase: {phases}")
     assert phases["before any commit"] + phases["between inputs"] > 0, phases
@@ -123,19 +123,19 @@ def test_sigkill_during_compaction(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 200, 200, month=5)) for i in range(12)]
     assert load(sources, lake).returncode == 0
-    timing = run_module("warehouse.compact", ["--lake", str(lake), "--dry-run"])
+    timing = run_module("warehouse.maintenance.compact", ["--lake", str(lake), "--dry-run"])
     assert "would merge" in timing.stdout
     rng = random.Random(7)
     for _ in range(4):
-        compaction = start(module("warehouse.compact", "--lake", str(lake)))
+        compaction = start(module("warehouse.maintenance.compact", "--lake", str(lake)))
         time.sleep(rng.uniform(0.3, 1.5))
         compaction.stop(signal.SIGKILL)
         if not interrupted_publish(lake):
             assert lake_counts(lake) == (2400, 2400)
-    finish = run_module("warehouse.compact", ["--lake", str(lake)])
+    finish = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
     assert finish.returncode == 0, finish.stderr
     assert lake_counts(lake) == (2400, 2400)
-    report = run_module("warehouse.check", ["--lake", str(lake)])
+    report = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert report.returncode == 0, report.stdout
 
 
@@ -149,10 +149,10 @@ def test_interrupted_publish_is_reported_then_finished(inputs: list[Path], tmp_p
     staged = lake / "_staging" / record_file.stem / published.relative_to(lake)
     staged.parent.mkdir(parents=True)
     published.rename(staged)
-    report = run_module("warehouse.check", ["--lake", str(lake)])
+    report = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert report.returncode == 1 and "committed but not fully published" in report.stdout, report.stdout
     rerun = load(inputs[:1], lake)
     assert rerun.returncode == 0 and "already loaded" in rerun.stdout
     assert "finished publishing" in rerun.stderr
     assert published.exists() and lake_counts(lake) == (GAMES_PER_INPUT, GAMES_PER_INPUT)
-    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0

@@ -35,7 +35,7 @@ import warehouse
 from warehouse.errors import InputError
 from warehouse.positions.explorer import explore
 from warehouse.positions.index import COVERS, INDEX_DIR
-from warehouse.sql import SQL_DIR, VIEWS_IMPORT, query
+from warehouse.queries.sql import SQL_DIR, VIEWS_IMPORT, query
 
 CORPUS_FILES = [CORPORA / "tournament" / "twic1599_sample.pgn", *sorted((CORPORA / "chesscom").glob("*.pgn"))]
 COPIES = 3  # of the sample, each with its own ids and month

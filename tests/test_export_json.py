@@ -18,7 +18,7 @@ from corpora import CorpusLoad
 from oracle import Row, expected_games, read_bytes
 from support import CORPORA, REPO, SAMPLE, Run, loaded, read_games, read_rejects, run_module
 
-from warehouse.export_json import export_json
+from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake
 
 # Small annotated collections with nested variations, NAGs, comments before lines.

@@ -24,7 +24,7 @@ from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_lakes
 from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands, termination
 from support import Run, loaded, read_games, run_module
 
-from warehouse.export_pgn import pgn_games
+from warehouse.exports.pgn import pgn_games
 from warehouse.lake import Lake
 
 MAX_REPORTED = 10

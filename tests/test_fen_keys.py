@@ -17,7 +17,7 @@ from fen_oracle import GARBAGE, near_misses, python_chess_key, python_chess_only
 from support import CORPORA
 
 from warehouse import _core
-from warehouse.sql import VIEWS_DIR, sql_string
+from warehouse.queries.sql import VIEWS_DIR, sql_string
 
 # Every how many games of a file of the corpora have all their positions checked (every Chess960 game
 # has, and every game of tests/data): all games took 5 minutes, python-chess's reading of them most of it

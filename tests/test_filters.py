@@ -1,4 +1,4 @@
-"""One reading of the game filters (warehouse/filters.py) for every command and query function: a value
+"""One reading of the game filters (queries/filters.py) for every command and query function: a value
 that can match no game (a speed misspelt or in another case, a date that is none, bounds that cross, an
 empty player) is refused in one line, exit 2, by the exports, positions, book and graph alike, and by
 `explore`, `search` and the book's `Filters` in Python; never an empty answer and exit 0."""
@@ -12,10 +12,10 @@ import pytest
 import support
 
 from warehouse.errors import InputError
-from warehouse.filters import SPEED_RULE
 from warehouse.positions import search
 from warehouse.positions.book import Filters
 from warehouse.positions.explorer import explore
+from warehouse.queries.filters import SPEED_RULE
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 # Each command with its other arguments ({tmp}: a fresh folder), and the filters it takes.

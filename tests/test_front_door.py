@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 from support import DATA, REPO, SAMPLE, module, one_line_error, run_command, run_module
 
 from loaders.bgn import COMMANDS
-from warehouse.sql import SQL_DIR, query, questions
+from warehouse.queries.sql import SQL_DIR, query, questions
 
 EDGE = sorted((DATA / "edge").glob("*.pgn"))
 Completed = subprocess.CompletedProcess[str]
@@ -148,7 +148,7 @@ def test_sql_file_out_of_the_checkout_fails_first_in_one_line(sample_lake: Path,
     done = cli_answer("blunders", sample_lake, cwd=tmp_path)
     assert done.returncode != 0 and done.stdout == b""
     (line,) = done.stderr.decode().splitlines()
-    assert "sql/views not found here" in line and "python -m warehouse.sql --path" in line
+    assert "sql/views not found here" in line and "python -m warehouse.queries.sql --path" in line
 
 
 def test_s3_lake_without_httpfs_says_how_to_install_it(tmp_path: Path) -> None:
@@ -158,11 +158,11 @@ def test_s3_lake_without_httpfs_says_how_to_install_it(tmp_path: Path) -> None:
         done = subprocess.run(["duckdb"], stdin=question, cwd=REPO, env=env, capture_output=True, timeout=60)
     assert done.returncode != 0 and done.stdout == b""
     (line,) = done.stderr.decode().splitlines()
-    assert "httpfs" in line and "python -m warehouse.extensions" in line
+    assert "httpfs" in line and "python -m warehouse.queries.extensions" in line
 
 
 def test_extensions_fail_with_a_nonzero_exit(tmp_path: Path) -> None:
-    done = run_command([sys.executable, "-m", "warehouse.extensions"], env={"PATH": str(tmp_path)})
+    done = run_command([sys.executable, "-m", "warehouse.queries.extensions"], env={"PATH": str(tmp_path)})
     assert done.returncode == 1 and done.stderr.startswith("error: httpfs not installed"), done.stderr
 
 

@@ -37,7 +37,7 @@ from support import (
 )
 
 from warehouse import connect
-from warehouse.export_json import export_json
+from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake
 
 GAMES = 2000
@@ -302,7 +302,7 @@ def test_non_utf8_output_name(kind: str, lake: Path, tmp_path: Path) -> None:
 def test_bugs_keep_their_traceback(lake: Path, tmp_path: Path) -> None:
     """Only the project's user errors are one line: a ValueError from a bug is not disguised as one."""
     code = (
-        "import sys, warehouse.export_json as e\n"
+        "import sys, warehouse.exports.bgn_json as e\n"
         "def bug(*a, **k): raise ValueError('a bug')\n"
         "e.json_lines = bug\n"
         "from loaders import parquet2json\n"
@@ -373,7 +373,7 @@ def test_inputs_with_odd_names_export_whole(tmp_path: Path) -> None:
 def old_style_load(source: Path, lake: Path, stem: str) -> None:
     """Loads `source` as earlier versions named a stem that began with an odd character: `_…` files."""
     code = (
-        "import sys, warehouse.load as load\n"
+        "import sys, warehouse.ingest.load as load\n"
         f"load.input_stem = lambda path: {stem!r}\n"
         "from loaders.pgn2parquet import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
@@ -555,7 +555,7 @@ def test_an_output_inside_the_lake_is_refused(
     args, shown = writers(lake, folder)[kind]
     one_line_error(run_module(args[0], args[1:]), str(shown), f"inside the lake {lake}")
     assert tree(lake) == before
-    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0
 
 
 # --- issue 26, item 12: file names made from game ids are safe and bounded ---

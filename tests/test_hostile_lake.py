@@ -43,9 +43,9 @@ from support import (
 )
 
 from warehouse import connect
-from warehouse.check import check
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
+from warehouse.maintenance.check import check
 
 # --- item 6: thousands of partitions in one load ---
 
@@ -73,7 +73,7 @@ def test_a_historical_archive_loads_within_256_file_descriptors(tmp_path: Path) 
     assert len(list((lake / "games").glob("**/*.parquet"))) == 1100  # sorted by month: one file each
     assert run.max_fds < 160, f"{run.max_fds} file descriptors open at once"
     assert run.max_rss_mb < LOAD_MEMORY_MB, f"peak RSS {run.max_rss_mb:.0f} MB"
-    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0
 
 
 def test_partitions_revisited_out_of_order_lose_nothing(tmp_path: Path) -> None:
@@ -86,9 +86,9 @@ def test_partitions_revisited_out_of_order_lose_nothing(tmp_path: Path) -> None:
     run = run_module("loaders.pgn2parquet", [str(path), "--lake", str(lake)], nofile=128)
     assert run.returncode == 0, run.stderr
     assert lake_counts(lake) == (300, 300)
-    assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.compact", ["--lake", str(lake)]).returncode == 0
     assert lake_counts(lake) == (300, 300)
-    assert run_module("warehouse.check", ["--lake", str(lake), "--full"]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"]).returncode == 0
 
 
 # --- item 8: S3 connections that die or stall ---
@@ -171,7 +171,7 @@ def test_s3_publish_cut_midway_says_committed_and_a_rerun_finishes(
     fs, root = filesystem(url)
     games = ds.dataset(f"{root}/games", filesystem=fs, format="parquet", partitioning="hive").count_rows()
     assert games == 438
-    assert run_module("warehouse.check", ["--lake", url]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", url]).returncode == 0
 
 
 @pytest.fixture
@@ -194,7 +194,9 @@ def stalled_endpoint() -> Iterator[str]:
         sock.close()
 
 
-@pytest.mark.parametrize("name", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize(
+    "name", ["loaders.pgn2parquet", "warehouse.maintenance.check", "warehouse.maintenance.compact"]
+)
 def test_stalled_s3_endpoint_ends_within_the_timeouts(
     s3_server: S3Server, stalled_endpoint: str, tmp_path: Path, name: str
 ) -> None:
@@ -213,7 +215,7 @@ def test_stalled_s3_endpoint_ends_within_the_timeouts(
 @pytest.mark.parametrize("value", ["abc", "0", "nan"])
 def test_s3_timeout_settings_are_checked(s3_server: S3Server, stalled_endpoint: str, value: str) -> None:
     env = s3_env(stalled_endpoint, CHESS_S3_REQUEST_TIMEOUT=value)
-    run = run_module("warehouse.check", ["--lake", "s3://any/lake"], env=env)
+    run = run_module("warehouse.maintenance.check", ["--lake", "s3://any/lake"], env=env)
     one_line_error(run, "CHESS_S3_REQUEST_TIMEOUT")
 
 
@@ -232,9 +234,9 @@ def test_compaction_cut_while_retiring_files_is_finished_by_the_next_run(tmp_pat
     )
     cut = run_command(python("-c", fail_deletes, str(lake)))
     one_line_error(cut, "committed", "run again to finish publishing")
-    rerun = run_module("warehouse.compact", ["--lake", str(lake)])
+    rerun = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
     assert rerun.returncode == 0, rerun.stderr
-    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert checked.returncode == 0, checked.stdout
     assert lake_counts(lake) == (160, 160)
 
@@ -268,13 +270,14 @@ def test_a_damaged_record_is_reported_and_refused(damage: str, loaded_lake: Path
     shutil.copytree(loaded_lake, lake)
     record = sorted((lake / "_loads").glob("*.json"))[0]
     record.write_bytes(DAMAGES[damage](record.read_text()).encode(errors="surrogateescape"))
-    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
     assert f"problem: {lake}/_loads/{record.name}: damaged record" in checked.stdout, checked.stdout
     source = tmp_path / "new.pgn"
     source.write_text(make_games(1000, 5))
     one_line_error(load([source], lake), record.name, "damaged record")
-    one_line_error(run_module("warehouse.compact", ["--lake", str(lake)]), record.name, "damaged record")
+    compacted = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
+    one_line_error(compacted, record.name, "damaged record")
 
 
 def test_a_damaged_record_of_an_interrupted_publish_is_refused(loaded_lake: Path, tmp_path: Path) -> None:
@@ -303,7 +306,7 @@ def test_batch_games_out_of_range(value: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["1", "0", "-5", "99999999999999999999999", "x"])
 def test_target_games_out_of_range(value: str, loaded_lake: Path) -> None:
-    run = run_module("warehouse.compact", ["--lake", str(loaded_lake), "--target-games", value])
+    run = run_module("warehouse.maintenance.compact", ["--lake", str(loaded_lake), "--target-games", value])
     one_line_error(run, "--target-games")
 
 
@@ -320,7 +323,9 @@ def test_input_name_not_utf8(tmp_path: Path) -> None:
     assert lake_counts(lake) == (2, 2)
 
 
-@pytest.mark.parametrize("name", ["loaders.pgn2parquet", "warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize(
+    "name", ["loaders.pgn2parquet", "warehouse.maintenance.check", "warehouse.maintenance.compact"]
+)
 def test_lake_name_not_utf8(name: str, tmp_path: Path) -> None:
     lake = os.fsencode(tmp_path) + b"/l\xe9ke"
     os.mkdir(lake)
@@ -349,7 +354,7 @@ def test_lake_named_with_glob_characters_is_read_alone(name: str, tmp_path: Path
         assert cli_run.stdout.strip() == "5", cli_run.stdout + cli_run.stderr
 
 
-@pytest.mark.parametrize("name", ["warehouse.check", "warehouse.compact"])
+@pytest.mark.parametrize("name", ["warehouse.maintenance.check", "warehouse.maintenance.compact"])
 @pytest.mark.parametrize("kind", ["file", "empty-dir", "missing"])
 def test_lake_that_is_no_lake(name: str, kind: str, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
@@ -384,7 +389,7 @@ def test_ctrl_c_during_compaction(many_small_files: Path) -> None:
     """SIGINT once compaction has started writing: one line, a non-zero exit, the lake as consistent as
     before (every game once) and compacted by the next run."""
     lake = many_small_files
-    compaction = start(module("warehouse.compact", "--lake", str(lake)))
+    compaction = start(module("warehouse.maintenance.compact", "--lake", str(lake)))
     deadline = time.monotonic() + 30
     while (
         not any((lake / "_staging").glob("*/games")) and compaction.running() and time.monotonic() < deadline
@@ -395,8 +400,8 @@ def test_ctrl_c_during_compaction(many_small_files: Path) -> None:
     assert stopped.returncode == 130, (stopped.returncode, stopped.stdout, err)
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "interrupted" in err, err
     assert lake_counts(lake) == (2400, 2400)
-    assert run_module("warehouse.compact", ["--lake", str(lake)]).returncode == 0
-    assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.compact", ["--lake", str(lake)]).returncode == 0
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0
     assert lake_counts(lake) == (2400, 2400)
 
 
@@ -405,7 +410,7 @@ def test_compaction_prints_no_warning(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     sources = [write_zst(tmp_path / f"own-{i}.pgn.zst", make_games(i * 50, 50)) for i in range(3)]
     assert load(sources, lake).returncode == 0
-    run = run_module("warehouse.compact", ["--lake", str(lake)])
+    run = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
     assert run.returncode == 0 and "merged" in run.stdout, run.stderr
     assert run.stderr == "", run.stderr
 
@@ -439,8 +444,8 @@ def test_a_lake_whose_own_entry_is_a_link_is_refused(name: str, loaded_lake: Pat
     source.write_text(make_games(1000, 5))
     for command in (
         ["loaders.pgn2parquet", str(source), "--lake", str(lake)],
-        ["warehouse.compact", "--lake", str(lake)],
-        ["warehouse.check", "--lake", str(lake)],
+        ["warehouse.maintenance.compact", "--lake", str(lake)],
+        ["warehouse.maintenance.check", "--lake", str(lake)],
     ):
         one_line_error(run_module(command[0], command[1:]), f"{lake}/{name}", "symbolic link")
         assert (tree(lake), tree(target.parent)) == before, command
@@ -521,7 +526,7 @@ def test_plies_whose_games_file_was_deleted_are_not_counted(
             env={**os.environ, "CHESS_LAKE": str(lake)},
         )
         assert cli_run.stdout.strip() == ",".join([str(want)] * 4), cli_run.stdout + cli_run.stderr
-        checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+        checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
         assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
         games_rel = str(deleted.relative_to(lake))
         plies_rel = "plies" + games_rel.removeprefix("games")
@@ -571,7 +576,7 @@ def test_check_full_finds_a_bit_flipped_in_any_column(two_month_lake: Path, tmp_
                 missed.append(f"{rel}: {column}")
     assert missed == []
     flipped(games, page_ends(games)[0][1])
-    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
     assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
     assert f"problem: {games.relative_to(lake)}: unreadable: " in checked.stdout, checked.stdout
 
@@ -591,7 +596,7 @@ def test_a_damaged_moves_page_stops_every_reader_in_one_line(two_month_lake: Pat
     shutil.copytree(two_month_lake, lake)
     damaged = games_files(lake)[0]
     flipped(damaged, dict(page_ends(damaged))["moves.list.element.t"])
-    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
     assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
     assert f"problem: {damaged.relative_to(lake)}: unreadable: " in checked.stdout, checked.stdout
     for name, (command, options, out) in EXPORTS.items():
@@ -621,7 +626,7 @@ def test_files_without_checksums_are_read_and_checked(two_month_lake: Path, tmp_
     plies = lake / "plies" / games.relative_to(lake / "games")
     for path in (games, plies):
         without_checksums(path)
-    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     for source, out in ((two_month_lake, tmp_path / "with.pgn"), (lake, tmp_path / "without.pgn")):
         assert run_module("loaders.parquet2pgn", ["--lake", str(source), str(out)]).returncode == 0
@@ -634,7 +639,7 @@ def test_files_without_checksums_are_read_and_checked(two_month_lake: Path, tmp_
         return pa.Table.from_pylist(games, table.schema)
 
     without_checksums(games, another_square)
-    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
     assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
     assert f"problem: {games.relative_to(lake)}: " in checked.stdout, checked.stdout
     one_line_error(run_module("loaders.parquet2pgn", ["--lake", str(lake), str(tmp_path / "x.pgn")]), "ply 6")

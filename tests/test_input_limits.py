@@ -22,7 +22,7 @@ import pytest
 import zstandard
 from support import load, make_games, one_line_error, read_games, read_records, read_rejects, run_module
 
-from warehouse.import_json import MAX_LINE_BYTES
+from warehouse.ingest.json_files import MAX_LINE_BYTES
 
 # A game with a clock on each move (the clock of ply 1 set by each case), and a good game after it.
 MOVES = "1. e4 {{ [%clk {clk}] }} e5 {{ [%clk 0:03:00] }} 2. Nf3 {{ {eval} }} Nc6 *"

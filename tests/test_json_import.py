@@ -32,7 +32,7 @@ from support import (
 )
 from test_crash import interrupted_publish
 
-from warehouse.export_json import export_json
+from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake
 
 SITE = "https://lichess.org/abcdEFGH"
@@ -250,7 +250,7 @@ def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> No
         assert rerun.returncode == 0, rerun.stderr
         assert rerun.stdout.count("already loaded") == len(done)
         assert lake_counts(lake) == (1200, 1200)
-        assert run_module("warehouse.check", ["--lake", str(lake)]).returncode == 0
+        assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0
 
 
 def test_compressions_and_local_globs(tmp_path: Path) -> None:

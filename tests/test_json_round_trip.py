@@ -23,12 +23,12 @@ from corpora import CorpusLoader, folder_batches, folder_lakes
 from support import read_records, read_rejects
 from test_export_pgn import FOLDERS, compare, next_offsets, original_game, read
 
-from warehouse.export_json import export_json
-from warehouse.export_pgn import pgn_games
-from warehouse.export_study import export_study, study_documents
-from warehouse.import_json import load_json
+from warehouse.exports.bgn_json import export_json
+from warehouse.exports.pgn import pgn_games
+from warehouse.exports.study import export_study, study_documents
+from warehouse.ingest.json_files import load_json
+from warehouse.ingest.load import load_input
 from warehouse.lake import Lake
-from warehouse.load import load_input
 
 ROOT = Path(__file__).resolve().parents[1]
 # The spec's schema and example (../shared/specs), unchanged.

@@ -19,7 +19,6 @@ from game_keys import expected_key
 from test_plies import assert_row_groups_of_one_kind
 
 import warehouse
-from warehouse import upgrade as upgrade_module
 from warehouse.errors import LakeError, NotPublished
 from warehouse.lake import commit as commit_module
 from warehouse.lake.layout import LAYOUT
@@ -27,6 +26,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.parquet import plain_schema
 from warehouse.lake.plies import plies_of
 from warehouse.lake.positions import GAME_COLUMNS
+from warehouse.maintenance import upgrade as upgrade_module
 
 LAKE_V1 = support.DATA / "lake_v1"
 V1_GAMES = 51
@@ -74,8 +74,8 @@ def test_every_command_refuses_an_old_lake_in_one_line(
     upgrade_hint = f"python -m loaders.upgrade --lake {old_lake}"
     commands = [
         ("loaders.pgn2parquet", [support.DATA / "edge" / "promotion.pgn", "--lake", old_lake]),
-        ("warehouse.check", ["--lake", old_lake]),
-        ("warehouse.compact", ["--lake", old_lake]),
+        ("warehouse.maintenance.check", ["--lake", old_lake]),
+        ("warehouse.maintenance.compact", ["--lake", old_lake]),
         ("loaders.parquet2json", ["--lake", old_lake, tmp_path / "out.json"]),
         ("loaders.parquet2pgn", ["--lake", old_lake, tmp_path / "out.pgn"]),
     ]
@@ -94,7 +94,7 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert f"upgraded to layout {LAYOUT}: 7 files rewritten ({V1_GAMES} games" in run.stdout
     assert json.loads((old_lake / "_layout.json").read_text()) == {"layout": LAYOUT}
-    check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
+    check = support.run_module("warehouse.maintenance.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new = games_table(old_lake)
     # The same games, each move with layout 2's `blast`, null (no atomic game in layout 1); the position
@@ -125,7 +125,7 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     con = warehouse.connect(old_lake)
     assert con.sql("select count(*) from games").fetchall() == [(V1_GAMES + support.SAMPLE_GAMES - 40,)]
     # The upgraded files and the new load's share one schema per table.
-    check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
+    check = support.run_module("warehouse.maintenance.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -165,7 +165,7 @@ def test_upgrade_interrupted_after_its_commit_is_finished_by_the_next_run(
     run = upgrade(old_lake)
     assert run.returncode == 0, run.stderr
     assert (old_lake / "_layout.json").exists()
-    check = support.run_module("warehouse.check", ["--lake", old_lake, "--full"])
+    check = support.run_module("warehouse.maintenance.check", ["--lake", old_lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     assert games_table(old_lake).num_rows == V1_GAMES
 
@@ -191,7 +191,7 @@ def test_upgrade_from_layout_2(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert f"upgraded to layout {LAYOUT}: " in run.stdout and f"({V2_GAMES} games" in run.stdout
     assert json.loads((lake / "_layout.json").read_text()) == {"layout": LAYOUT}
-    check = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    check = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new_games, new_plies = games_table(lake), plies_table(lake)
     plain = plain_schema(old_games.schema)
@@ -225,7 +225,7 @@ def test_upgrade_from_layout_3(tmp_path: Path) -> None:
     run = upgrade(lake)
     assert run.returncode == 0, run.stderr
     assert f"upgraded to layout {LAYOUT}: " in run.stdout and f"({V3_GAMES} games" in run.stdout
-    check = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    check = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new_games, new_plies = games_table(lake), plies_table(lake)
     assert new_games.equals(old_games)

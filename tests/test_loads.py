@@ -13,7 +13,7 @@ def data_files(lake: Path) -> dict[str, float]:
 
 
 def check(lake: Path) -> None:
-    run = run_module("warehouse.check", ["--lake", str(lake)])
+    run = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -110,6 +110,6 @@ def test_allow_duplicates_writes_them_and_check_says_so(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     assert load([a, b], lake, "--allow-duplicates").returncode == 0
     assert lake_counts(lake) == (200, 150)
-    run = run_module("warehouse.check", ["--lake", str(lake)])
+    run = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert run.returncode == 1
     assert "50 game_id values appear more than once" in run.stdout

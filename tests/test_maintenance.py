@@ -44,15 +44,15 @@ def small_loads(tmp_path: Path) -> Path:
 def test_compaction_keeps_the_rows(small_loads: Path) -> None:
     lake = small_loads
     before, files_before = rows(lake), parquet_files(lake)
-    run = run_module("warehouse.compact", ["--lake", str(lake)])
+    run = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
     assert run.returncode == 0, run.stderr
     assert "same rows and content hash" in run.stdout
     after = parquet_files(lake)
     assert len(after) < len(files_before)
     # Partition by partition the games are the same rows, every field equal.
     assert rows(lake) == before
-    assert run_module("warehouse.check", ["--lake", str(lake), "--full"]).returncode == 0
-    again = run_module("warehouse.compact", ["--lake", str(lake)])
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"]).returncode == 0
+    again = run_module("warehouse.maintenance.compact", ["--lake", str(lake)])
     assert "nothing to compact" in again.stdout
     # A later load of a known input is still recognised; dedup still sees the compacted games.
     assert "already loaded" in load([next(lake.parent.glob("own-0.pgn.zst"))], lake).stdout
@@ -63,14 +63,14 @@ def test_compaction_keeps_the_rows(small_loads: Path) -> None:
 
 def test_check_reports_each_problem(small_loads: Path) -> None:
     lake = small_loads
-    ok = run_module("warehouse.check", ["--lake", str(lake)])
+    ok = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert ok.returncode == 0 and ok.stdout.strip().endswith(": ok"), ok.stdout
     first, second, third, *_ = parquet_files(lake)
     first.write_bytes(first.read_bytes()[:-100])  # a damaged file
     second.unlink()  # a lost file
     stray = third.with_name("stray.parquet")  # a file no load wrote
     pq.write_table(pq.read_table(third).drop_columns(["comment"]), stray)
-    run = run_module("warehouse.check", ["--lake", str(lake)])
+    run = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert run.returncode == 1
     report = run.stdout
     assert f"{first.relative_to(lake)}: unreadable" in report
@@ -86,13 +86,13 @@ def test_check_reconciles_records(small_loads: Path) -> None:
     record = json.loads(record_path.read_text())
     record["games_rejected"] += 1
     record_path.write_text(json.dumps(record))
-    run = run_module("warehouse.check", ["--lake", str(small_loads)])
+    run = run_module("warehouse.maintenance.check", ["--lake", str(small_loads)])
     assert run.returncode == 1
     assert f"load {record['load_id']}: seen" in run.stdout
 
 
 def test_check_of_a_missing_lake_is_one_line(tmp_path: Path) -> None:
-    run = run_module("warehouse.check", ["--lake", str(tmp_path / "nowhere")])
+    run = run_module("warehouse.maintenance.check", ["--lake", str(tmp_path / "nowhere")])
     assert run.returncode == 2 and "no such lake" in run.stderr and "Traceback" not in run.stderr
 
 
@@ -107,9 +107,9 @@ def test_s3_lake_round_trip(s3_server: S3Server, tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert "already loaded" in load([may], url).stdout
     assert "+ 50 duplicates" in load([overlap], url).stdout
-    compacted = run_module("warehouse.compact", ["--lake", url])
+    compacted = run_module("warehouse.maintenance.compact", ["--lake", url])
     assert compacted.returncode == 0, compacted.stderr
-    checked = run_module("warehouse.check", ["--lake", url, "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", url, "--full"])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     local = tmp_path / "local"
     assert load([may, overlap], local).returncode == 0

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from support import REPO
 
-from warehouse.sample import lake_or_sample
+from warehouse.queries.sample import lake_or_sample
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 SECONDS_PER_CELL = 60

@@ -19,10 +19,10 @@ import zstandard
 from support import CORPORA, DATA, lake_table, load, load_summary, make_games, present, read_records
 
 from warehouse import _core
+from warehouse.ingest.load import default_jobs, load_input
 from warehouse.lake import parquet
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import coalesced
-from warehouse.load import default_jobs, load_input
 
 EDGE_WITH_REJECTS = [
     "edge/pgn-extract/eco.pgn",  # not_a_game among 2,000 games

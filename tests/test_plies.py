@@ -159,7 +159,9 @@ def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
         assert run.returncode == 0, run.stderr
         check_full(lake)
     assert "20 written" in support.load([second, "--force"], lake).stdout
-    compacted = support.run_module("warehouse.compact", ["--lake", lake, "--target-games", "1000"])
+    compacted = support.run_module(
+        "warehouse.maintenance.compact", ["--lake", lake, "--target-games", "1000"]
+    )
     assert compacted.returncode == 0 and "merged" in compacted.stdout, compacted.stderr
     check_full(lake)
     games = read_table(lake, "games")
@@ -207,7 +209,9 @@ def test_analysed_games_have_row_groups_of_their_own(jobs: str, tmp_path: Path) 
         part.write_text("\n".join(games[start : start + 150]))
         support.loaded([part], lake, "--jobs", jobs)
     assert assert_row_groups_of_one_kind(lake) == expected
-    compacted = support.run_module("warehouse.compact", ["--lake", lake, "--target-games", "1000"])
+    compacted = support.run_module(
+        "warehouse.maintenance.compact", ["--lake", lake, "--target-games", "1000"]
+    )
     assert compacted.returncode == 0 and "merged" in compacted.stdout, compacted.stderr
     check_full(lake)
     assert assert_row_groups_of_one_kind(lake) == expected
@@ -215,7 +219,7 @@ def test_analysed_games_have_row_groups_of_their_own(jobs: str, tmp_path: Path) 
 
 
 def check_full(lake: Path) -> None:
-    run = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    run = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -225,7 +229,7 @@ def test_check_reports_plies_missing_or_disagreeing(sample_lake: Path, tmp_path:
     blitz, bullet = (next((lake / "plies" / f"type={t}").rglob("*.parquet")) for t in ("blitz", "bullet"))
     swapped = blitz.read_bytes()
     blitz.write_bytes(bullet.read_bytes())  # the bullet games' plies, where the blitz games' belong
-    run = support.run_module("warehouse.check", ["--lake", lake])
+    run = support.run_module("warehouse.maintenance.check", ["--lake", lake])
     assert run.returncode == 1
     assert f"{blitz.relative_to(lake)}: " in run.stdout and "plies, the games of" in run.stdout
 
@@ -235,12 +239,12 @@ def test_check_reports_plies_missing_or_disagreeing(sample_lake: Path, tmp_path:
         table.schema.get_field_index("clk"), "clk", pa.nulls(len(table), table["clk"].type)
     )
     pq.write_table(changed, blitz)
-    assert support.run_module("warehouse.check", ["--lake", lake]).returncode == 0
-    full = support.run_module("warehouse.check", ["--lake", lake, "--full"])
+    assert support.run_module("warehouse.maintenance.check", ["--lake", lake]).returncode == 0
+    full = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
     assert full.returncode == 1 and "its plies differ from the moves of the games of" in full.stdout
 
     blitz.unlink()
-    missing = support.run_module("warehouse.check", ["--lake", lake])
+    missing = support.run_module("warehouse.maintenance.check", ["--lake", lake])
     assert missing.returncode == 1
     assert f"its plies file {blitz.relative_to(lake)} is missing" in missing.stdout
     assert f"{blitz.relative_to(lake)}: listed by a committed record but missing" in missing.stdout

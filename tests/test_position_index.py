@@ -123,7 +123,7 @@ def test_compaction_leaves_files_the_index_does_not_cover(
     lake: Path, games: list[tuple[dict, Replayed]]
 ) -> None:
     """Runs after the rebuild: the index covers every file until the compaction rewrites some."""
-    compacted = support.run_module("warehouse.compact", ["--lake", lake])
+    compacted = support.run_module("warehouse.maintenance.compact", ["--lake", lake])
     assert compacted.returncode == 0, compacted.stderr
     index = index_of(lake)
     live = set(Records.read(Lake.open(lake)).live_files())

@@ -13,8 +13,8 @@ import zstandard
 from s3_server import S3Server
 from support import SAMPLE, Run, one_line_error, python, run_command, run_module
 
-from warehouse.export_json import export_json
-from warehouse.export_pgn import pgn_games
+from warehouse.exports.bgn_json import export_json
+from warehouse.exports.pgn import pgn_games
 from warehouse.lake import Lake
 from warehouse.lake.storage import filesystem
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from warehouse import export_out, query
-from warehouse.export_json import export_json
+from warehouse import query
+from warehouse.exports import output
+from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake
 
 pyspark = pytest.importorskip("pyspark")
@@ -73,7 +74,7 @@ def archive(sample_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     """The JSON export, with small bz2 streams so that every file holds several, as big exports do."""
     out = tmp_path_factory.mktemp("spark") / "archive"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(export_out, "BZ2_CHUNK_BYTES", 64 << 10)
+        patch.setattr(output, "BZ2_CHUNK_BYTES", 64 << 10)
         export_json(Lake.open(sample_lake), out, games_per_file=150)
     blitz = (out / "blitz/2025/5/G.0.blitz.json.bz2").read_bytes()
     assert blitz.count(b"BZh91AY&SY") > 1, "expected several bz2 streams in one file"

@@ -1,7 +1,7 @@
-"""Loads on Spark (`loaders.spark_pgn2parquet`, `warehouse.spark_load`) in real PySpark local mode: the lake
+"""Loads on Spark (`loaders.spark_pgn2parquet`, `ingest.spark_load`) in real PySpark local mode: the lake
 equals, as values, the one a local load writes from the same inputs (games with their source_file and
 source_offset, plies, rejects line by line, each load's counts), with a task per input or per zstd frame
-(frames cut anywhere in games), and passes `warehouse.check`; a task that fails
+(frames cut anywhere in games), and passes `warehouse.maintenance.check`; a task that fails
 once leaves exactly one copy of every game; a driver killed mid-job leaves the lake as it was, and a rerun
 completes it; inputs on S3 (moto) given by a glob load as the same files would."""
 
@@ -32,15 +32,15 @@ from support import (
     write_zst,
 )
 
+from warehouse.ingest.load import load_input
 from warehouse.lake.layout import STAGING
 from warehouse.lake.location import Lake
 from warehouse.lake.records import Records
 from warehouse.lake.storage import filesystem
-from warehouse.load import load_input
 
 pytest.importorskip("pyspark")
-from warehouse.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
-from warehouse.zstd_frames import zstd_frames
+from warehouse.ingest.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
+from warehouse.ingest.zstd_frames import zstd_frames
 
 LICHESS = CORPORA / "lichess" / "lichess_2025-05_sample.pgn"
 WITH_REJECTS = CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / "schess.pgn"
@@ -102,7 +102,7 @@ def assert_same_as_local(lake: Path, loads: list[Any], local: Path, local_loads:
     assert lake_table(lake, "plies", PLY_KEYS).equals(lake_table(local, "plies", PLY_KEYS))
     for r in loads:
         assert r["games_seen"] == r["games_written"] + r["games_rejected"] + r["games_duplicate"]
-    checked = run_module("warehouse.check", ["--lake", str(lake), "--full"])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake), "--full"])
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -165,7 +165,7 @@ def test_driver_killed_mid_job(local: Any, tmp_path: Path) -> None:
     _wait_gone(job.proc.pid)
     assert read_records(lake) == records
     assert lake_table(lake, "games", GAME_KEYS).equals(games)
-    checked = run_module("warehouse.check", ["--lake", str(lake)])
+    checked = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     rerun = run_module("loaders.spark_pgn2parquet", args, timeout=300)
     assert rerun.returncode == 0, rerun.stderr

@@ -22,7 +22,7 @@ from test_sql_s3 import needs_httpfs
 from warehouse.errors import LakeError
 from warehouse.lake import Lake
 from warehouse.lake.layout import LAYOUT
-from warehouse.sql import SQL_DIR, query, questions
+from warehouse.queries.sql import SQL_DIR, query, questions
 
 LAKE_V1 = DATA / "lake_v1"
 UPGRADE = "python -m loaders.upgrade --lake"

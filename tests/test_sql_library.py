@@ -19,7 +19,7 @@ from pychess_counts import COUNTS, Row, assert_rows_match, expected, replay, sta
 from random_variants import BOARDS, random_games
 from support import CORPORA, REPO, SAMPLE, loaded, run_command, sample_pgn
 
-from warehouse.sql import PREAMBLE, SQL_DIR, connect, query, questions
+from warehouse.queries.sql import PREAMBLE, SQL_DIR, connect, query, questions
 
 CORPUS = CORPORA / "lichess"
 MIXED = "mixed"  # the sample and variant games, written by the `source` fixture

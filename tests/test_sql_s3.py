@@ -18,7 +18,7 @@ from s3_server import S3Server
 from support import run_command
 
 from warehouse.lake import Lake
-from warehouse.sql import SQL_DIR, connect, query, questions
+from warehouse.queries.sql import SQL_DIR, connect, query, questions
 
 
 def httpfs_error(command: list[str]) -> str | None:

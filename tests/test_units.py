@@ -21,14 +21,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from warehouse.compact import Digest, groups
 from warehouse.errors import LakeError, NotPublished
-from warehouse.export_pgn import escape, signed, start_ply, tag_name, tag_pairs
-from warehouse.export_sql import branches, unfold
-from warehouse.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
+from warehouse.exports.pgn import escape, signed, start_ply, tag_name, tag_pairs
+from warehouse.exports.study_sql import branches, unfold
+from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged
 from warehouse.lake.records import JSON, PGN, CompactRecord, LoadRecord, Record, Records
+from warehouse.maintenance.compact import Digest, groups
 
 UTC = timezone.utc
 
@@ -188,7 +188,7 @@ def test_damaged_records_are_refused_saying_why(text: str, problem: str) -> None
         Record.from_json(text, "op")
 
 
-# --- warehouse.compact ---
+# --- warehouse.maintenance.compact ---
 
 
 def test_groups_pack_consecutive_files_up_to_the_target() -> None:
@@ -272,7 +272,7 @@ def test_id_set_keeps_first_occurrences_of_new_ids() -> None:
     assert seen.add_new(sliced).tolist() == [False, False]
 
 
-# --- warehouse.export_pgn ---
+# --- warehouse.exports.pgn ---
 
 
 def pgn_game(**fields: Any) -> dict[str, Any]:
@@ -350,7 +350,7 @@ def test_start_ply(fen: str | None, ply: int) -> None:
     assert start_ply(fen) == ply
 
 
-# --- warehouse.inputs ---
+# --- warehouse.ingest.inputs ---
 
 
 @pytest.mark.parametrize(
@@ -497,7 +497,7 @@ def test_run_passes_bugs_and_exit_codes_through(cli: Any) -> None:
         cli.run(raising(ValueError("a bug")), "x")
 
 
-# --- warehouse.export_sql ---
+# --- warehouse.exports.study_sql ---
 
 
 def test_branches_group_lines_by_where_they_branch_off() -> None:

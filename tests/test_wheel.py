@@ -5,7 +5,7 @@ installs it into a new virtual environment, with `java` hidden from the PATH and
 its runtime dependencies installed. Then, from a folder outside the checkout and through that environment
 only: the sample is loaded, every question is asked through `warehouse.query` and answered as the
 checkout answers it, the exports write every game, and the duckdb CLI runs a question file found through
-`python -m warehouse.sql --path`.
+`python -m warehouse.queries.sql --path`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from polars.testing import assert_frame_equal
 
 from loaders.explore import STARTING_FEN
 from warehouse.positions.explorer import explore
-from warehouse.sql import query, questions
+from warehouse.queries.sql import query, questions
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
@@ -147,7 +147,7 @@ def test_demo_needs_neither_java_nor_test_packages(installed: Installed) -> None
 def test_the_issue_lines_print_the_blunders_table(installed: Installed, wheel_lake: Path) -> None:
     printed = installed.python("-c", "from warehouse import query; print(query('blunders', lake='wl'))")
     assert "per_1000" in printed
-    where = installed.python("-c", "import warehouse.sql as s; print(s.SQL_DIR)").strip()
+    where = installed.python("-c", "import warehouse.queries.sql as s; print(s.SQL_DIR)").strip()
     assert Path(where).is_relative_to(installed.venv), "the SQL library must come from the wheel"
 
 
@@ -169,7 +169,7 @@ def test_every_question_answers_as_in_the_checkout(
     answers.mkdir()
     ask_all = (
         "from warehouse import query\n"
-        "from warehouse.sql import questions\n"
+        "from warehouse.queries.sql import questions\n"
         "for name in questions():\n"
         "    query(name, lake='wl').write_parquet(f'answers/{name}.parquet')\n"
     )
@@ -190,9 +190,9 @@ def test_exports_write_every_game(installed: Installed, wheel_lake: Path) -> Non
 
 
 def test_duckdb_runs_a_question_file_of_the_wheel(installed: Installed, wheel_lake: Path) -> None:
-    sql_dir = Path(installed.python("-m", "warehouse.sql", "--path").strip())
+    sql_dir = Path(installed.python("-m", "warehouse.queries.sql", "--path").strip())
     assert sql_dir.is_relative_to(installed.venv)
-    assert installed.python("-m", "warehouse.sql").split() == questions()
+    assert installed.python("-m", "warehouse.queries.sql").split() == questions()
     env = installed.env | {"CHESS_LAKE": str(wheel_lake)}
     with (sql_dir / "blunders.sql").open("rb") as question:
         done = subprocess.run(

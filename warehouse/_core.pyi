@@ -66,7 +66,7 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
 
 def pgn_texts(games: ArrowArrayExportable) -> ArrowArray:
     """The PGN of each game of `games` (a record batch of lake games with their SAN filled: `fill_san`), as
-    `warehouse/export_pgn.py` describes it, each ending in a blank line: a large_string array whose data
+    `warehouse/exports/pgn.py` describes it, each ending in a blank line: a large_string array whose data
     buffer is the batch's PGN, game after game (`pyarrow.array(pgn_texts(batch))`).
 
     :raises ValueError: for a batch without the columns needed, or a null `san`.
@@ -74,7 +74,7 @@ def pgn_texts(games: ArrowArrayExportable) -> ArrowArray:
 
 def json_lines(games: ArrowArrayExportable) -> ArrowArray:
     """The BGN JSON line of each game of `games` (a record batch of lake games with their partition's
-    `type`), as `warehouse/export_json.py` describes it, each ending in a newline: a large_string array
+    `type`), as `warehouse/exports/bgn_json.py` describes it, each ending in a newline: a large_string array
     whose data buffer is the lines, one after the other.
 
     :raises ValueError: for a batch without the columns needed.

@@ -39,9 +39,7 @@ class DamagedFile(LakeError):
 
     def __init__(self, location: str, reason: str):
         self.location, self.reason = location, reason
-        super().__init__(
-            f"{location}: damaged: {reason} (`python -m warehouse.check --full` lists every damaged file)"
-        )
+        super().__init__(f"{location}: damaged: {reason} (`bgn check --full` lists every damaged file)")
 
 
 class OutputError(WarehouseError):

@@ -1,4 +1,4 @@
--- Study JSON move parts of a batch of games (warehouse/export_study.py), over text.sql's macros.
+-- Study JSON move parts of a batch of games (warehouse/exports/study.py), over text.sql's macros.
 -- study_eval(cp, mate): the study schema's eval, signed pawns with two decimals (`+0.20`, `-1.50`,
 -- `+0.00`), or `#n` / `#-n` for a mate.
 create or replace macro study_eval(cp, mate) as case

@@ -1,4 +1,4 @@
--- How the study export writes a clock (warehouse/export_sql.py; the PGN and BGN JSON exports write the
+-- How the study export writes a clock (warehouse/exports/study_sql.py; the PGN and BGN JSON exports write the
 -- same in Rust, crates/bgn-core/src/export_pgn.rs):
 --   clock_text(t) of whole tenths of a second, clk_text(clk) of decimal(9, 1) seconds: `h:mm:ss`, with
 --     the tenth when it is not zero (`0:00:09.5`).

@@ -25,7 +25,7 @@ set variable chess_httpfs = if(
     lower(getvariable('chess_lake')) like 's3://%' and getvariable('chess_lake_query') is null
     and not exists (from duckdb_extensions() where extension_name = 'httpfs' and (installed or loaded)),
     error(getvariable('chess_lake') || ': an S3 lake needs the duckdb CLI''s httpfs extension: run '
-        || '`python -m warehouse.extensions` (or duckdb -c "install httpfs")'),
+        || '`python -m warehouse.queries.extensions` (or duckdb -c "install httpfs")'),
     true
 );
 set variable chess_lake_query = coalesce(getvariable('chess_lake_query'), (
@@ -149,7 +149,7 @@ create or replace temp macro plies_twin(games_file) as
     || substr(games_file, length(getvariable('chess_lake') || '/games/') + 1);
 
 -- The plies/ files whose games/ file was missing when the views opened (a games file deleted by hand, which
--- `python -m warehouse.check` reports), as an SQL list, null when there is none (a lake as the loader left
+-- `python -m warehouse.maintenance.check` reports), as an SQL list, null when there is none (a lake as the loader left
 -- it): the plies views leave them out, so that they count the plies of the games they count. Taken when
 -- the views open, not at each query: a filter on `filename` by a list keeps the stored order
 -- (stored_plies), where a join with the games files listed at query time loses it; files written since

@@ -17,14 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse.explorer_page.view import View
-from warehouse.export_pgn import keyed_pgn
+from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.explorer import explore
 from warehouse.positions.graph import opening_names
 from warehouse.positions.index import PositionIndex
 from warehouse.positions.search import position_key, positions_at, search
-from warehouse.sql import connect
+from warehouse.queries.sql import connect
 
 # The games the page lists: the top ones by the players' mean rating, then the latest.
 TOP_GAMES = 20

@@ -19,7 +19,7 @@ from warehouse.errors import InputError, WarehouseError, describe
 from warehouse.explorer_page import render
 from warehouse.explorer_page.answers import Answers
 from warehouse.explorer_page.view import View
-from warehouse.sql import damaged_file
+from warehouse.queries.sql import damaged_file
 
 HOST = "127.0.0.1"
 ASSETS = Path(__file__).resolve().parent / "assets"

@@ -1,5 +1,5 @@
 """What a page shows, as its URL says it: the start position (`fen`), the moves played from it (`moves`, UCI),
-the board's orientation (`flip`), the game filters (`warehouse.filters`) and the variant the views count.
+the board's orientation (`flip`), the game filters (`queries.filters`) and the variant the views count.
 One reading of each value: the shared parsers'; a value they refuse is an `InputError`, one line."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from urllib.parse import urlencode
 import chess
 import chess.pgn
 
-from warehouse import filters
 from warehouse.errors import InputError
-from warehouse.filters import GameFilters
 from warehouse.positions.search import position_key
+from warehouse.queries import filters
+from warehouse.queries.filters import GameFilters
 
 # The query's names of the filters (the commands' option names, as `--min-rating` reads).
 FILTER_FIELDS = {

@@ -35,7 +35,7 @@ _PLY_BYTES = 8 + 4 + 8
 # Partitions a load keeps open at once, each a games/ file and its plies/ twin: each file costs ~430 KB of
 # buffers and a file descriptor, so an archive spanning thousands of months (partitions) would otherwise
 # exhaust memory and `ulimit -n`. Past it, the least recently written partition's files are closed; later
-# games of that partition start other files (`warehouse.compact` merges them).
+# games of that partition start other files (`warehouse.maintenance.compact` merges them).
 MAX_OPEN_PARTITIONS = 32
 
 STATISTICS_COLUMNS = [

@@ -9,7 +9,7 @@ come:
   included) that the chess-openings table names, beside the `opening` struct of the tags, which stays as
   the source wrote it.
 
-Loads, the layout upgrade and `warehouse.check --full` all derive them here, so they cannot disagree.
+Loads, the layout upgrade and `bgn check --full` all derive them here, so they cannot disagree.
 """
 
 from __future__ import annotations

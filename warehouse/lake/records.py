@@ -34,7 +34,7 @@ from warehouse.lake.location import Lake
 
 # What a loader reads its input as: a load of one is never "already loaded" for the other.
 PGN, JSON = "pgn", "json"
-# The kinds of reject a JSON import adds to the reader's (warehouse/import_json.py): not JSON, a bad field,
+# The kinds of reject a JSON import adds to the reader's (ingest/json_files.py): not JSON, a bad field,
 # moves that disagree with their replay.
 JSON_REJECT_KINDS = ("not_json", "bad_field", "disagrees")
 

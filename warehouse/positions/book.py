@@ -27,13 +27,13 @@ import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.errors import LakeError
-from warehouse.filters import GameFilters
+from warehouse.ingest.load import default_jobs
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_parquet
-from warehouse.load import default_jobs
-from warehouse.sql import connected
+from warehouse.queries.filters import GameFilters
+from warehouse.queries.sql import connected
 
 BOOK_SCHEMA = pa.schema(
     [

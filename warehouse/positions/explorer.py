@@ -17,12 +17,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse.errors import InputError
-from warehouse.filters import GameFilters
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.search import position_key, positions_at
-from warehouse.sql import connected, question_text, resolve_lake, sql_string
+from warehouse.queries.filters import GameFilters
+from warehouse.queries.sql import connected, question_text, resolve_lake, sql_string
 
 # The name of the table of the moves played that sql/explorer.sql reads (its variable explorer_positions).
 PLAYED = "explorer_played"

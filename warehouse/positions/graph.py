@@ -26,7 +26,7 @@ import chess.svg
 import pyarrow as pa
 
 from warehouse.errors import OutputError
-from warehouse.export_out import (
+from warehouse.exports.output import (
     LocalStaging,
     OutputFile,
     S3Staging,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from warehouse.export_out import output_file
+from warehouse.exports.output import output_file
 from warehouse.lake.openings import opening_lines
 
 

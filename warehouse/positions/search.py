@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.filters import GameFilters, speed
 from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.index import POSITIONS, PositionIndex
 from warehouse.positions.replay import replay_batch
-from warehouse.sql import connected
+from warehouse.queries.filters import GameFilters, speed
+from warehouse.queries.sql import connected
 
 # The columns of the answer, from the games view, after `game_id`, `ply`.
 GAME_COLUMNS = (
@@ -61,7 +61,7 @@ def search(
     en-passant file, as PolyGlot keys them; move counters ignored): `game_id`, `ply` (the first ply index
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
     `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`),
-    a speed read as `warehouse.filters.speed` reads it; `kept`, the games the shared filters keep (ratings
+    a speed read as `queries.filters.speed` reads it; `kept`, the games the shared filters keep (ratings
     and dates as ranges, as `explore` reads them); `positions`, `positions_at`'s answer at the position
     (with the same `deep` and `index`), when the caller has it.
     `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`

@@ -1,6 +1,6 @@
 //! Lake games as BGN JSON lines, a batch at a time, with no per-game object outside this module.
 //!
-//! The lines are the ones `sql/exports/json.sql` and `warehouse/export_json.py` wrote before (the
+//! The lines are the ones `sql/exports/json.sql` and `warehouse/exports/bgn_json.py` wrote before (the
 //! round-trip tests hold them): BGN's names, absent values left out (never null), strings escaped as
 //! DuckDB's `to_json` escapes them, evals and clocks as `text.sql` writes them (shared with the PGN
 //! export: [`crate::export_pgn`]), each variation nested as `{"alt": [line, ...]}` in the `a` list of

@@ -1,6 +1,6 @@
 //! Lake games back to PGN text, a batch at a time, with no per-game object outside this module.
 //!
-//! The text is the one `warehouse/export_pgn.py` has always written (its round-trip tests hold it):
+//! The text is the one `warehouse/exports/pgn.py` has always written (its round-trip tests hold it):
 //! the Seven Tag Roster, then the `headers` map in file order, then the tags kept in columns; each
 //! move as `sql/exports/text.sql` and `pgn.sql` write it (SAN, `$n` NAGs,
 //! `{ [%eval 0.17] [%clk 0:03:00] comment }`), numbered, variations nested in place, in lines of at

@@ -1,7 +1,7 @@
 """JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
 
-Each input file is one load (`warehouse.load.load_input`: its record, dedup, rejects, commit). Its games
-are turned into PGN text (`warehouse.json_games`) in a temporary file that the Rust reader replays, so every
+Each input file is one load (`load.load_input`: its record, dedup, rejects, commit). Its games
+are turned into PGN text (`json_games`) in a temporary file that the Rust reader replays, so every
 move is checked as a PGN move is. Then each batch is taken back to the JSON input (`JsonTranslation.adapt`):
 `source_offset` becomes the JSON line's offset; a BGN game whose moves replay to other fields than its line
 gives (capture, checks, castling side, the piece's case) is rejected; a game's JSON id, when the lake can
@@ -39,13 +39,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import zstandard
 
-from warehouse import _core, json_games
+from warehouse import _core
 from warehouse.errors import InputError, StorageError
+from warehouse.ingest import json_games
+from warehouse.ingest.load import LoadResult, load_input
+from warehouse.ingest.zstd_frames import starts_zstd
 from warehouse.lake.location import Lake
 from warehouse.lake.records import JSON, JSON_REJECT_KINDS
 from warehouse.lake.storage import GLOB_CHARS, filesystem, s3_files
-from warehouse.load import LoadResult, load_input
-from warehouse.zstd_frames import starts_zstd
 
 JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
@@ -222,7 +223,7 @@ def _readable(games: Iterator[Document], path: str, compression: str) -> Iterato
 
 
 class JsonTranslation:
-    """One JSON input as the `warehouse.load.Translation` a load reads: its games as PGN in a file of
+    """One JSON input as the `warehouse.ingest.load.Translation` a load reads: its games as PGN in a file of
     `workdir`, and what it takes to bring the reader's batches back to the input."""
 
     def __init__(self, path: str, workdir: str):

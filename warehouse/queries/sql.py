@@ -26,7 +26,7 @@ from warehouse.lake.layout import GAMES
 # The SQL library: the checkout's sql/, reached through the symlink warehouse/library/sql so that the wheel
 # can carry it inside the package (pyproject.toml: [tool.maturin] include). From its parent folder,
 # `duckdb < sql/<question>.sql` runs as from the project's root.
-SQL_DIR = (Path(__file__).parent / "library" / "sql").resolve()
+SQL_DIR = (Path(__file__).parents[1] / "library" / "sql").resolve()
 VIEWS_DIR = SQL_DIR / "views"
 # The statement by which every question file reaches the shared views from the project's root.
 VIEWS_IMPORT = "import database 'sql/views';"
@@ -36,8 +36,8 @@ VIEWS_IMPORT = "import database 'sql/views';"
 PREAMBLE = (
     ".bail on\n"
     "set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not "
-    'found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql '
-    "--path)/..\"), or ask `bgn query NAME`'));\n" + VIEWS_IMPORT
+    'found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m '
+    "warehouse.queries.sql --path)/..\"), or ask `bgn query NAME`'));\n" + VIEWS_IMPORT
 )
 # The environment variables the views read with getenv.
 VIEWS_ENV = re.compile(r"getenv\('(\w+)'\)")
@@ -122,7 +122,7 @@ def question_text(name: str) -> str:
     """The query of `sql/<name>.sql` without its `PREAMBLE`: `connect()` has imported the views."""
     text = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
     if text.count(PREAMBLE) != 1:
-        raise ValueError(f"sql/{name}.sql must hold its PREAMBLE (warehouse.sql) once")
+        raise ValueError(f"sql/{name}.sql must hold its PREAMBLE (warehouse.queries.sql) once")
     return text.replace(PREAMBLE, "")
 
 
@@ -159,9 +159,9 @@ def sql_string(text: str | Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m warehouse.sql`: the names of the questions, or with --path the folder of their files."""
+    """`python -m warehouse.queries.sql`: the questions' names, or with --path the folder of their files."""
     parser = argparse.ArgumentParser(
-        prog="python -m warehouse.sql",
+        prog="python -m warehouse.queries.sql",
         description="The SQL library: its questions' names, one a line, or where its files are.",
     )
     parser.add_argument(

@@ -1,4 +1,4 @@
-"""One Spark task of a cluster load (`warehouse.spark_load`): one PGN input read by the Rust core on an
+"""One Spark task of a cluster load (`warehouse.ingest.spark_load`): one PGN input read by the Rust core on an
 executor, its games and plies staged as Parquet and its rejects as JSON lines, under the load's staging
 folder, exactly as a local load stages them. Nothing is deduplicated or committed here: the driver does
 both, with the task's report.
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from warehouse import _core
-from warehouse.inputs import input_stem
+from warehouse.ingest.inputs import input_stem
+from warehouse.ingest.load import RejectsWriter
 from warehouse.lake.layout import REJECTS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.storage import filesystem, is_s3
-from warehouse.load import RejectsWriter
 
 COPY_CHUNK = 8 << 20
 

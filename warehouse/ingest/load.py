@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.errors import InputError, LoadError
-from warehouse.inputs import STDIN, file_sha256, fingerprint, input_stem
+from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
@@ -98,7 +98,7 @@ Progress = Callable[["_core.PgnReader"], None]
 
 
 class Translation(Protocol):
-    """An input in another format, loaded as the PGN text it is turned into (warehouse/import_json.py):
+    """An input in another format, loaded as the PGN text it is turned into (warehouse/ingest/json_files.py):
     the records, rejects and `source_*` columns name and locate the input, not the PGN."""
 
     format: str  # what the input is read as (`warehouse.lake.records.JSON`)

@@ -1,6 +1,6 @@
 """The frames of a `.zst` file, found from their headers alone (RFC 8878): where each starts, its
 compressed size, and its decompressed size. lichess publishes its dumps in many frames, which is what
-lets a cluster load read one month on many executors (`warehouse.spark_load`): a frame can be
+lets a cluster load read one month on many executors (`warehouse.ingest.spark_load`): a frame can be
 decompressed without the ones before it.
 
 Reading the headers costs one small read per block (at most 128 KiB of data each), not a decompression.

@@ -26,8 +26,8 @@ from warehouse.lake.layout import Partition
 Line = dict[str, Any]
 Nested = TypeVar("Nested")
 
-# sql/exports, through the symlink the wheel carries (see warehouse/sql.py's SQL_DIR).
-EXPORTS_DIR = (Path(__file__).parent / "library" / "sql" / "exports").resolve()
+# sql/exports, through the symlink the wheel carries (see warehouse/queries/sql.py's SQL_DIR).
+EXPORTS_DIR = (Path(__file__).parents[1] / "library" / "sql" / "exports").resolve()
 
 
 def connect(export: str) -> duckdb.DuckDBPyConnection:
@@ -55,7 +55,7 @@ def with_san(batches: Batches) -> Batches:
         try:
             filled = _core.fill_san(batch)
         except ValueError as e:
-            raise LakeError(f"{e}; `python -m warehouse.check --full` names its file") from None
+            raise LakeError(f"{e}; `bgn check --full` names its file") from None
         yield partition, pa.record_batch(filled)
 
 

@@ -2,7 +2,7 @@
 
 The driver holds the lake's writer lock (local lakes) and recovers as a local load does, then plans one
 load per input (an input already in the lake, by SHA-256, is skipped), runs one Spark task per input or
-per part of a multi-frame zstd input (`warehouse.spark_task`: the Rust core on an executor, staging
+per part of a multi-frame zstd input (`warehouse.ingest.spark_task`: the Rust core on an executor, staging
 Parquet files under the load's staging folder), and then, input by input in the order given: checks that
 each part started where the part before stopped (reading a part again on the driver when not), drops the
 games already in the lake or earlier in the same input or job (the same `game_id` index as a local load,
@@ -26,7 +26,10 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from warehouse.errors import InputError, StorageError
-from warehouse.inputs import file_sha256, input_stem
+from warehouse.ingest.inputs import file_sha256, input_stem
+from warehouse.ingest.load import BATCH_GAMES, LoadResult, new_load_record, read_outcome, reconcile
+from warehouse.ingest.spark_task import Unit, UnitReport, convert, run_partition
+from warehouse.ingest.zstd_frames import zstd_frames
 from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
@@ -35,9 +38,6 @@ from warehouse.lake.parquet import open_parquet_writer, read_columns, row_group_
 from warehouse.lake.plies import plies_of
 from warehouse.lake.records import LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
-from warehouse.load import BATCH_GAMES, LoadResult, new_load_record, read_outcome, reconcile
-from warehouse.spark_task import Unit, UnitReport, convert, run_partition
-from warehouse.zstd_frames import zstd_frames
 
 # Decompressed bytes of a multi-frame zstd input per task, at least (whole frames): a 30 GB month (some
 # 200 GB of text) becomes ~3,000 tasks of a few seconds each.

@@ -5,7 +5,7 @@ Where the lake's fields go (docs/exports.md, "Study JSON"): the eight metadata f
 `metadata.other_tags`, in PGN export order; NAGs as `$n` in `annotations.tags`, with the free tags a
 `[%tags [...]]` command of the move's comment keeps; evals as `+0.20` / `#-3`; clocks in
 `annotations.clock`; the comment before the first move in `notes`; a line's starting comment as its
-`label`. DuckDB writes each move's parts for a batch; Python nests the lines (`export_sql.unfold`, no
+`label`. DuckDB writes each move's parts for a batch; Python nests the lines (`study_sql.unfold`, no
 recursion: lines nest as deep as the lake keeps them).
 
 With `fen`, each move also gets the position after it, replayed by python-chess (the optional extra
@@ -19,15 +19,15 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from warehouse import export_sql
 from warehouse.errors import OutputError
-from warehouse.export_json import ExportResult
-from warehouse.export_out import output_location, staged_directory, write_texts
-from warehouse.export_pgn import COLUMNS, RESULTS, start_ply, tag_pairs
+from warehouse.exports import study_sql
+from warehouse.exports.bgn_json import ExportResult
+from warehouse.exports.lake_scan import ALL, Selection, grouped, scan
+from warehouse.exports.output import output_location, staged_directory, write_texts
+from warehouse.exports.pgn import COLUMNS, RESULTS, start_ply, tag_pairs
 from warehouse.file_names import name_part
-from warehouse.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
+from warehouse.ingest.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
 from warehouse.lake.location import Lake
-from warehouse.lake_scan import ALL, Selection, grouped, scan
 
 
 def dumps(value: Any) -> str:
@@ -85,10 +85,10 @@ def study_documents(lake: Lake, selection: Selection = ALL, fen: bool = False) -
     return _documents(batches, positions)
 
 
-def _documents(batches: export_sql.Batches, positions: Positions | None) -> Iterator[tuple[str, str]]:
-    con = export_sql.connect("study")
-    for group in grouped(export_sql.with_san(batches)):
-        moves = export_sql.run(con, group.table.select(["moves", "variations"]), "study_moves")
+def _documents(batches: study_sql.Batches, positions: Positions | None) -> Iterator[tuple[str, str]]:
+    con = study_sql.connect("study")
+    for group in grouped(study_sql.with_san(batches)):
+        moves = study_sql.run(con, group.table.select(["moves", "variations"]), "study_moves")
         others = group.table.drop_columns(["moves", "variations"]).to_pylist()
         for game, parts in zip(others, moves.to_pylist(), strict=True):
             game.update(parts)
@@ -154,13 +154,13 @@ def annotations_text(move: dict[str, Any]) -> str:
     return dumps({k: v for k, v in parts.items() if v is not None})
 
 
-Item = tuple[export_sql.Line, int, Any]
+Item = tuple[study_sql.Line, int, Any]
 
 
 def moves_text(game: dict[str, Any], positions: Positions | None = None) -> str:
     """The `moves` array: each move with its number, colour, annotations, and the lines that replace it;
     with `positions`, the FEN after each move."""
-    children = export_sql.branches(game["variations"])
+    children = study_sql.branches(game["variations"])
 
     def pieces(item: Item) -> list[str | Item]:
         line, first_ply, board = item  # board: the position before the line's first move (with --fen)
@@ -190,7 +190,7 @@ def moves_text(game: dict[str, Any], positions: Positions | None = None) -> str:
 
     mainline = {"id": 0, "moves": game["moves"]}
     board = None if positions is None else positions.start(game)
-    return "".join(export_sql.unfold((mainline, start_ply(game["start_fen"]), board), pieces))
+    return "".join(study_sql.unfold((mainline, start_ply(game["start_fen"]), board), pieces))
 
 
 def file_name(game_id: str, taken: set[str]) -> str:

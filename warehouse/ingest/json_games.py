@@ -3,7 +3,7 @@
 
 The PGN is what the reader checks: BGN moves are written with every field they carry (`Ng1xf3`,
 `Pe7e8=Q`, `O-O`), and what the reader does not check from the text (the capture, the checks, the castling
-side, the case of the piece) is compared afterwards through `Bgn.signature` (warehouse/import_json.py). A
+side, the case of the piece) is compared afterwards through `Bgn.signature` (ingest/json_files.py). A
 field of the wrong type or out of its column's range refuses the game here (`Refused`), before any PGN;
 but for a clock's or an eval's range, which the reader checks as it checks a PGN game's
 (crates/bgn-core/src/annotations.rs): the patterns below read their shape only.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warehouse import _core
-from warehouse.export_pgn import escape, start_ply
+from warehouse.exports.pgn import escape, start_ply
 
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 PGN_RESULTS = frozenset(RESULTS.values())

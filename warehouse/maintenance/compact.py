@@ -1,4 +1,4 @@
-"""Merging small files (`bgn compact`, `python -m warehouse.compact`; the command's options are in
+"""Merging small files (`bgn compact`, `python -m warehouse.maintenance.compact`; the command's options are in
 `loaders.compact`).
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
@@ -208,7 +208,7 @@ def compact(lake: Lake, target: int = FILE_GAMES, dry_run: bool = False) -> Plan
 
 
 if __name__ == "__main__":
-    # `python -m warehouse.compact`, as the docs have it; the command itself is in loaders/.
+    # `python -m warehouse.maintenance.compact`, as the docs have it; the command itself is in loaders/.
     from loaders.compact import main
 
     sys.exit(main())

@@ -3,7 +3,7 @@
 (`warehouse.connect` needs none: it reads S3 through the lake's own pyarrow filesystem.) The CLI installs
 extensions from DuckDB's repository over the network. Where that is out of reach (CI, offline machines),
 the `duckdb-extension-httpfs` package on PyPI carries the same signed binary for one DuckDB version;
-`python -m warehouse.extensions` installs from it when it matches the CLI's version, else from the
+`python -m warehouse.queries.extensions` installs from it when it matches the CLI's version, else from the
 network, into `~/.duckdb/extensions/`.
 """
 

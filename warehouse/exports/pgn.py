@@ -25,12 +25,13 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from warehouse import _core, export_sql
-from warehouse.export_json import ExportResult
-from warehouse.export_out import write_blocks
+from warehouse import _core
+from warehouse.exports import study_sql
+from warehouse.exports.bgn_json import ExportResult
+from warehouse.exports.lake_scan import ALL, Selection, scan
+from warehouse.exports.output import write_blocks
 from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
-from warehouse.lake_scan import ALL, Selection, scan
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
 # Tags the lake keeps in columns (the Rust core's list): `headers` holds the others.
@@ -105,7 +106,7 @@ def pgn_batches(
     """Each batch's games as PGN (a string array, one text a game, written by the Rust core:
     `_core.pgn_texts`), beside the batch."""
     # The lake leaves out the SAN the position gives: filled back before the moves are written.
-    for _, batch in export_sql.with_san(batches):
+    for _, batch in study_sql.with_san(batches):
         yield pa.array(_core.pgn_texts(batch)), batch
 
 

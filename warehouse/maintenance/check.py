@@ -1,4 +1,4 @@
-"""Verifying a lake (`bgn check`, `python -m warehouse.check`; the command's options are in `loaders.check`).
+"""Verifying a lake (`bgn check`, `python -m warehouse.maintenance.check`; the command's options are in `loaders.check`).
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`, each
 page against its checksum where the file has them: `warehouse.lake.parquet.READ_OPTIONS`), that the files
@@ -137,7 +137,7 @@ def _interrupted(lake: Lake) -> Iterator[str]:
         if lake.exists(record_path(op_id)):
             yield (
                 f"operation {op_id} committed but not fully published (interrupted): "
-                "run the loader or `python -m warehouse.compact` to finish it"
+                "run the loader or `bgn compact` to finish it"
             )
 
 
@@ -175,7 +175,7 @@ def _duplicate_ids(ids: list[pa.Array]) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    # `python -m warehouse.check`, as the docs have it; the command itself is in loaders/.
+    # `python -m warehouse.maintenance.check`, as the docs have it; the command itself is in loaders/.
     from loaders.check import main
 
     sys.exit(main())

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 # tests/data's sample, through a symlink that the wheel carries as a file (pyproject.toml: include).
-SAMPLE = (Path(__file__).parent / "library" / "lichess_2025-05_sample.pgn.zst").resolve()
+SAMPLE = (Path(__file__).parents[1] / "library" / "lichess_2025-05_sample.pgn.zst").resolve()
 
 
 def sample_lake(lake: Path | None = None) -> Path:

@@ -5,7 +5,7 @@ A value that can match no game of any lake is refused in one line (`InputError`)
 answer nothing: a speed outside `SPEEDS`, a negative rating, a bound above its other bound, an empty
 player name. Names are exact, as the lake stores them: speeds in lower case (`blitz`, not `Blitz`, which
 is refused with the right spelling named), players' names as written, either side. The variant counted is
-the SQL views' own filter (`warehouse.sql.connect(variant=…)`), which refuses an unknown name in one line
+the SQL views' own filter (`sql.connect(variant=…)`), which refuses an unknown name in one line
 itself, exact too (`Atomic`).
 """
 

@@ -101,7 +101,7 @@ def scan(
         raise LakeError(
             f"{lake.location}/{missing[0]}: listed by a committed record but not in the lake "
             f"({len(missing)} files missing): a publish not finished (the next load or compaction finishes "
-            f"it), or a damaged lake (see `python -m warehouse.check --lake {lake.location}`)"
+            f"it), or a damaged lake (see `bgn check --lake {lake.location}`)"
         )
     return batches(lake, chosen, recorded, columns, batch_games)
 
@@ -141,7 +141,7 @@ def batches(
             if rel in recorded and games != recorded[rel]:
                 raise LakeError(
                     f"{lake.location}/{rel}: {games:,} games read, its committed record lists "
-                    f"{recorded[rel]:,} (see `python -m warehouse.check --lake {lake.location}`)"
+                    f"{recorded[rel]:,} (see `bgn check --lake {lake.location}`)"
                 )
 
 
