@@ -1,5 +1,5 @@
-"""Merge small files: bgn compact (python -m warehouse.maintenance.compact) [--lake DIR|s3://…] [--target-games N]
-[--dry-run]
+"""Merge small files: bgn compact (python -m warehouse.maintenance.compact) [--lake DIR|s3://…]
+[--target-games N] [--dry-run]
 
 What it merges and how it verifies: `warehouse.maintenance.compact`, docs/operations.md.
 """
