@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 import zstandard
 
@@ -335,3 +336,44 @@ def lake_table(lake: Path, folder: str, keys: list[str]) -> pa.Table:
         return pa.table({})
     table = lake_dataset(lake / folder).to_table()
     return table.sort_by([(k, "ascending") for k in keys])
+
+
+def interrupted_publish(lake: Path) -> bool:
+    """A committed operation with staged files not yet moved into place."""
+    staging = lake / "_staging"
+    return staging.is_dir() and any(
+        (lake / "_loads" / f"{op.name}.json").exists() and any(p.is_file() for p in op.rglob("*"))
+        for op in staging.iterdir()
+    )
+
+
+def assert_row_groups_of_one_kind(lake: Path) -> int:
+    """Every games/ file and its plies/ twin hold their games in row groups of one kind, analysed
+    (`has_eval`) or not, the same games row group by row group, the plies' `analysed` statistics telling
+    the kind (what lets DuckDB skip a row group); returns the analysed games seen."""
+    analysed = 0
+    for games_file in (lake / "games").rglob("*.parquet"):
+        games = pq.ParquetFile(games_file)
+        plies = pq.ParquetFile(lake / "plies" / games_file.relative_to(lake / "games"))
+        assert games.num_row_groups == plies.num_row_groups, games_file
+        column = plies.schema_arrow.get_field_index("analysed")
+        for g in range(games.num_row_groups):
+            group = games.read_row_group(g, columns=["has_eval", "n_plies"])
+            kinds = set(group["has_eval"].to_pylist())
+            assert len(kinds) == 1, f"{games_file} row group {g}: analysed games and others"
+            stats = plies.metadata.row_group(g).column(column).statistics
+            assert (stats.min, stats.max) == (kind := kinds.pop(), kind)
+            assert plies.metadata.row_group(g).num_rows == sum(group["n_plies"].to_pylist())
+            analysed += sum(group["has_eval"].to_pylist())
+    return analysed
+
+
+def httpfs_error(command: list[str]) -> str | None:
+    """Why httpfs cannot be loaded by the duckdb CLI `command`, else None."""
+    done = run_command([*command, "-c", "install httpfs; load httpfs"], timeout=120)
+    return done.stderr.strip().splitlines()[0] if done.returncode or done.stderr else None
+
+
+def needs_httpfs(command: list[str]) -> None:
+    if (error := httpfs_error(command)) is not None:
+        pytest.skip(f"DuckDB's httpfs extension is not available: {error}")

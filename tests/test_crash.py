@@ -15,7 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
-from support import Started, lake_counts, load, make_games, module, run_module, start, write_zst
+from support import (
+    Started,
+    interrupted_publish,
+    lake_counts,
+    load,
+    make_games,
+    module,
+    run_module,
+    start,
+    write_zst,
+)
 
 GAMES_PER_INPUT = 1500
 KILLS = 14
@@ -38,15 +48,6 @@ def start_loader(inputs: list[Path], lake: Path) -> Started:
 
 def committed_inputs(lake: Path) -> set[str]:
     return {json.loads(p.read_text())["input"] for p in (lake / "_loads").glob("*.json")}
-
-
-def interrupted_publish(lake: Path) -> bool:
-    """A committed operation with staged files not yet moved into place."""
-    staging = lake / "_staging"
-    return staging.is_dir() and any(
-        (lake / "_loads" / f"{op.name}.json").exists() and any(p.is_file() for p in op.rglob("*"))
-        for op in staging.iterdir()
-    )
 
 
 def test_sigkill_at_random_moments(inputs: list[Path], tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import chess.pgn
 import zstandard
 from s3_server import S3Server
 from support import (
+    interrupted_publish,
     lake_counts,
     loaded,
     make_games,
@@ -30,7 +31,6 @@ from support import (
     start,
     write_zst,
 )
-from test_crash import interrupted_publish
 
 from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake

@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 from corpora import CorpusLoader, folder_batches, folder_lakes
+from pgn_round_trip import FOLDERS, compare, next_offsets, original_game, read
 from support import read_records, read_rejects
-from test_export_pgn import FOLDERS, compare, next_offsets, original_game, read
 
 from warehouse.exports.bgn_json import export_json
 from warehouse.exports.pgn import pgn_games

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import support
 from game_keys import expected_key
-from test_plies import assert_row_groups_of_one_kind
+from support import assert_row_groups_of_one_kind
 
 import warehouse
 from warehouse.errors import LakeError, NotPublished

@@ -18,6 +18,7 @@ import support
 from game_keys import expected_key
 from oracle import expected_games
 from pychess_counts import Game, think_time
+from support import assert_row_groups_of_one_kind
 
 from warehouse.lake.plies import MOVE_FIELDS, plies_of
 
@@ -173,27 +174,6 @@ def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
     }
     assert files["games"] == files["plies"]
     assert len({f.rsplit("/", 1)[0] for f in files["games"]}) == len(files["games"]), "one file a partition"
-
-
-def assert_row_groups_of_one_kind(lake: Path) -> int:
-    """Every games/ file and its plies/ twin hold their games in row groups of one kind, analysed
-    (`has_eval`) or not, the same games row group by row group, the plies' `analysed` statistics telling
-    the kind (what lets DuckDB skip a row group); returns the analysed games seen."""
-    analysed = 0
-    for games_file in (lake / "games").rglob("*.parquet"):
-        games = pq.ParquetFile(games_file)
-        plies = pq.ParquetFile(lake / "plies" / games_file.relative_to(lake / "games"))
-        assert games.num_row_groups == plies.num_row_groups, games_file
-        column = plies.schema_arrow.get_field_index("analysed")
-        for g in range(games.num_row_groups):
-            group = games.read_row_group(g, columns=["has_eval", "n_plies"])
-            kinds = set(group["has_eval"].to_pylist())
-            assert len(kinds) == 1, f"{games_file} row group {g}: analysed games and others"
-            stats = plies.metadata.row_group(g).column(column).statistics
-            assert (stats.min, stats.max) == (kind := kinds.pop(), kind)
-            assert plies.metadata.row_group(g).num_rows == sum(group["n_plies"].to_pylist())
-            analysed += sum(group["has_eval"].to_pylist())
-    return analysed
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -5,7 +5,7 @@ Every answer must be python-chess's replay's, with the index or without.
 
 The inputs: the bundled lichess sample cut in two halves (the first part; the second half lands in the
 same partitions, so a compaction merges files), and the TCEC Chess960 file when the corpora are there
-(second part). The games' python-chess replays and the probe positions are test_positions'.
+(second part). The games' python-chess replays and the probe positions are position_oracle's.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import chess
 import chess.polyglot
 import pytest
 import support
-import test_positions
+from position_oracle import CHESS960, Replayed, paired_games, probe_fens, reaching, signed
 from s3_server import S3Server
-from test_positions import CHESS960, Replayed, probe_fens, reaching, signed
 
 import warehouse
 from warehouse.lake.location import Lake
@@ -26,9 +25,6 @@ from warehouse.lake.records import IndexRecord, Records
 from warehouse.positions import search
 from warehouse.positions.explorer import explore
 from warehouse.positions.index import INDEX_DIR, PositionIndex, bucket_bits
-
-# test_positions' fixture, here over this module's `inputs` and `lake`.
-games = test_positions.games
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +44,11 @@ def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     built = support.run_module("loaders.position_index", ["--lake", lake])
     assert built.returncode == 0, built.stderr
     return support.loaded(inputs[1:], lake)
+
+
+@pytest.fixture(scope="module")
+def games(lake: Path, inputs: list[Path]) -> list[tuple[dict, Replayed]]:
+    return paired_games(lake, inputs)
 
 
 def index_of(lake: Path) -> PositionIndex:

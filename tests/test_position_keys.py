@@ -15,18 +15,14 @@ import chess.polyglot
 import pyarrow as pa
 import pytest
 from corpora import CASES
+from position_oracle import signed
 
 from warehouse import _core
 
 ALL_PLIES = 1 << 20
-SIGNED = 1 << 64
 
 
 KEYED_VARIANTS = ("Standard", "Chess960")
-
-
-def signed(key: int) -> int:
-    return key - SIGNED if key >= 1 << 63 else key
 
 
 def legal_move(board: chess.Board, move: dict[str, str | None]) -> chess.Move:

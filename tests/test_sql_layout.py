@@ -16,8 +16,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 from s3_server import S3Server
-from support import DATA, load, one_line_error, run_command, run_module
-from test_sql_s3 import needs_httpfs
+from support import DATA, load, needs_httpfs, one_line_error, run_command, run_module
 
 from warehouse.errors import LakeError
 from warehouse.lake import Lake

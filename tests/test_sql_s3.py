@@ -15,21 +15,10 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 from s3_server import S3Server
-from support import run_command
+from support import needs_httpfs, run_command
 
 from warehouse.lake import Lake
 from warehouse.queries.sql import SQL_DIR, connect, query, questions
-
-
-def httpfs_error(command: list[str]) -> str | None:
-    """Why httpfs cannot be loaded by the duckdb CLI `command`, else None."""
-    done = run_command([*command, "-c", "install httpfs; load httpfs"], timeout=120)
-    return done.stderr.strip().splitlines()[0] if done.returncode or done.stderr else None
-
-
-def needs_httpfs(command: list[str]) -> None:
-    if (error := httpfs_error(command)) is not None:
-        pytest.skip(f"DuckDB's httpfs extension is not available: {error}")
 
 
 @pytest.fixture(scope="module")

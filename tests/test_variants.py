@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from corpora import CorpusLoad
 from oracle import expected_games
+from oracle_diff import compare_file
 from random_variants import BOARDS
 from support import loaded, read_rejects
-from test_oracle_corpora import compare_file
 
 MAX_REPORTED = 20
 
