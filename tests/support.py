@@ -295,6 +295,12 @@ def read_records(lake: Path) -> list[Row]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((lake / "_loads").glob("*.json"))]
 
 
+def check_lake(lake: Path) -> None:
+    """`python -m warehouse.check` finds nothing wrong with `lake`."""
+    run = run_module("warehouse.check", ["--lake", str(lake)])
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def read_inputs(lake: Path) -> list[Row]:
     """Every input file the commit records of `lake` list: a load of one is its record, a load of several
     lists them in `inputs`."""
