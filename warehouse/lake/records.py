@@ -26,6 +26,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any, ClassVar
 
 from warehouse.errors import DamagedRecord
@@ -378,7 +379,21 @@ class Records:
     def same_input(self, sha256: str | None, fp: str | None, input_format: str) -> list[LoadRecord]:
         """Live loads of this input read as `input_format` (PGN, JSON): by full checksum when known, else
         by fingerprint (to confirm)."""
-        loads = [r for r in self.loads if r.input_format() == input_format]
-        if sha256:
-            return [r for r in loads if any(i.sha256 == sha256 for i in r.input_files())]
-        return [r for r in loads if fp and any(i.fingerprint == fp for i in r.input_files())]
+        key = (input_format, "sha256", sha256) if sha256 else (input_format, "fingerprint", fp)
+        return self._by_input.get(key, []) if key[2] else []
+
+    @cached_property
+    def _by_input(self) -> dict[tuple[str, str, str | None], list[LoadRecord]]:
+        """The live loads by each of their inputs' checksum and fingerprint (a load of 10,000 files looks
+        up each of them)."""
+        index: dict[tuple[str, str, str | None], list[LoadRecord]] = {}
+        for r in self.loads:
+            for i in r.input_files():
+                for key in (
+                    (r.input_format(), "sha256", i.sha256),
+                    (r.input_format(), "fingerprint", i.fingerprint),
+                ):
+                    loads = index.setdefault(key, [])
+                    if not loads or loads[-1] is not r:
+                        loads.append(r)
+        return index
