@@ -42,7 +42,7 @@ from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.records import JSON, JSON_REJECT_KINDS, LoadedInput
 from warehouse.lake.storage import filesystem, is_s3
-from warehouse.load import LoadResult, Located, ReconciliationError, load_inputs
+from warehouse.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
 from warehouse.zstd_frames import starts_zstd
 
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
@@ -375,17 +375,11 @@ class _Chunk:
         return adapted.filter(pc.invert(differs)), rejects
 
 
-class JsonSource:
+class JsonSource(Inputs):
     """JSON inputs as a load reads them (`warehouse.load.Source`): turned into PGN a chunk of inputs at a
     time (`CHUNK_PGN_BYTES`), which the Rust reader replays, its batches brought back to the inputs."""
 
     format = JSON
-
-    def __init__(self, paths: list[str], batch_games: int, jobs: int):
-        self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
-        self.refused: list[str] = []
-        self.reader: _core.PgnReader | None = None
-        self._read: list[LoadedInput] = []
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         pending = list(reversed(self.paths))
@@ -423,10 +417,7 @@ class JsonSource:
             raise ReconciliationError(
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {self.reader.games_seen:,}"
             )
-        self._read += chunk.outcomes
-
-    def outcomes(self) -> list[LoadedInput]:
-        return self._read
+        self.read += chunk.outcomes
 
 
 def difference(expected: str, replayed: str) -> str:

@@ -133,16 +133,24 @@ class Source(Protocol):
         SHA-256 and damage, its games seen and rejected."""
 
 
-class PgnSource:
-    """PGN files read by the Rust reader, one after the other."""
-
-    format = PGN
+class Inputs:
+    """What every source holds: its inputs and how the Rust reader reads them; the inputs it refused and
+    those it read (`Source`)."""
 
     def __init__(self, paths: list[str], batch_games: int, jobs: int):
         self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
         self.refused: list[str] = []
         self.reader: _core.PgnReader | None = None
-        self._read: list[LoadedInput] = []
+        self.read: list[LoadedInput] = []
+
+    def outcomes(self) -> list[LoadedInput]:
+        return self.read
+
+
+class PgnSource(Inputs):
+    """PGN files read by the Rust reader, one after the other."""
+
+    format = PGN
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         for path in self.paths:
@@ -158,10 +166,7 @@ class PgnSource:
                 parts = pa.table(arrow_batch).to_batches() if partition is not None else []
                 key = Partition(*partition) if partition is not None else None
                 yield key, parts, [(path, reject) for reject in rejects]
-            self._read.append(pgn_outcome(path, reader))
-
-    def outcomes(self) -> list[LoadedInput]:
-        return self._read
+            self.read.append(pgn_outcome(path, reader))
 
 
 def pgn_outcome(path: str, reader: ReadOutcome) -> LoadedInput:
