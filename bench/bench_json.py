@@ -104,9 +104,8 @@ def study_files(games: int) -> None:
         written = sum(len(json.loads(r.read_text())["files"]) for r in loads)
         same = all(values(work / "s", t) == values(work / "p", t) for t in ("games", "plies"))
         print(f"{files:,} study files (one game each), imported as one folder, {os.cpu_count()} cores:")
-        print(
-            f"  json2parquet: {wall:.1f} s wall, {cpu:.1f} s CPU ({files / cpu:,.0f} files/CPU-s), {rss:,} MB"
-        )
+        rate = f"{files / cpu:,.0f} files/CPU-s"
+        print(f"  json2parquet: {wall:.1f} s wall, {cpu:.1f} s CPU ({rate}), peak RSS {rss:,} MB")
         print(f"  PGN load of the same games: {pgn[0]:.1f} s wall, {pgn[1]:.1f} s CPU")
         print(
             f"  {len(loads)} load(s), {written} games files; the lake equals the PGN load's as values: {same}"

@@ -115,7 +115,7 @@ def grand_total(results: list[LoadResult], inputs: int) -> str:
     """The last line of a load of several inputs: their games added up (those already loaded count none)."""
     records = [r.record for r in results if r.already_loaded is None]
     files = [i for r in records for i in r.input_files()]
-    skipped = sum(len(r.skipped) for r in results)
+    skipped = sum(len(_skipped(r)) for r in results)
     seen, written = sum(r.games_seen for r in records), sum(r.games_written for r in records)
     rejected, duplicates = sum(r.games_rejected for r in records), sum(r.games_duplicate for r in records)
     seconds = sum(r.seconds for r in records)
@@ -133,10 +133,10 @@ def grand_total(results: list[LoadResult], inputs: int) -> str:
 def summary(result: LoadResult) -> str:
     """A load's lines: each input skipped as already loaded, then what was loaded (each input of a load
     of several, then the load's files and time), its rejects and damage."""
-    lines = [_already_loaded(path, old) for path, old in result.skipped]
+    r = result.record
+    lines = [_already_loaded(path, old) for path, old in _skipped(result)]
     if result.already_loaded is not None:
         return "\n".join(lines)
-    r = result.record
     inputs = r.input_files()
     if len(inputs) > 1:
         lines += [_counts(i.input, i) for i in inputs]
@@ -157,6 +157,14 @@ def summary(result: LoadResult) -> str:
             where = f" of {i.input}" if len(inputs) > 1 else ""
             text += f"\n  warning: {i.damage}; the games before the damage{where} were kept"
     return text
+
+
+def _skipped(result: LoadResult) -> list[tuple[str, LoadRecord]]:
+    """The inputs of a load found already loaded, each with its earlier load (a Spark load's, of one
+    input, names only `already_loaded`)."""
+    if result.skipped or result.already_loaded is None:
+        return result.skipped
+    return [(result.record.input, result.already_loaded)]
 
 
 def _already_loaded(path: str, old: LoadRecord) -> str:
