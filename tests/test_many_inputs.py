@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from support import (
     SAMPLE_GAMES,
     check_lake,
@@ -23,6 +25,7 @@ from support import (
     write_zst,
 )
 
+from warehouse import import_json
 from warehouse.export_study import export_study
 from warehouse.lake import Lake
 
@@ -133,3 +136,36 @@ def test_a_refused_input_is_its_line_and_the_others_load(tmp_path: Path) -> None
     (record,) = read_records(lake)
     assert sorted(Path(i["input"]).name for i in record["inputs"]) == ["a.pgn", "c.pgn"]
     assert record["games_written"] == 20
+
+
+def test_inputs_read_a_chunk_at_a_time_make_the_same_one_load(
+    sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory stays bounded however many files a load reads: their PGN is made and replayed a chunk at a
+    time (here a file a chunk), one load all the same, with the same games."""
+    studies = tmp_path / "studies"
+    export_study(Lake.open(sample_lake), studies)
+    files = sorted(str(p) for p in studies.glob("*.json"))[:60]
+    monkeypatch.setattr(import_json, "CHUNK_PGN_BYTES", 1)
+    chunks = []
+    monkeypatch.setattr(
+        import_json.JsonSource, "_read_chunk", counted(import_json.JsonSource._read_chunk, chunks)
+    )
+    lake = tmp_path / "lake"
+    result = import_json.load_json_files(files, Lake.open(lake), jobs=1)
+    assert len(chunks) == len(files) and len(read_records(lake)) == 1
+    assert result.record.games_written == len(files) == len(result.record.inputs)
+    want = [
+        g for g in games_as_values(sample_lake) if f"{g['game_id']}.json" in {Path(f).name for f in files}
+    ]
+    assert games_as_values(lake) == want
+
+
+def counted(method: Any, calls: list[object]) -> Any:
+    """`method`, each call appended to `calls`."""
+
+    def wrapper(self: object, *args: Any) -> Any:
+        calls.append(args)
+        return method(self, *args)
+
+    return wrapper
