@@ -223,14 +223,14 @@ def load_inputs(
     `source(paths, batch_games, jobs)` (default: PGN). `name` says what was given, in the record of
     several inputs and the lake's file names (default: the first path).
 
-    Raises `InputError` for an unreadable input of a load of one (of several, each refused input is a
-    line of `LoadResult.refused` and the others load), `LoadError` for loads that cannot be done,
+    Raises `InputError` when no input can be read (of several, each refused input is a line of
+    `LoadResult.refused` and the others load), `LoadError` for loads that cannot be done,
     `OSError` when the lake cannot be written, `NotPublished` when that happens after the commit,
     `DamagedRecord` for a lake whose records cannot all be read.
 
     `jobs` threads parse and replay the games (default: `default_jobs()`); the lake's content (rows,
     values, partitions, counts, rejects and their order) is the same for any number."""
-    if bad := next((p for p in paths if not is_utf8(p)), None):
+    if bad := next((p for p in [*paths, name or ""] if not is_utf8(p)), None):
         # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
         raise InputError(
             f"{printable(bad)}: the file's name is not valid UTF-8; rename it, or give the file on "
@@ -280,10 +280,7 @@ def _load_locked(paths: list[str], lake: Lake, o: _Options) -> LoadResult:
     if not known:
         return LoadResult(result, already_loaded=skipped[0][1], skipped=skipped)
     _replace(result, previous, records, [k.sha256 for k in known.values()])
-    try:
-        return _read_and_commit(lake, records, result, known, skipped, o)
-    except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
-        raise InputError(str(e)) from e
+    return _read_and_commit(lake, records, result, known, skipped, o)
 
 
 def _read_and_commit(
