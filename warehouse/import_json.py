@@ -1,17 +1,19 @@
 """JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
 
-Each input file is one load (`warehouse.load.load_input`: its record, dedup, rejects, commit). Its games
-are turned into PGN text (`warehouse.json_games`) in a temporary file that the Rust reader replays, so every
-move is checked as a PGN move is. Then each batch is taken back to the JSON input (`JsonTranslation.adapt`):
-`source_offset` becomes the JSON line's offset; a BGN game whose moves replay to other fields than its line
-gives (capture, checks, castling side, the piece's case) is rejected; a game's JSON id, when the lake can
-take it, becomes its `game_id`; and a BGN game's `san` is left null, since its line holds no SAN.
+The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`warehouse.load.load_inputs`:
+one record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN
+text (`warehouse.json_games`) in a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the
+Rust reader replays, so every move is checked as a PGN move is. Then each batch is taken back to the JSON
+inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset; a
+BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
+piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
+game's `san` is left null, since its line holds no SAN.
 
 Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
 `.ndjson` files, compressed or not, recursively), a glob, or an `s3://` prefix or glob, as the BGN archive
 is laid out (`<type>/<year>/<month>/G.<n>.<type>.json.bz2`). A file is JSON-lines, one game a line, unless
 its first line is `{` alone: then it is one (pretty-printed) document. Its first game must open as JSON
-(`opens_json`): any other file (PGN, say) is refused whole, nothing recorded.
+(`opens_json`): any other file (PGN, say) is refused whole, nothing of it kept (the others load).
 
 Memory does not grow with a line: a line (or document) is read up to `MAX_LINE_BYTES`, and one longer is
 read past in chunks and rejected (`too_large`), never held whole. docs/operations.md, "Memory".
