@@ -404,8 +404,8 @@ class JsonSource(Inputs):
             return
         if chunk.early:
             yield None, [], chunk.early
-        self.reader = _core.PgnReader(chunk.pgn_path, batch_games=self.batch_games, jobs=self.jobs)
-        for partition, arrow_batch, rejects in self.reader:
+        reader = self.open_reader(chunk.pgn_path)
+        for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)
             parts = []
             if partition is not None:
@@ -415,9 +415,9 @@ class JsonSource(Inputs):
                     parts.append(part)
             yield Partition(*partition) if partition is not None else None, parts, located
         made = len(chunk.starts)
-        if self.reader.games_seen != made:
+        if reader.games_seen != made:
             raise ReconciliationError(
-                f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {self.reader.games_seen:,}"
+                f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
             )
         self.read += chunk.outcomes
 

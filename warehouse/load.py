@@ -146,6 +146,17 @@ class Inputs:
     def outcomes(self) -> list[LoadedInput]:
         return self.read
 
+    def open_reader(self, path: str, source_name: str | None = None) -> _core.PgnReader:
+        """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
+        one every source reads with; it becomes the source's `reader`.
+
+        :raises _core.PgnInputError: for an input the reader refuses.
+        """
+        self.reader = _core.PgnReader(
+            path, source_name=source_name or path, batch_games=self.batch_games, jobs=self.jobs
+        )
+        return self.reader
+
 
 class PgnSource(Inputs):
     """PGN files read by the Rust reader, one after the other."""
@@ -155,11 +166,10 @@ class PgnSource(Inputs):
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         for path in self.paths:
             try:
-                reader = _core.PgnReader(path, source_name=path, batch_games=self.batch_games, jobs=self.jobs)
+                reader = self.open_reader(path)
             except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
                 self.refused.append(str(e))
                 continue
-            self.reader = reader
             for partition, arrow_batch, rejects in reader:
                 # Several record batches from a parallel reader (runs of its threads' batches): taken
                 # without a copy, written together as the one batch of the single-threaded reader.
