@@ -1,28 +1,52 @@
-"""JSON import benchmark: games per CPU-second of `json2parquet` for BGN JSON-lines and for study JSON.
+"""JSON import benchmark: games per CPU-second of `json2parquet` for BGN JSON-lines and for study JSON,
+and a folder of study files (one a game) imported as one load.
 
-    python bench/bench_json.py [--games 20000]
+    python bench/bench_json.py [--games 20000] [--study-files 10000]
 
 The bench dump of bench_load.py (real lichess games, clocks on every move) is loaded into a lake and
 exported both ways (BGN `.json.bz2`, study JSON-lines); each export is then imported into a new lake by
 the command-line tool in its own process: wall time, CPU time (the Rust reader's threads included), peak
-RSS. The PGN load of the same dump is shown beside them. Not a test: it prints figures, asserts nothing.
+RSS. The PGN load of the same dump is shown beside them.
+
+Study files: the real games of tests/data (the bundled sample), repeated under distinct lichess ids by
+make-bench-dump until `--study-files` games, loaded from PGN, exported one study file a game, and the
+folder imported by json2parquet: its CPU, its loads and files, and whether the lake equals (as values, but
+for each game's source) the PGN load's. Not a test: it prints figures, asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from bench_load import build_dump, run_measured
+import pyarrow.dataset as ds
+import zstandard
+from bench_load import MAKE_DUMP, ROOT, build_dump, run_measured
+
+SAMPLE = ROOT / "tests" / "data" / "lichess_2025-05_sample.pgn.zst"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", type=int, default=20_000, help="games in the bench dump (default: 20,000)")
+    p.add_argument(
+        "--games", type=int, default=20_000, help="games in the bench dump (default: 20,000; 0: skip)"
+    )
+    p.add_argument(
+        "--study-files",
+        type=int,
+        default=10_000,
+        help="study files imported as one load (default: 10,000; 0: skip)",
+    )
     args = p.parse_args()
+    if args.study_files:
+        study_files(args.study_files)
+    if not args.games:
+        return
     dump = build_dump(args.games)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -51,6 +75,49 @@ def main() -> None:
         print(f"  {'what':<28} {'games/s wall':>13} {'games/CPU-s':>12} {'peak RSS MB':>12}")
         for name, wall, cpu, rss in rows:
             print(f"  {name:<28} {wall:>13,.0f} {cpu:>12,.0f} {rss:>12,}")
+
+
+def study_files(games: int) -> None:
+    """A folder of `games` study files (one a game, real games) imported as one load, against the PGN load
+    of the same games."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        with SAMPLE.open("rb") as f:
+            text = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+        (work / "sample.pgn").write_bytes(text)
+        source = work / "games.pgn.zst"
+        subprocess.run(
+            [sys.executable, str(MAKE_DUMP), str(source), "--games", str(games), str(work / "sample.pgn")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        pgn = run_measured(
+            [sys.executable, "-m", "loaders.pgn2parquet", str(source), "--lake", str(work / "p")]
+        )
+        export = [sys.executable, "-m", "loaders.parquet2json", "--format", "study", str(work / "studies")]
+        run_measured([*export, "--lake", str(work / "p")])
+        files = sum(1 for _ in (work / "studies").iterdir())
+        wall, cpu, rss = run_measured(
+            [sys.executable, "-m", "loaders.json2parquet", str(work / "studies"), "--lake", str(work / "s")]
+        )
+        loads = list((work / "s" / "_loads").glob("*.json"))
+        written = sum(len(json.loads(r.read_text())["files"]) for r in loads)
+        same = all(values(work / "s", t) == values(work / "p", t) for t in ("games", "plies"))
+        print(f"{files:,} study files (one game each), imported as one folder, {os.cpu_count()} cores:")
+        rate = f"{files / cpu:,.0f} files/CPU-s"
+        print(f"  json2parquet: {wall:.1f} s wall, {cpu:.1f} s CPU ({rate}), peak RSS {rss:,} MB")
+        print(f"  PGN load of the same games: {pgn[0]:.1f} s wall, {pgn[1]:.1f} s CPU")
+        print(
+            f"  {len(loads)} load(s), {written} games files; the lake equals the PGN load's as values: {same}"
+        )
+
+
+def values(lake: Path, table: str) -> list[dict[str, object]]:
+    """A table of a lake sorted by its game, but for where each game was read from."""
+    data = ds.dataset(lake / table, format="parquet", partitioning="hive", ignore_prefixes=[]).to_table()
+    data = data.drop_columns([c for c in ("source_file", "source_offset") if c in data.column_names])
+    keys = ["game_key", "ply"] if table == "plies" else ["game_id"]
+    return data.sort_by([(k, "ascending") for k in keys]).to_pylist()
 
 
 if __name__ == "__main__":

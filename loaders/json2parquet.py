@@ -3,8 +3,9 @@
 python -m loaders.json2parquet INPUT... [--lake DIR|s3://bucket/prefix]
 
 INPUT: a file (.json, .jsonl, .ndjson; plain, .bz2, .zst, .gz), a directory, a glob, or an s3:// prefix
-or glob (`s3://chess-bgn/archive/blitz/2025/*/*.json.bz2`). Each file is one load, as a PGN input is:
-skipped when already loaded, its rejects in <lake>/rejects/ with their line. See docs/exports.md.
+or glob (`s3://chess-bgn/archive/blitz/2025/*/*.json.bz2`). All the files given are ONE load (one commit,
+files cut by partition, not by input); each file is recorded with its fingerprint: skipped when already
+loaded, its rejects in <lake>/rejects/ with their file and line. See docs/exports.md.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from loaders.pgn2parquet import add_load_arguments, load_all
-from warehouse.ingest.json_files import json_inputs, load_json
+from warehouse.ingest.json_files import JsonSource, json_inputs
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
     def command() -> int:
-        args.inputs = json_inputs(args.inputs)
-        return load_all(args, load_json)
+        name = args.inputs[0] if len(args.inputs) == 1 else f"{len(args.inputs)} inputs"
+        return load_all(args, [(name, json_inputs(args.inputs))], JsonSource)
 
     return cli.run(command, "nothing was added to the lake")
 

@@ -18,9 +18,10 @@ from typing import Any
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
+from warehouse.errors import InputError
 from warehouse.exports.output import refuse_existing
 from warehouse.exports.pgn import export_pgn
-from warehouse.ingest.json_files import json_inputs, load_json
+from warehouse.ingest.json_files import json_inputs, load_json_files
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
 
@@ -40,12 +41,12 @@ def convert(args: argparse.Namespace) -> int:
     inputs = json_inputs(args.inputs)
     if args.out != "-":
         refuse_existing(*filesystem(args.out), args.out)  # before any work
-    seen = written = 0
     with tempfile.TemporaryDirectory(prefix="json2pgn-") as workdir:
         lake = Lake.open(f"{workdir}/lake")
-        for path in inputs:
-            record = load_json(path, lake, dedup=False).record
-            seen, written = seen + record.games_seen, written + record.games_written
+        loaded = load_json_files(inputs, lake, dedup=False)
+        if loaded.refused:
+            raise InputError(loaded.refused[0])
+        seen, written = loaded.record.games_seen, loaded.record.games_written
         for reject in read_rejects(Path(workdir) / "lake"):
             print(f"{reject['source_file']}: {reject['reason']}", file=sys.stderr)
         games = export_pgn(lake, args.out).games if written else 0

@@ -296,6 +296,18 @@ def read_records(lake: Path) -> list[Row]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((lake / "_loads").glob("*.json"))]
 
 
+def check_lake(lake: Path) -> None:
+    """`python -m warehouse.maintenance.check` finds nothing wrong with `lake`."""
+    run = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def read_inputs(lake: Path) -> list[Row]:
+    """Every input file the commit records of `lake` list: a load of one is its record, a load of several
+    lists them in `inputs`."""
+    return [i for r in read_records(lake) for i in (r.get("inputs") or [r])]
+
+
 def without_source(game: Row) -> Row:
     """A stored game but for where it was read from (which differs between inputs of the same games)."""
     return {k: v for k, v in game.items() if k not in ("source_file", "source_offset")}

@@ -25,6 +25,7 @@ from support import (
     module,
     one_line_error,
     read_games,
+    read_inputs,
     read_records,
     read_rejects,
     run_module,
@@ -191,7 +192,7 @@ def test_s3_archive_imported_with_a_prefix_glob(
     exported = export_json(Lake.open(sample_lake), archive)
     done = json2parquet(f"{archive}/b*/2025/*/G.*.json.bz2", "--lake", tmp_path / "lake")
     assert done.returncode == 0, done.stderr
-    records = read_records(tmp_path / "lake")
+    records = read_inputs(tmp_path / "lake")
     assert sorted(r["input"] for r in records) == [
         f"s3://{path}" for path in sorted(exported.files) if path.split("/")[2].startswith("b")
     ]
@@ -242,7 +243,7 @@ def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> No
         loader = start(module("loaders.json2parquet", *games, "--lake", str(lake)))
         time.sleep(rng.uniform(0.3, 0.9 * full.seconds))
         loader.stop(signal.SIGKILL)
-        done = {r["input"] for r in read_records(lake)} if (lake / "_loads").is_dir() else set()
+        done = {r["input"] for r in read_inputs(lake)} if (lake / "_loads").is_dir() else set()
         if not interrupted_publish(lake):  # else: committed, files being moved; the rerun finishes it
             n = sum(games[path] for path in done)
             assert lake_counts(lake) == (n, n), (attempt, done)
@@ -266,7 +267,7 @@ def test_compressions_and_local_globs(tmp_path: Path) -> None:
     (tmp_path / "in" / "notes.txt").write_text("not an input")
     done = json2parquet(tmp_path / "in" / "**" / "g*", "--lake", tmp_path / "lake")
     assert done.returncode == 0, done.stderr
-    records = read_records(tmp_path / "lake")
+    records = read_inputs(tmp_path / "lake")
     assert sorted((Path(r["input"]).name, r["compression"], r["games_written"]) for r in records) == [
         ("g1.json", "json", 3),
         ("g2.jsonl.zst", "zstd", 3),

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import lake_counts, load, make_games, read_games, read_records, run_module, write_zst
+from support import check_lake, lake_counts, load, make_games, read_games, read_records, run_module, write_zst
 
 
 def data_files(lake: Path) -> dict[str, float]:
     return {str(p.relative_to(lake)): p.stat().st_mtime_ns for p in (lake / "games").glob("**/*.parquet")}
-
-
-def check(lake: Path) -> None:
-    run = run_module("warehouse.maintenance.check", ["--lake", str(lake)])
-    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_same_input_twice_writes_nothing(tmp_path: Path) -> None:
@@ -35,7 +30,7 @@ def test_same_input_twice_writes_nothing(tmp_path: Path) -> None:
     assert "already loaded" in load([copy], lake).stdout
     assert "already loaded" in load(["-"], lake, stdin=source.read_bytes()).stdout
     assert data_files(lake) == before and len(read_records(lake)) == 1
-    check(lake)
+    check_lake(lake)
 
 
 def test_force_replaces_the_inputs_files(tmp_path: Path) -> None:
@@ -52,7 +47,7 @@ def test_force_replaces_the_inputs_files(tmp_path: Path) -> None:
     first, second = sorted(read_records(lake), key=lambda r: r["finished"])
     assert second["replaces"] == [first["load_id"]]
     assert second["games_written"] == 300 and second["games_duplicate"] == 0
-    check(lake)
+    check_lake(lake)
 
 
 def test_new_month_adds_only_its_partitions(tmp_path: Path) -> None:
@@ -66,7 +61,7 @@ def test_new_month_adds_only_its_partitions(tmp_path: Path) -> None:
     assert {k: v for k, v in after.items() if k in before} == before, "May's files untouched"
     assert all("/month=6/" in f for f in set(after) - set(before))
     assert lake_counts(lake) == (800, 800)
-    check(lake)
+    check_lake(lake)
 
 
 def test_overlapping_inputs_are_deduplicated(tmp_path: Path) -> None:
@@ -82,7 +77,7 @@ def test_overlapping_inputs_are_deduplicated(tmp_path: Path) -> None:
     rec = next(r for r in read_records(lake) if r["input"] == str(own))
     assert (rec["games_seen"], rec["games_written"], rec["games_duplicate"]) == (100, 50, 50)
     assert lake_counts(lake) == (350, 350)
-    check(lake)
+    check_lake(lake)
 
 
 def test_games_without_lichess_id_dedup_by_content(tmp_path: Path) -> None:
@@ -101,7 +96,7 @@ def test_games_without_lichess_id_dedup_by_content(tmp_path: Path) -> None:
     assert "40 games seen = 0 written + 0 rejected + 40 duplicates" in run.stdout
     ids = [game["game_id"] for game in read_games(lake, ["game_id"])]
     assert len(ids) == 40 and all(len(i) == 16 for i in ids)
-    check(lake)
+    check_lake(lake)
 
 
 def test_allow_duplicates_writes_them_and_check_says_so(tmp_path: Path) -> None:

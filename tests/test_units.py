@@ -27,7 +27,7 @@ from warehouse.exports.study_sql import branches, unfold
 from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged
-from warehouse.lake.records import JSON, PGN, CompactRecord, LoadRecord, Record, Records
+from warehouse.lake.records import JSON, PGN, CompactRecord, LoadedInput, LoadRecord, Record, Records
 from warehouse.maintenance.compact import Digest, groups
 
 UTC = timezone.utc
@@ -81,6 +81,30 @@ def test_same_input_is_a_load_of_the_same_format_older_records_told_by_what_they
     records = Records(older)
     assert [r.load_id for r in records.same_input("s2", None, JSON)] == ["c", "d", "e"]
     assert [r.load_id for r in records.same_input("s2", None, PGN)] == ["f"]
+
+
+def test_a_load_of_several_inputs_is_known_by_each_and_round_trips() -> None:
+    inputs = [
+        LoadedInput(input="a.json", fingerprint="fa", sha256="sa", games_seen=2, games_written=2),
+        LoadedInput(input="b.json", fingerprint="fb", sha256="sb", games_seen=1, games_rejected=1),
+    ]
+    both = load_record("a", input="studies", format=JSON, inputs=inputs)
+    alone = load_record("b", input="c.json", format=JSON, sha256="sc", fingerprint="fc")
+    records = Records([both, alone])
+    assert records.same_input("sb", None, JSON) == [both]
+    assert records.same_input(None, "fa", JSON) == [both]
+    assert records.same_input("sa", None, PGN) == []
+    assert records.same_input("sc", None, JSON) == [alone]
+    assert [i.input for i in alone.input_files()] == ["c.json"] and alone.input_files()[0].sha256 == "sc"
+    read = Record.from_json(both.to_json(), "a")
+    assert read == both and isinstance(read, LoadRecord) and read.inputs == inputs
+    damaged = json.loads(both.to_json())
+    damaged["inputs"][1]["games_seen"] = "1"
+    with pytest.raises(ValueError, match=r"^'games_seen' is not int"):
+        Record.from_json(json.dumps(damaged), "a")
+    damaged["inputs"] = ["a.json"]
+    with pytest.raises(ValueError, match=r"^'inputs' is not a list of objects"):
+        Record.from_json(json.dumps(damaged), "a")
 
 
 def test_live_files_leave_out_what_later_operations_retired() -> None:

@@ -9,16 +9,21 @@ compared again at commit time (which also covers standard input, where no finger
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
 from pathlib import Path
 from typing import IO
 
+from warehouse.errors import InputError, StorageError
 from warehouse.file_names import name_part
-from warehouse.lake.storage import filesystem, is_s3
+from warehouse.lake.storage import GLOB_CHARS, filesystem, is_s3, s3_files
 
 STDIN = "-"
+# The files a folder, glob or prefix names, by format: their names' endings (compressed or not).
+PGN_NAME = re.compile(r"\.pgn(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
+JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
 EDGE_BYTES = 1 << 20
 HASH_CHUNK = 8 << 20
 
@@ -60,3 +65,29 @@ def input_stem(path: str) -> str:
         return "stdin"
     name = re.sub(r"(\.(pgn|zst|zstd|bz2|gz|txt))+$", "", Path(path).name, flags=re.IGNORECASE)
     return name_part(name, "input")
+
+
+def input_files(given: str, names: re.Pattern[str]) -> list[str]:
+    """The files `given` names, sorted: itself (a file, `-`, or a path that does not exist: its reader
+    says so), the files of a folder (recursively) or an `s3://` prefix whose names match `names`, or a
+    glob's files (local: every file it matches; S3: those whose names match).
+
+    :raises InputError: for an S3 location that cannot be listed.
+    """
+    if is_s3(given):
+        try:
+            found = s3_files(given)
+        except StorageError as e:
+            raise InputError(str(e)) from e
+        # An object named is read whatever its name; under a prefix or glob, the files named so only.
+        return found if found == [given] else [n for n in found if names.search(n)]
+    if GLOB_CHARS.search(given):
+        return sorted(p for p in glob.glob(given, recursive=True) if os.path.isfile(p))
+    if os.path.isdir(given):
+        return sorted(
+            os.path.join(root, name)
+            for root, _, files in os.walk(given)
+            for name in files
+            if names.search(name)
+        )
+    return [given]

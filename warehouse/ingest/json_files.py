@@ -1,17 +1,19 @@
 """JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
 
-Each input file is one load (`load.load_input`: its record, dedup, rejects, commit). Its games
-are turned into PGN text (`json_games`) in a temporary file that the Rust reader replays, so every
-move is checked as a PGN move is. Then each batch is taken back to the JSON input (`JsonTranslation.adapt`):
-`source_offset` becomes the JSON line's offset; a BGN game whose moves replay to other fields than its line
-gives (capture, checks, castling side, the piece's case) is rejected; a game's JSON id, when the lake can
-take it, becomes its `game_id`; and a BGN game's `san` is left null, since its line holds no SAN.
+The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`:
+one record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN
+text (`json_games`) in a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the
+Rust reader replays, so every move is checked as a PGN move is. Then each batch is taken back to the JSON
+inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset; a
+BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
+piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
+game's `san` is left null, since its line holds no SAN.
 
 Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
 `.ndjson` files, compressed or not, recursively), a glob, or an `s3://` prefix or glob, as the BGN archive
 is laid out (`<type>/<year>/<month>/G.<n>.<type>.json.bz2`). A file is JSON-lines, one game a line, unless
 its first line is `{` alone: then it is one (pretty-printed) document. Its first game must open as JSON
-(`opens_json`): any other file (PGN, say) is refused whole, nothing recorded.
+(`opens_json`): any other file (PGN, say) is refused whole, nothing of it kept (the others load).
 
 Memory does not grow with a line: a line (or document) is read up to `MAX_LINE_BYTES`, and one longer is
 read past in chunks and rejected (`too_large`), never held whole. docs/operations.md, "Memory".
@@ -20,15 +22,11 @@ read past in chunks and rejected (`too_large`), never held whole. docs/operation
 from __future__ import annotations
 
 import bz2
-import contextlib
-import glob
 import gzip
 import hashlib
 import io
 import json
 import os
-import re
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,15 +38,16 @@ import pyarrow.compute as pc
 import zstandard
 
 from warehouse import _core
-from warehouse.errors import InputError, StorageError
+from warehouse.errors import InputError
 from warehouse.ingest import json_games
-from warehouse.ingest.load import LoadResult, load_input
+from warehouse.ingest.inputs import JSON_NAME, input_files
+from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
 from warehouse.ingest.zstd_frames import starts_zstd
+from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
-from warehouse.lake.records import JSON, JSON_REJECT_KINDS
-from warehouse.lake.storage import GLOB_CHARS, filesystem, s3_files
+from warehouse.lake.records import JSON, JSON_REJECT_KINDS, LoadedInput
+from warehouse.lake.storage import filesystem, is_s3
 
-JSON_NAME = re.compile(r"\.(json|jsonl|ndjson)(\.(bz2|zst|zstd|gz))?$", re.IGNORECASE)
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
 # Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`):
 # - not JSON, not UTF-8, or nested deeper than Python's JSON reader goes;
@@ -73,33 +72,11 @@ def json_inputs(inputs: list[str]) -> list[str]:
     """
     found: list[str] = []
     for given in inputs:
-        names = _s3_files(given) if given.startswith("s3://") else _local_files(given)
+        names = [n for n in input_files(given, JSON_NAME) if is_s3(n) or os.path.exists(n)]
         if not names:
             raise InputError(f"{given}: no JSON file (.json, .jsonl, .ndjson, plain or .bz2/.zst/.gz)")
         found += names
     return found
-
-
-def _local_files(given: str) -> list[str]:
-    if GLOB_CHARS.search(given):
-        return sorted(p for p in glob.glob(given, recursive=True) if os.path.isfile(p))
-    if os.path.isdir(given):
-        return sorted(
-            os.path.join(root, name)
-            for root, _, names in os.walk(given)
-            for name in names
-            if JSON_NAME.search(name)
-        )
-    return [given] if os.path.exists(given) else []
-
-
-def _s3_files(given: str) -> list[str]:
-    try:
-        names = s3_files(given)
-    except StorageError as e:
-        raise InputError(str(e)) from e
-    # An object named is read whatever its name; under a prefix or glob, the JSON files only.
-    return names if names == [given] else [n for n in names if JSON_NAME.search(n)]
 
 
 class _Hashing(io.RawIOBase):
@@ -222,40 +199,63 @@ def _readable(games: Iterator[Document], path: str, compression: str) -> Iterato
         raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
 
 
-class JsonTranslation:
-    """One JSON input as the `warehouse.ingest.load.Translation` a load reads: its games as PGN in a file of
-    `workdir`, and what it takes to bring the reader's batches back to the input."""
+# Bytes of PGN made from the inputs before the reader reads them, at most (but for one input's own): the
+# games' offsets, ids and signatures are held until their PGN is read, so memory stays bounded in a load of
+# any number of inputs.
+CHUNK_PGN_BYTES = 256 << 20
 
-    def __init__(self, path: str, workdir: str):
-        self.path, self.workdir = path, workdir
-        self.format = JSON
-        self.compression = "json"
-        self.size: int | None = None
-        self.sha256: str | None = None
-        self.early_rejects: list[_core.Reject] = []
-        self._pgn: str | None = None
 
-    def pgn_path(self) -> str:
-        if self._pgn is None:
-            self._pgn = self._write_pgn()
-        return self._pgn
+class _Chunk:
+    """Consecutive inputs of a load turned into one PGN text in `workdir`, and what it takes to bring the
+    reader's batches of that text back to the inputs: each game's input, offset, line, id and signature."""
 
-    def _write_pgn(self) -> str:
-        starts, offsets, lengths, lines, ids, signatures = [], [], [], [], [], []
-        pgn_path = os.path.join(self.workdir, "games.pgn")
-        position = 0
+    def __init__(self, workdir: str):
+        self.pgn_path = os.path.join(workdir, "games.pgn")
+        self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
+        self.files: list[str] = []
+        self.early: Located = []  # games refused before any PGN was made (offsets in their input)
+        self.outcomes: list[LoadedInput] = []
+        self.starts: list[int] = []
+        self.file_of: list[int] = []
+        self.offsets: list[int] = []
+        self.lengths: list[int] = []
+        self.lines: list[int] = []
+        self.ids: list[str | None] = []
+        self.signatures: list[str | None] = []
+
+    def add(self, path: str) -> None:
+        """Turns the input at `path` into PGN after the inputs before it.
+
+        :raises InputError: for an input that cannot be read, is damaged or not JSON: nothing of it is
+            kept.
+        """
+        mark = (self.out.tell(), len(self.starts), len(self.early))
         try:
-            raw = _Hashing(_open_raw(self.path))
+            self._add(path)
+        except InputError:
+            self.out.seek(mark[0])
+            self.out.truncate()
+            for column in (self.starts, self.file_of, self.offsets, self.lengths, self.lines, self.ids,
+                           self.signatures):  # fmt: skip
+                del column[mark[1] :]
+            del self.early[mark[2] :]
+            raise
+
+    def _add(self, path: str) -> None:
+        file = len(self.files)
+        try:
+            raw = _Hashing(_open_raw(path))
         except OSError as e:
-            raise InputError(f"{self.path}: {e}") from e
-        with raw, open(pgn_path, "wb") as out:
-            stream, self.compression = _decompressed(raw)
-            games = _readable(documents(stream, MAX_LINE_BYTES), self.path, self.compression)
+            raise InputError(f"{path}: {e}") from e
+        early = len(self.early)
+        with raw:
+            stream, compression = _decompressed(raw)
+            games = _readable(documents(stream, MAX_LINE_BYTES), path, compression)
             for n, document in enumerate(games):
                 if n == 0 and not opens_json(document.data):
-                    raise InputError(f"{self.path}: not JSON (PGN games load with pgn2parquet)")
+                    raise InputError(f"{path}: not JSON (PGN games load with pgn2parquet)")
                 if not document.whole:
-                    self._refuse(document, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
+                    self._refuse(path, document, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
                     continue
                 try:
                     doc = decode(document)
@@ -266,34 +266,51 @@ class JsonTranslation:
                     )
                     data = game.pgn.encode("utf-8")
                 except UnicodeEncodeError:
-                    self._refuse(document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)")
+                    self._refuse(
+                        path, document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)"
+                    )
                     continue
                 except json_games.Refused as e:
-                    self._refuse(document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
+                    self._refuse(path, document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
                     continue
                 except RecursionError:
-                    self._refuse(document, NOT_JSON, "nested deeper than the JSON reader goes")
+                    self._refuse(path, document, NOT_JSON, "nested deeper than the JSON reader goes")
                     continue
-                out.write(data)
-                starts.append(position)
-                position += len(data)
-                offsets.append(document.offset)
-                lengths.append(document.length)
-                lines.append(document.line)
-                ids.append(game.id)
-                signatures.append(game.signature if isinstance(game, json_games.Bgn) else None)
-        self.sha256, self.size = raw.digest.hexdigest(), raw.size
-        self._starts = np.array(starts, dtype=np.int64)
-        self._offsets = np.array(offsets, dtype=np.int64)
-        self._lengths, self._lines = lengths, lines
-        self._ids = pa.array(ids, pa.string())
-        self._signatures = pa.array(signatures, pa.string())
-        return pgn_path
+                self.starts.append(self.out.tell())
+                self.out.write(data)
+                self.file_of.append(file)
+                self.offsets.append(document.offset)
+                self.lengths.append(document.length)
+                self.lines.append(document.line)
+                self.ids.append(game.id)
+                self.signatures.append(game.signature if isinstance(game, json_games.Bgn) else None)
+        self.files.append(path)
+        refused = len(self.early) - early
+        self.outcomes.append(
+            LoadedInput(
+                input=path,
+                compression=compression,
+                size=raw.size,
+                sha256=raw.digest.hexdigest(),
+                games_seen=refused,
+                games_rejected=refused,
+            )
+        )
 
-    def _refuse(self, document: Document, kind: str, reason: str) -> None:
+    def _refuse(self, path: str, document: Document, kind: str, reason: str) -> None:
         raw = document.data[:RAW_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
         reject = (document.offset, document.length, kind, f"line {document.line}: {reason}", raw)
-        self.early_rejects.append(reject)
+        self.early.append((path, reject))
+
+    def close(self) -> None:
+        """Ends the PGN text: what the reader reads next."""
+        self.out.close()
+        self._starts = np.array(self.starts, dtype=np.int64)
+        self._file_of = np.array(self.file_of, dtype=np.int64)
+        self._offsets = np.array(self.offsets, dtype=np.int64)
+        self._ids = pa.array(self.ids, pa.string())
+        self._signatures = pa.array(self.signatures, pa.string())
+        self._names = pa.array(self.files, pa.string())
 
     def _games(self, pgn_offsets: Any) -> Any:
         """The index of the input game each PGN offset belongs to."""
@@ -301,46 +318,109 @@ class JsonTranslation:
 
     def _pgn_text(self, game: int) -> str:
         """The PGN a game was turned into (the text the reader read), at most `RAW_LIMIT` bytes."""
-        assert self._pgn is not None
-        with open(self._pgn, "rb") as f:
+        with open(self.pgn_path, "rb") as f:
             f.seek(int(self._starts[game]))
             return f.read(RAW_LIMIT).decode("utf-8", "replace").split("\n\n[", 1)[0]
 
-    def locate(self, rejects: list[_core.Reject]) -> list[_core.Reject]:
+    def _count(self, games: Any, field: str) -> None:
+        for file, n in enumerate(np.bincount(self._file_of[games], minlength=len(self.files)).tolist()):
+            setattr(self.outcomes[file], field, getattr(self.outcomes[file], field) + n)
+
+    def locate(self, rejects: list[_core.Reject]) -> Located:
+        """The reader's rejects, located in the inputs."""
         if not rejects:
-            return rejects
+            return []
         games = self._games([offset for offset, *_ in rejects])
+        self._count(games, "games_seen")
+        self._count(games, "games_rejected")
         return [
-            (int(self._offsets[g]), self._lengths[g], kind, f"line {self._lines[g]}: {reason}", raw)
-            for g, (_, _, kind, reason, raw) in zip(games, rejects, strict=True)
+            (
+                self.files[self.file_of[g]],
+                (self.offsets[g], self.lengths[g], kind, f"line {self.lines[g]}: {reason}", raw),
+            )
+            for g, (_, _, kind, reason, raw) in zip(games.tolist(), rejects, strict=True)
         ]
 
-    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[_core.Reject]]:
+    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, Located]:
+        """A batch read from the PGN as the inputs' games: source file and offset in the input, fields
+        checked against the input's (the games that disagree come back as rejects)."""
         games = self._games(batch.column("source_offset").to_numpy())
+        self._count(games, "games_seen")
         index = pa.array(games)
         expected = self._signatures.take(index)
         replayed = signatures(batch)
         bgn = pc.is_valid(expected)
         differs = pc.fill_null(pc.and_(bgn, pc.not_equal(expected, replayed)), False)
-        rejects = [
+        disagreeing = pc.indices_nonzero(differs).to_numpy()
+        self._count(games[disagreeing], "games_rejected")
+        rejects: Located = [
             (
-                int(self._offsets[games[i]]),
-                self._lengths[games[i]],
-                DISAGREES,
-                f"line {self._lines[games[i]]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
-                self._pgn_text(int(games[i])),
+                self.files[self.file_of[g]],
+                (
+                    self.offsets[g],
+                    self.lengths[g],
+                    DISAGREES,
+                    f"line {self.lines[g]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
+                    self._pgn_text(g),
+                ),
             )
-            for i in pc.indices_nonzero(differs).to_pylist()
+            for i, g in ((int(i), int(games[i])) for i in disagreeing)
         ]
         ids = pc.coalesce(self._ids.take(index), batch.column("game_id"))
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         columns["game_id"] = ids
         columns["game_key"] = pa.array(_core.game_keys(ids))
+        columns["source_file"] = self._names.take(pa.array(self._file_of[games]))
         columns["source_offset"] = pa.array(self._offsets[games])
         columns["moves"] = without_san(batch.column("moves"), bgn)
         columns["variations"] = lines_without_san(batch.column("variations"), bgn)
         adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
         return adapted.filter(pc.invert(differs)), rejects
+
+
+class JsonSource(Inputs):
+    """JSON inputs as a load reads them (`load.Source`): turned into PGN a chunk of inputs at a
+    time (`CHUNK_PGN_BYTES`), which the Rust reader replays, its batches brought back to the inputs."""
+
+    format = JSON
+
+    def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        pending = list(reversed(self.paths))
+        while pending:
+            with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
+                chunk = _Chunk(workdir)
+                try:
+                    while pending and chunk.out.tell() < CHUNK_PGN_BYTES:
+                        path = pending.pop()
+                        try:
+                            chunk.add(path)
+                        except InputError as e:
+                            self.refused.append(str(e))
+                finally:
+                    chunk.close()
+                yield from self._read_chunk(chunk)
+
+    def _read_chunk(self, chunk: _Chunk) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        if not chunk.files:
+            return
+        if chunk.early:
+            yield None, [], chunk.early
+        reader = self.open_reader(chunk.pgn_path)
+        for partition, arrow_batch, rejects in reader:
+            located = chunk.locate(rejects)
+            parts = []
+            if partition is not None:
+                for part in pa.table(arrow_batch).to_batches():
+                    part, disagreeing = chunk.adapt(part)
+                    located += disagreeing
+                    parts.append(part)
+            yield Partition(*partition) if partition is not None else None, parts, located
+        made = len(chunk.starts)
+        if reader.games_seen != made:
+            raise ReconciliationError(
+                f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
+            )
+        self.read += chunk.outcomes
 
 
 def difference(expected: str, replayed: str) -> str:
@@ -404,11 +484,11 @@ def lines_without_san(variations: pa.ListArray, where: pa.Array) -> pa.ListArray
 
 
 def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:
-    """Loads one JSON input (`json_inputs` names them) into `lake`, as `load_input` loads a PGN input,
-    with the same `options`."""
-    workdir = tempfile.mkdtemp(prefix="json2parquet-")
-    try:
-        return load_input(path, lake, translation=JsonTranslation(path, workdir), **options)
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(workdir)
+    """Loads one JSON input into `lake`, as `load_input` loads a PGN input, with the same `options`."""
+    return load_json_files([path], lake, **options)
+
+
+def load_json_files(paths: list[str], lake: Lake, **options: Any) -> LoadResult:
+    """Loads JSON inputs (`json_inputs` names them) into `lake` as one load (`load_inputs`, with its
+    `options`)."""
+    return load_inputs(paths, lake, source=JsonSource, **options)

@@ -1,21 +1,26 @@
-"""Loading one PGN input into the lake: read with the Rust core, skip known games, stage, commit, publish.
+"""Loading inputs into the lake: read by a source (PGN by the Rust core, JSON by `json_files`),
+skip known games, stage both tables, reconcile, commit, publish. One road for every source.
 
-Every load reconciles: games seen = written + rejected + duplicates, checked against the rows actually
-written before the load commits. An input already loaded (same SHA-256) writes nothing unless forced.
+A load of several inputs (a folder, a glob) is one load: one commit, its files cut by partition and size
+(`PartitionWriter`), not by input; the record lists each input with its fingerprint and counts. Every load
+reconciles: games seen = written + rejected + duplicates, checked against the rows actually written before
+the load commits. An input already loaded (same SHA-256) is skipped unless forced.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeAlias
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.errors import InputError, LoadError
@@ -25,7 +30,7 @@ from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
-from warehouse.lake.records import PGN, LoadRecord, Records, now
+from warehouse.lake.records import PGN, LoadedInput, LoadRecord, Records, now
 from warehouse.lake.storage import is_utf8, printable
 
 # Games per Arrow batch handed from the Rust reader to the writer (`--batch-games`).
@@ -38,11 +43,14 @@ class ReconciliationError(RuntimeError):
 
 @dataclass
 class LoadResult:
-    """What one load did: its record (committed, unless the input was already in the lake), the earlier
-    load of the same input when nothing was written, and what recovery did before it."""
+    """What one load did: its record (committed, unless every input was already in the lake), the
+    earlier load of the inputs when nothing was written, each input skipped as already loaded (with its
+    load), each input refused (one line each), and what recovery did before it."""
 
     record: LoadRecord
     already_loaded: LoadRecord | None = None
+    skipped: list[tuple[str, LoadRecord]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
 
 
@@ -60,16 +68,21 @@ class RejectsWriter:
         self._out: pa.NativeFile | None = None
 
     def add(self, rejects: list[_core.Reject]) -> None:
+        """Rejects of the writer's `source`."""
+        self.add_located([(self.source, reject) for reject in rejects])
+
+    def add_located(self, rejects: Located) -> None:
+        """Rejects, each with the input it is in."""
         if not rejects:
             return
         if self._out is None:
             path = staged(self.op_id, self.rel)
             self.lake.make_parent(path)
             self._out = self.lake.fs.open_output_stream(self.lake.path(path))
-        for offset, length, kind, reason, raw in rejects:
+        for source, (offset, length, kind, reason, raw) in rejects:
             self.by_kind[kind] += 1
             row = {
-                "source_file": self.source,
+                "source_file": source,
                 "source_offset": offset,
                 "source_length": length,
                 "kind": kind,
@@ -95,28 +108,88 @@ class RejectsWriter:
 
 
 Progress = Callable[["_core.PgnReader"], None]
+# Rejects as a source yields them: each with the input file it is in.
+Located: TypeAlias = "list[tuple[str, _core.Reject]]"  # _core.Reject: a stub-only alias
 
 
-class Translation(Protocol):
-    """An input in another format, loaded as the PGN text it is turned into (warehouse/ingest/json_files.py):
-    the records, rejects and `source_*` columns name and locate the input, not the PGN."""
+class Source(Protocol):
+    """Input files of one format read as the lake's games, batch by batch: the PGN reader's (`PgnSource`)
+    or the JSON import's (`warehouse.ingest.json_files.JsonSource`). A load (`load_inputs`) takes every source
+    down the same road: dedup, both tables written, rejects, reconciliation, one commit."""
 
-    format: str  # what the input is read as (`warehouse.lake.records.JSON`)
-    compression: str
-    size: int | None
-    sha256: str | None
-    # Games refused before any PGN was made (their offsets in the input).
-    early_rejects: list[_core.Reject]
+    format: str  # what the inputs are read as (`warehouse.lake.records.PGN`, `JSON`)
+    # Inputs refused whole (unreadable, not of the format, damaged where nothing of them may be kept),
+    # one line each: nothing of them is written.
+    refused: list[str]
+    # The reader reading now, for progress bars (None before the first).
+    reader: _core.PgnReader | None
 
-    def pgn_path(self) -> str:
-        """The PGN text to read (made on the first call)."""
+    def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        """Each partition's games (record batches of the lake's games, `source_file` naming each game's
+        input) and the rejects read with them."""
 
-    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[_core.Reject]]:
-        """A batch read from the PGN as the input's games: offsets in the input, fields checked against
-        the input's (the games that disagree come back as rejects)."""
+    def outcomes(self) -> list[LoadedInput]:
+        """Once the batches are read: each input read (not those refused), its compression, size,
+        SHA-256 and damage, its games seen and rejected."""
 
-    def locate(self, rejects: list[_core.Reject]) -> list[_core.Reject]:
-        """The reader's rejects, located in the input."""
+
+class Inputs:
+    """What every source holds: its inputs and how the Rust reader reads them; the inputs it refused and
+    those it read (`Source`)."""
+
+    def __init__(self, paths: list[str], batch_games: int, jobs: int):
+        self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
+        self.refused: list[str] = []
+        self.reader: _core.PgnReader | None = None
+        self.read: list[LoadedInput] = []
+
+    def outcomes(self) -> list[LoadedInput]:
+        return self.read
+
+    def open_reader(self, path: str, source_name: str | None = None) -> _core.PgnReader:
+        """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
+        one every source reads with; it becomes the source's `reader`.
+
+        :raises _core.PgnInputError: for an input the reader refuses.
+        """
+        self.reader = _core.PgnReader(
+            path, source_name=source_name or path, batch_games=self.batch_games, jobs=self.jobs
+        )
+        return self.reader
+
+
+class PgnSource(Inputs):
+    """PGN files read by the Rust reader, one after the other."""
+
+    format = PGN
+
+    def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        for path in self.paths:
+            try:
+                reader = self.open_reader(path)
+            except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
+                self.refused.append(str(e))
+                continue
+            for partition, arrow_batch, rejects in reader:
+                # Several record batches from a parallel reader (runs of its threads' batches): taken
+                # without a copy, written together as the one batch of the single-threaded reader.
+                parts = pa.table(arrow_batch).to_batches() if partition is not None else []
+                key = Partition(*partition) if partition is not None else None
+                yield key, parts, [(path, reject) for reject in rejects]
+            self.read.append(pgn_outcome(path, reader))
+
+
+def pgn_outcome(path: str, reader: ReadOutcome) -> LoadedInput:
+    """What a read of a whole PGN input tells its load: the Rust reader's, or a Spark task's report."""
+    return LoadedInput(
+        input=path,
+        compression=reader.compression,
+        size=reader.input_size,
+        games_seen=reader.games_seen,
+        games_rejected=reader.games_rejected,
+        sha256=reader.sha256,
+        damage=reader.damage,
+    )
 
 
 def default_jobs() -> int:
@@ -128,110 +201,140 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def load_input(
-    path: str,
+class SourceKind(Protocol):
+    """A kind of source (`PgnSource`, `json_files.JsonSource`): its format, and how it is made
+    for a load's inputs."""
+
+    format: str
+
+    def __call__(self, paths: list[str], batch_games: int, jobs: int) -> Source: ...
+
+
+def load_input(path: str, lake: Lake, **options: Any) -> LoadResult:
+    """Loads one input (a path or `-`) into `lake`: `load_inputs` of it alone."""
+    return load_inputs([path], lake, **options)
+
+
+def load_inputs(
+    paths: list[str],
     lake: Lake,
     *,
+    name: str | None = None,
     progress: Progress | None = None,
     batch_games: int = BATCH_GAMES,
     force: bool = False,
     dedup: bool = True,
     jobs: int | None = None,
-    translation: Translation | None = None,
+    source: SourceKind = PgnSource,
 ) -> LoadResult:
-    """Loads one input (a path or `-`) into `lake`, unless it is already there (`force` reloads it,
-    replacing its earlier load). Raises `InputError` for unreadable inputs, `LoadError` for loads that
-    cannot be done, `OSError` when the lake cannot be written, `NotPublished` when that happens after the
-    commit, `DamagedRecord` for a lake whose records cannot all be read.
+    """Loads the inputs (paths, or `-`) into `lake` as ONE load: one commit, files cut by partition and
+    size whatever the inputs, each input recorded with its fingerprint and checksum. An input already in
+    the lake is skipped (`force` reloads it, replacing its earlier load); the others are read by
+    `source(paths, batch_games, jobs)` (default: PGN). `name` says what was given, in the record of
+    several inputs and the lake's file names (default: the first path).
+
+    Raises `InputError` when no input can be read (of several, each refused input is a line of
+    `LoadResult.refused` and the others load), `LoadError` for loads that cannot be done,
+    `OSError` when the lake cannot be written, `NotPublished` when that happens after the commit,
+    `DamagedRecord` for a lake whose records cannot all be read.
 
     `jobs` threads parse and replay the games (default: `default_jobs()`); the lake's content (rows,
-    values, partitions, counts, rejects and their order) is the same for any number.
-
-    `translation`: `path` is an input of another format, read as the PGN `translation` makes of it."""
-    if not is_utf8(path):
+    values, partitions, counts, rejects and their order) is the same for any number."""
+    if bad := next((p for p in [*paths, name or ""] if not is_utf8(p)), None):
         # The name goes to the Rust reader and into the lake's records and columns, all UTF-8 text.
         raise InputError(
-            f"{printable(path)}: the file's name is not valid UTF-8; rename it, or give the file on "
+            f"{printable(bad)}: the file's name is not valid UTF-8; rename it, or give the file on "
             "standard input (`-`)"
         )
     with writer_lock(lake):
         recovered = recover(lake)
-        try:
-            jobs = default_jobs() if jobs is None else max(1, jobs)
-            result = _load_locked(path, lake, progress, batch_games, force, dedup, jobs, translation)
-        except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
-            raise InputError(str(e)) from e
+        jobs = default_jobs() if jobs is None else max(1, jobs)
+        options = _Options(name or paths[0], progress, batch_games, force, dedup, jobs, source)
+        result = _load_locked(paths, lake, options)
         result.recovered = recovered
         return result
 
 
-def _load_locked(
-    path: str,
-    lake: Lake,
-    progress: Progress | None,
-    batch_games: int,
-    force: bool,
-    dedup: bool,
-    jobs: int,
-    translation: Translation | None,
-) -> LoadResult:
+@dataclass
+class _Options:
+    name: str
+    progress: Progress | None
+    batch_games: int
+    force: bool
+    dedup: bool
+    jobs: int
+    source: SourceKind
+
+
+def _load_locked(paths: list[str], lake: Lake, o: _Options) -> LoadResult:
     records = Records.read(lake)
-    result = new_load_record(path, dedup, PGN if translation is None else translation.format)
-    if force and path == STDIN:
+    input_format = o.source.format
+    result = new_load_record(o.name, o.dedup, input_format)
+    if o.force and STDIN in paths:
         raise LoadError("--force needs the input as a file, not standard input")
-    # A fingerprint match is confirmed by the full checksum (one extra read of a file met before);
-    # `--force` hashes up front too, to know which load it replaces before deduplicating against it.
-    if force or records.same_input(None, result.fingerprint, result.format):
-        result.sha256 = file_sha256(path) if result.fingerprint else None
-        previous = records.same_input(result.sha256, None, result.format)
-        if previous and not force:
-            return LoadResult(result, already_loaded=previous[0])
-        if previous:
-            _replace(result, previous, records)
-    pgn = path if translation is None else translation.pgn_path()
-    reader = _core.PgnReader(pgn, source_name=path, batch_games=batch_games, jobs=jobs)
-    stem = f"{input_stem(path)}-{result.load_id}"
-    writer = PartitionWriter(lake, result.load_id, stem, encoders=jobs)
-    rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
-    index = PartitionIndex(lake, exclude=result.removes) if dedup else None
-    # Games the translation refused, before the reader or after it.
-    refused = 0
+    known: dict[str, LoadedInput] = {}
+    skipped: list[tuple[str, LoadRecord]] = []
+    previous: list[LoadRecord] = []
+    for path in paths:
+        given = LoadedInput(input=path, fingerprint=fingerprint(path))
+        # A fingerprint match is confirmed by the full checksum (one extra read of a file met before);
+        # `--force` hashes up front too, to know which load it replaces before deduplicating against it.
+        if o.force or records.same_input(None, given.fingerprint, input_format):
+            given.sha256 = file_sha256(path) if given.fingerprint else None
+            earlier = records.same_input(given.sha256, None, input_format)
+            if earlier and not o.force:
+                skipped.append((path, earlier[0]))
+                continue
+            previous += [r for r in earlier if r not in previous]
+        known[path] = given
+    if not known:
+        return LoadResult(result, already_loaded=skipped[0][1], skipped=skipped)
+    _replace(result, previous, records, [k.sha256 for k in known.values()])
+    return _read_and_commit(lake, records, result, known, skipped, o)
+
+
+def _read_and_commit(
+    lake: Lake,
+    records: Records,
+    result: LoadRecord,
+    known: dict[str, LoadedInput],
+    skipped: list[tuple[str, LoadRecord]],
+    o: _Options,
+) -> LoadResult:
+    source = o.source(list(known), o.batch_games, o.jobs)
+    stem = f"{input_stem(o.name)}-{result.load_id}"
+    writer = PartitionWriter(lake, result.load_id, stem, encoders=o.jobs)
+    rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", o.name)
+    index = PartitionIndex(lake, exclude=result.removes) if o.dedup else None
+    duplicates: Counter[str] = Counter()
     try:
-        if translation is not None:
-            rejects.add(translation.early_rejects)
-        for partition, arrow_batch, batch_rejects in reader:
-            if translation is not None:
-                batch_rejects = translation.locate(batch_rejects)
-            if partition is not None:
-                key = Partition(*partition)
-                # Several record batches from a parallel reader (runs of its threads' batches): taken
-                # without a copy, written together as the one batch of the single-threaded reader.
-                parts = pa.table(arrow_batch).to_batches()
-                if translation is not None:
-                    adapted = []
-                    for part in parts:
-                        part, disagreeing = translation.adapt(part)
-                        rejects.add(disagreeing)
-                        refused += len(disagreeing)
-                        adapted.append(part)
-                    parts = adapted
+        for key, parts, located in source.batches():
+            if key is not None:
                 if index is not None:
-                    parts = [_drop_known(part, key, index, result) for part in parts]
+                    parts = [_drop_known(part, key, index, result, duplicates) for part in parts]
                 writer.write(key, *parts)
-            rejects.add(batch_rejects)
-            if progress is not None:
-                progress(reader)
+            rejects.add_located(located)
+            if o.progress is not None and source.reader is not None:
+                o.progress(source.reader)
+        read = source.outcomes()
+        if not read:
+            more = f" (and {len(source.refused) - 1} more inputs refused)" if len(source.refused) > 1 else ""
+            raise InputError(source.refused[0] + more)
         result.file_rows, result.ply_rows = writer.finish()
         result.rejects_file = rejects.finish()
         result.rejects_by_kind = dict(sorted(rejects.by_kind.items()))
-        read_outcome(result, reader, path)
-        if translation is not None:
-            _translated_outcome(result, translation, refused)
+        for outcome in read:
+            finish_outcome(outcome, known[outcome.input], duplicates[outcome.input])
+        add_up(result, read)
         reconcile(result, writer.rows, rejects.count)
-        if not force and (previous := records.same_input(result.sha256, None, result.format)):
+        if (
+            len(known) == 1
+            and not o.force
+            and (same := records.same_input(result.sha256, None, result.format))
+        ):
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
-            return LoadResult(result, already_loaded=previous[0])
+            return LoadResult(result, already_loaded=same[0], skipped=[(result.input, same[0])])
     except BaseException:
         writer.close_quietly()
         rejects.close_quietly()
@@ -240,12 +343,43 @@ def _load_locked(
     result.written()
     lake.mark_layout()
     result.dedup_seconds = round(result.dedup_seconds + (index.read_seconds if index else 0.0), 3)
-    commit(lake, result, subject=path)
-    return LoadResult(result)
+    commit(lake, result, subject=o.name)
+    return LoadResult(result, skipped=skipped, refused=source.refused)
 
 
-def _replace(result: LoadRecord, previous: list[LoadRecord], records: Records) -> None:
-    """`--force`: this load retires the earlier loads of the same input and their files."""
+def finish_outcome(outcome: LoadedInput, given: LoadedInput, duplicates: int) -> None:
+    """An input's outcome once its games are deduplicated: its fingerprint and checksum from before the
+    read (`given`), its games written."""
+    outcome.fingerprint = given.fingerprint
+    outcome.games_duplicate = duplicates
+    outcome.games_written = outcome.games_seen - outcome.games_rejected - duplicates
+    # The reader hashes what it read; a damaged file stops it early, so hash that file whole here.
+    outcome.sha256 = (
+        outcome.sha256 or given.sha256 or (file_sha256(given.input) if given.fingerprint else None)
+    )
+
+
+def add_up(result: LoadRecord, read: list[LoadedInput]) -> None:
+    """The load's record from its inputs': the one input's own fields, or the totals of several."""
+    if len(read) == 1:
+        (one,) = read
+        for f in dataclasses.fields(LoadedInput):
+            setattr(result, f.name, getattr(one, f.name))
+        return
+    result.inputs = read
+    for count in ("games_seen", "games_written", "games_rejected", "games_duplicate"):
+        setattr(result, count, sum(getattr(i, count) for i in read))
+    result.size = sum(i.size or 0 for i in read)
+    result.compression = ",".join(sorted({i.compression for i in read}))
+    result.fingerprint = result.sha256 = None
+    result.damage = "; ".join(f"{i.input}: {i.damage}" for i in read if i.damage) or None
+
+
+def _replace(
+    result: LoadRecord, previous: list[LoadRecord], records: Records, reloaded: list[str | None]
+) -> None:
+    """`--force`: this load retires the earlier loads of its inputs and their files; an earlier load of
+    several inputs only when all of them are loaded again (their games share its files)."""
     live = records.live_files()
     for old in previous:
         gone = [f for f in old.file_rows if f not in live]
@@ -254,6 +388,11 @@ def _replace(result: LoadRecord, previous: list[LoadRecord], records: Records) -
                 f"{result.input}: its earlier load {old.load_id} was compacted into other files since; "
                 "--force cannot take its games out of them"
             )
+        if others := [i.input for i in old.input_files() if i.sha256 not in reloaded]:
+            raise LoadError(
+                f"{result.input}: its earlier load {old.load_id} also holds {others[0]} "
+                f"({len(others)} inputs in all); --force reloads that load's inputs together"
+            )
         result.replaces.append(old.load_id)
         result.removes += [*old.file_rows, *old.ply_rows]
         if old.rejects_file:
@@ -261,14 +400,20 @@ def _replace(result: LoadRecord, previous: list[LoadRecord], records: Records) -
 
 
 def _drop_known(
-    part: pa.RecordBatch, partition: Partition, index: PartitionIndex, result: LoadRecord
+    part: pa.RecordBatch,
+    partition: Partition,
+    index: PartitionIndex,
+    result: LoadRecord,
+    duplicates: Counter[str],
 ) -> pa.RecordBatch:
     start = time.perf_counter()
     keep = index.keep(partition, part.column("game_id"))
-    duplicates = len(keep) - int(keep.sum())
-    if duplicates:
+    dropped = len(keep) - int(keep.sum())
+    if dropped:
+        sources = part.column("source_file").filter(pa.array(~keep))
+        for value in pc.value_counts(sources).to_pylist():
+            duplicates[value["values"]] += value["counts"]
         part = part.filter(pa.array(keep))
-        result.games_duplicate += duplicates
     result.dedup_seconds += time.perf_counter() - start
     return part
 
@@ -293,12 +438,12 @@ class ReadOutcome(Protocol):
 
 
 def new_load_record(path: str, dedup: bool, input_format: str = PGN) -> LoadRecord:
-    """The record of a load of `path` (read as `input_format`) about to start, its counts at zero."""
+    """The record of a load of `path` (read as `input_format`) about to start, its counts at zero (its
+    inputs' fingerprints and checksums come with them: `add_up`)."""
     return LoadRecord(
         load_id=new_op_id(),
         input=path,
         format=input_format,
-        fingerprint=fingerprint(path),
         dedup=dedup,
         games_seen=0,
         games_written=0,
@@ -306,29 +451,6 @@ def new_load_record(path: str, dedup: bool, input_format: str = PGN) -> LoadReco
         started=now(),
         loader_version=_core.__version__,
     )
-
-
-def read_outcome(result: LoadRecord, reader: ReadOutcome, path: str) -> None:
-    result.compression = reader.compression
-    result.size = reader.input_size
-    result.games_seen = reader.games_seen
-    result.games_rejected = reader.games_rejected
-    result.games_written = reader.games_written - result.games_duplicate
-    result.damage = reader.damage
-    # The reader hashes what it read; a damaged file stops it early, so hash that file whole here.
-    result.sha256 = reader.sha256 or result.sha256 or (file_sha256(path) if result.fingerprint else None)
-
-
-def _translated_outcome(result: LoadRecord, translation: Translation, refused: int) -> None:
-    """The counts of an input read as PGN, its games refused before and after the reader included; the
-    input's compression, size and checksum rather than the PGN's."""
-    early = len(translation.early_rejects)
-    result.games_seen += early
-    result.games_rejected += early + refused
-    result.games_written -= refused
-    result.compression = translation.compression
-    result.size = translation.size
-    result.sha256 = translation.sha256
 
 
 def reconcile(result: LoadRecord, rows: int, reject_lines: int) -> None:

@@ -26,8 +26,16 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from warehouse.errors import InputError, StorageError
-from warehouse.ingest.inputs import file_sha256, input_stem
-from warehouse.ingest.load import BATCH_GAMES, LoadResult, new_load_record, read_outcome, reconcile
+from warehouse.ingest.inputs import file_sha256, fingerprint, input_stem
+from warehouse.ingest.load import (
+    BATCH_GAMES,
+    LoadResult,
+    add_up,
+    finish_outcome,
+    new_load_record,
+    pgn_outcome,
+    reconcile,
+)
 from warehouse.ingest.spark_task import Unit, UnitReport, convert, run_partition
 from warehouse.ingest.zstd_frames import zstd_frames
 from warehouse.lake.commit import commit, discard, recover, writer_lock
@@ -36,7 +44,7 @@ from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import open_parquet_writer, read_columns, row_group_tables
 from warehouse.lake.plies import plies_of
-from warehouse.lake.records import LoadRecord, Records
+from warehouse.lake.records import LoadedInput, LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
 
 # Decompressed bytes of a multi-frame zstd input per task, at least (whole frames): a 30 GB month (some
@@ -133,6 +141,7 @@ def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup
     index = 0
     for path in paths:
         record = new_load_record(path, dedup)
+        record.fingerprint = fingerprint(path)
         # As a local load: a fingerprint match is confirmed by the full checksum.
         if record.fingerprint and known.same_input(None, record.fingerprint, record.format):
             record.sha256 = file_sha256(path)
@@ -233,7 +242,11 @@ def _finish(lake: Lake, record: LoadRecord, parts: list[UnitReport]) -> LoadResu
         record.file_rows, record.ply_rows = files, plies
         record.rejects_file = report.rejects_file
         record.rejects_by_kind = report.rejects_by_kind
-        read_outcome(record, report, record.input)
+        # As a local load of one input: the input's outcome is the record's.
+        outcome = pgn_outcome(record.input, report)
+        given = LoadedInput(input=record.input, fingerprint=record.fingerprint, sha256=record.sha256)
+        finish_outcome(outcome, given, record.games_duplicate)
+        add_up(record, [outcome])
         reconcile(record, sum(files.values()), report.rejects_count)
         if previous := known.same_input(record.sha256, None, record.format):
             # Same bytes as a committed load (one given twice, or under another name): as a local load.

@@ -26,6 +26,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any, ClassVar
 
 from warehouse.errors import DamagedRecord
@@ -95,14 +96,7 @@ class Record:
         cls = KINDS.get(kind) if isinstance(kind, str) else None
         if cls is None:
             raise ValueError(f"unknown kind {kind!r}")
-        hints = _hints(cls)
-        values = {}
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                values[f.name] = _decode(f.name, data[f.name], hints[f.name])
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ValueError(f"no {f.name!r}")
-        record = cls(**values)
+        record = _from_dict(cls, data)
         if record.load_id != name:
             raise ValueError(f"load_id {record.load_id!r} differs from the file's name")
         if bad := next((p for p in record.paths() if not inside_lake(p)), None):
@@ -111,8 +105,27 @@ class Record:
 
 
 @dataclass(kw_only=True)
+class LoadedInput:
+    """One input file of a load of several (`LoadRecord.inputs`): how it is known again (fingerprint,
+    SHA-256) and what was read from it."""
+
+    input: str
+    fingerprint: str | None = None
+    sha256: str | None = None
+    compression: str = ""
+    size: int | None = None
+    games_seen: int = 0
+    games_written: int = 0
+    games_rejected: int = 0
+    games_duplicate: int = 0
+    damage: str | None = None
+
+
+@dataclass(kw_only=True)
 class LoadRecord(Record):
-    """One input loaded: what was read, written, rejected and skipped."""
+    """One load: what was read, written, rejected and skipped. A load of one input describes it in the
+    fields `input` to `damage`; a load of several (a folder, a glob, several arguments: one commit) lists
+    them in `inputs`, and those fields hold its totals (`input` says what was given, no checksum)."""
 
     KIND: ClassVar[str] = "load"
 
@@ -133,6 +146,14 @@ class LoadRecord(Record):
     damage: str | None = None
     dedup_seconds: float = 0.0
     loader_version: str = ""
+    inputs: list[LoadedInput] = field(default_factory=list)
+
+    def input_files(self) -> list[LoadedInput]:
+        """The input files the load read, each with its fingerprint, checksum and counts."""
+        if self.inputs:
+            return self.inputs
+        names = [f.name for f in dataclasses.fields(LoadedInput)]
+        return [LoadedInput(**{name: getattr(self, name) for name in names})]
 
     def added_files(self) -> list[str]:
         return [*super().added_files(), *([self.rejects_file] if self.rejects_file else [])]
@@ -210,10 +231,10 @@ KINDS: dict[str, type[Record]] = {
 }
 
 
-_HINTS: dict[type[Record], dict[str, Any]] = {}
+_HINTS: dict[type, dict[str, Any]] = {}
 
 
-def _hints(cls: type[Record]) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, Any]:
     """The field types of a record class, resolved once: resolving them costs ~2 ms, and a load of many
     inputs reads every record once per input."""
     if cls not in _HINTS:
@@ -221,7 +242,23 @@ def _hints(cls: type[Record]) -> dict[str, Any]:
     return _HINTS[cls]
 
 
+def _from_dict(cls: type[Any], data: dict[str, Any]) -> Any:
+    """An instance of the dataclass `cls` from its JSON object, each field checked (see `_decode`)."""
+    hints = _hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            values[f.name] = _decode(f.name, data[f.name], hints[f.name])
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ValueError(f"no {f.name!r}")
+    return cls(**values)
+
+
 def _encode(value: object) -> object:
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value.isoformat(timespec="microseconds") if isinstance(value, datetime) else value
 
 
@@ -229,6 +266,11 @@ def _decode(name: str, value: object, hint: Any) -> Any:
     """`value` as the type `hint` (the types records use), or a ValueError naming the field."""
     if _conforms(value, hint):
         return value
+    element = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
+    if isinstance(element, type) and dataclasses.is_dataclass(element) and isinstance(value, list):
+        if not all(isinstance(v, dict) for v in value):
+            raise ValueError(f"{name!r} is not a list of objects")
+        return [_from_dict(element, v) for v in value]
     if _accepts(hint, datetime) and isinstance(value, str):
         try:
             time = datetime.fromisoformat(value)
@@ -337,7 +379,21 @@ class Records:
     def same_input(self, sha256: str | None, fp: str | None, input_format: str) -> list[LoadRecord]:
         """Live loads of this input read as `input_format` (PGN, JSON): by full checksum when known, else
         by fingerprint (to confirm)."""
-        loads = [r for r in self.loads if r.input_format() == input_format]
-        if sha256:
-            return [r for r in loads if r.sha256 == sha256]
-        return [r for r in loads if fp and r.fingerprint == fp]
+        key = (input_format, "sha256", sha256) if sha256 else (input_format, "fingerprint", fp)
+        return self._by_input.get(key, []) if key[2] else []
+
+    @cached_property
+    def _by_input(self) -> dict[tuple[str, str, str | None], list[LoadRecord]]:
+        """The live loads by each of their inputs' checksum and fingerprint (a load of 10,000 files looks
+        up each of them)."""
+        index: dict[tuple[str, str, str | None], list[LoadRecord]] = {}
+        for r in self.loads:
+            for i in r.input_files():
+                for key in (
+                    (r.input_format(), "sha256", i.sha256),
+                    (r.input_format(), "fingerprint", i.fingerprint),
+                ):
+                    loads = index.setdefault(key, [])
+                    if not loads or loads[-1] is not r:
+                        loads.append(r)
+        return index

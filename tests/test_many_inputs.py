@@ -1,0 +1,171 @@
+"""Many input files, one load: a folder or glob of study JSON or of PGN files is one commit, its files cut
+by partition (not by input), each input recorded with its fingerprint, so that a rerun is a no-op and a
+changed file is noticed; rejects name their file and offset; the lake holds what a load of the same games
+from one PGN file holds, value for value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import (
+    SAMPLE_GAMES,
+    check_lake,
+    lake_table,
+    load,
+    one_line_error,
+    read_inputs,
+    read_records,
+    read_rejects,
+    run_module,
+    sample_games,
+    without_source,
+    write_zst,
+)
+
+from warehouse.exports.study import export_study
+from warehouse.ingest import json_files
+from warehouse.lake import Lake
+
+GAME_KEYS = ["game_id"]
+
+
+def games_as_values(lake: Path) -> list[dict[str, object]]:
+    """The lake's games, sorted by id, but for where each was read from."""
+    return [without_source(g) for g in lake_table(lake, "games", GAME_KEYS).to_pylist()]
+
+
+def plies_as_values(lake: Path) -> list[dict[str, object]]:
+    return lake_table(lake, "plies", ["game_key", "ply"]).to_pylist()
+
+
+def test_a_folder_of_study_files_is_one_load(sample_lake: Path, tmp_path: Path) -> None:
+    studies = tmp_path / "studies"
+    export_study(Lake.open(sample_lake), studies)  # one file a game
+    files = sorted(studies.glob("*.json"))
+    assert len(files) == SAMPLE_GAMES
+    (studies / "broken.json").write_text('{"metadata": {"white": "x"}, "moves": [}\n')
+    lake = tmp_path / "lake"
+    done = run_module("loaders.json2parquet", [str(studies), "--lake", str(lake)])
+    assert done.returncode == 0, done.stderr
+    (record,) = read_records(lake)
+    inputs = {Path(i["input"]).name: i for i in record["inputs"]}
+    assert len(inputs) == SAMPLE_GAMES + 1
+    assert all(i["fingerprint"] and i["sha256"] for i in inputs.values())
+    assert inputs["broken.json"]["games_rejected"] == 1
+    assert record["games_seen"] == record["games_written"] + record["games_rejected"] == SAMPLE_GAMES + 1
+    # Files cut by partition, not by input: one games file (and its plies twin) a partition.
+    partitions = {str(Path(f).parent) for f in record["files"]}
+    assert len(record["files"]) == len(partitions) < 20
+    (reject,) = read_rejects(lake)
+    assert (Path(reject["source_file"]).name, reject["source_offset"], reject["kind"]) == (
+        "broken.json",
+        0,
+        "not_json",
+    )
+    # The same games as the PGN load, value for value, and each game's own input named.
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert plies_as_values(lake) == plies_as_values(sample_lake)
+    sources = lake_table(lake, "games", GAME_KEYS).column("source_file").to_pylist()
+    ids = lake_table(lake, "games", GAME_KEYS).column("game_id").to_pylist()
+    assert all(Path(s).name == f"{i}.json" for s, i in zip(sources, ids, strict=True))
+    check_lake(lake)
+
+    again = run_module("loaders.json2parquet", [str(studies), "--lake", str(lake)])
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already loaded") == SAMPLE_GAMES + 1
+    assert len(read_records(lake)) == 1
+
+    # A changed file (the same game, pretty-printed) is noticed, loaded, its game a duplicate.
+    changed = files[0]
+    changed.write_text(json.dumps(json.loads(changed.read_text()), indent=1) + "\n")
+    third = run_module("loaders.json2parquet", [str(studies), "--lake", str(lake)])
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.count("already loaded") == SAMPLE_GAMES
+    last = max(read_records(lake), key=lambda r: r["finished"])
+    assert (last["input"], last["games_seen"], last["games_duplicate"]) == (str(changed), 1, 1)
+    assert [Path(i["input"]).name for i in read_inputs(lake)].count(changed.name) == 2
+    check_lake(lake)
+
+
+def test_a_folder_of_pgn_files_is_one_load(sample_lake: Path, tmp_path: Path) -> None:
+    games = sample_games()
+    folder = tmp_path / "pgn"
+    (folder / "sub").mkdir(parents=True)
+    for n in range(0, len(games), 50):
+        text = "\n".join(games[n : n + 50])
+        if n % 100:
+            write_zst(folder / "sub" / f"part{n:03d}.pgn.zst", text)
+        else:
+            (folder / f"part{n:03d}.pgn").write_text(text)
+    (folder / "notes.txt").write_text("not an input")
+    lake = tmp_path / "lake"
+    done = load([folder], lake)
+    assert done.returncode == 0, done.stderr
+    (record,) = read_records(lake)
+    assert len(record["inputs"]) == (len(games) + 49) // 50
+    assert {i["compression"] for i in record["inputs"]} == {"pgn", "zstd"}
+    assert sum(i["games_written"] for i in record["inputs"]) == record["games_written"] == SAMPLE_GAMES
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert plies_as_values(lake) == plies_as_values(sample_lake)
+    assert load([folder], lake).stdout.count("already loaded") == len(record["inputs"])
+    # --force reloads the inputs of a load together, never one alone out of the files they share.
+    one = str(folder / "part000.pgn")
+    one_line_error(load([one], lake, "--force"), "part000.pgn", "--force reloads that load's inputs together")
+    forced = load([folder], lake, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "replaced load" in forced.stdout and len(read_records(lake)) == 2
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    check_lake(lake)
+
+
+def test_a_refused_input_is_its_line_and_the_others_load(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    games = sample_games()
+    (folder / "a.pgn").write_text("\n".join(games[:10]))
+    (folder / "b.pgn").write_text('{"not": "pgn"}\n')
+    (folder / "c.pgn").write_text("\n".join(games[10:20]))
+    lake = tmp_path / "lake"
+    done = load([folder], lake)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "b.pgn" in line
+    (record,) = read_records(lake)
+    assert sorted(Path(i["input"]).name for i in record["inputs"]) == ["a.pgn", "c.pgn"]
+    assert record["games_written"] == 20
+
+
+def test_inputs_read_a_chunk_at_a_time_make_the_same_one_load(
+    sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory stays bounded however many files a load reads: their PGN is made and replayed a chunk at a
+    time (here a file a chunk), one load all the same, with the same games."""
+    studies = tmp_path / "studies"
+    export_study(Lake.open(sample_lake), studies)
+    files = sorted(str(p) for p in studies.glob("*.json"))[:60]
+    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    chunks = []
+    monkeypatch.setattr(
+        json_files.JsonSource, "_read_chunk", counted(json_files.JsonSource._read_chunk, chunks)
+    )
+    lake = tmp_path / "lake"
+    result = json_files.load_json_files(files, Lake.open(lake), jobs=1)
+    assert len(chunks) == len(files) and len(read_records(lake)) == 1
+    assert result.record.games_written == len(files) == len(result.record.inputs)
+    want = [
+        g for g in games_as_values(sample_lake) if f"{g['game_id']}.json" in {Path(f).name for f in files}
+    ]
+    assert games_as_values(lake) == want
+
+
+def counted(method: Any, calls: list[object]) -> Any:
+    """`method`, each call appended to `calls`."""
+
+    def wrapper(self: object, *args: Any) -> Any:
+        calls.append(args)
+        return method(self, *args)
+
+    return wrapper
