@@ -1,0 +1,285 @@
+"""The explorer's pre-aggregate: for the positions many games reach (`FREQUENT_GAMES` or more by default), the
+explorer's sums per move played there and per cell of the explorer's filters (variant, speed, rating band,
+month), and the best rated games of each cell, written by the position index's build
+(`warehouse.positions.index`) beside its key files, so that the explorer and its page answer those
+positions without reading each game's move (at ply 2 a fifth of a million-game lake: 1.7 s by row number).
+
+Exact, never approximate: it answers only where the filters' bounds are the cells' (`cells`: a speed, a
+rating range of whole hundreds, whole months, no player), the position is one it holds, and the index
+covers every `games/` file of the lake (`PositionIndex.uncovered`: the index's own coverage rule, so a load or
+a compaction since the build sends the explorer back to the row path until the next `bgn index`); else
+`usable` says no and the caller reads the games' moves (`warehouse.positions.explorer.moves_at`).
+
+Files, in the index's folder: `explorer.parquet`, a row per position `key`, cell, and move (`uci`, null for
+the games that end there), the SAN's fields of one game, and the sums `sql/explorer.sql`'s columns are made
+of (games, results, the sum of both Elos and how many games have both, the evals', the think times', the
+first date); `top_games.parquet`, the `TOP_GAMES` games of each position and cell by the players' mean
+rating, then date (any top N of a union of cells is among its cells' top N). Both sorted by key, in small
+row groups: a position's rows are a read of the groups whose statistics can hold its key.
+
+Rating bands are of the sum of both Elos (twice the mean, an integer): a mean of exactly a hundred (1500.0)
+is a band of its own, the means strictly between two hundreds another (1500.5-1599.5), so that a bound of
+whole hundreds is a bound of bands on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from warehouse.filters import GameFilters
+from warehouse.lake.location import Lake
+from warehouse.sql import connect
+
+if TYPE_CHECKING:  # the index imports this module to build it
+    from warehouse.positions.index import PositionIndex
+
+# Positions reached by at least this many games are aggregated (docs/positions.md: below it the row path
+# answers in under ~0.3 s on the million-game lake; the aggregate's rows grow as it falls).
+FREQUENT_GAMES = 2_000
+# The games the page lists per position (warehouse.explorer_page.answers.TOP_GAMES is this).
+TOP_GAMES = 20
+# The files' names in the index's folder: the sums per move, the top games.
+FILES = ("explorer.parquet", "top_games.parquet")
+ROW_GROUP = 4_096
+# A rating band's width, in mean Elo.
+BAND = 100
+# The filter cells of a row: `variant`, `type`, `band` (the lowest sum of both Elos of its band, null
+# when either is unknown), `month` (the first day of the game's month, null without a date).
+CELL = ("variant", "type", "band", "month")
+
+
+def frequent(rows: pa.Table, min_games: int) -> pa.Table:
+    """Of index rows (`key`, `file`, `row`, `ply`, sorted so), each game's first ply at each key that at
+    least `min_games` games reach."""
+    key, file, row = (rows[c].to_numpy() for c in ("key", "file", "row"))
+    first = np.ones(len(key), bool)
+    first[1:] = (key[1:] != key[:-1]) | (file[1:] != file[:-1]) | (row[1:] != row[:-1])
+    games = rows.filter(pa.array(first))
+    keys = games["key"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.array([], np.int64)
+    counts = np.diff(np.r_[starts, len(keys)])
+    return games.filter(pa.array(np.repeat(counts >= min_games, counts)))
+
+
+def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_rel: str) -> None:
+    """Writes the pre-aggregate of the games `found` (`frequent`'s rows; `file` numbers `covers`) to the
+    lake's paths `moves_rel` and `top_rel`, from the games and plies views (every variant)."""
+    con = connect(lake.location, variant="all")
+    con.register("frequent_found", found)
+    numbers = pa.array(range(len(covers)), pa.int32())
+    con.register("frequent_covers", pa.table({"file": numbers, "path": covers}))
+    con.execute(
+        f"""
+        create temp table frequent_games as
+        select found.key, found.ply, games.game_key, games.variant, games.type, games.result, games.datetime,
+            games.white_elo + games.black_elo as elo2,
+            if(elo2 % {2 * BAND} = 0, elo2, elo2 - elo2 % {2 * BAND} + 1) as band,
+            date_trunc('month', games.datetime)::date as month
+        from frequent_found as found
+        join frequent_covers as covers on covers.file = found.file
+        join games
+            on substr(games.filename, length(getvariable('chess_lake')) + 2) = covers.path
+            and games.file_row_number = found.row
+        """
+    )
+    moves = con.sql(
+        f"""
+        select found.key, {", ".join(f"found.{c}" for c in CELL)},
+            plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
+            any_value(plies.p) as p, any_value(plies.f) as f, any_value(plies.t) as t,
+            any_value(plies.x) as x, any_value(plies.castle) as castle, any_value(plies.promote) as promote,
+            any_value(plies.c) as c, any_value(plies.mates) as mates,
+            count(*) as games,
+            count(*) filter (where found.result = 'W') as white_wins,
+            count(*) filter (where found.result = 'D') as draws,
+            count(*) filter (where found.result = 'B') as black_wins,
+            sum(found.elo2) as elo2_sum, count(found.elo2) as elo_games,
+            sum(plies.eval_cp) as eval_sum, count(plies.eval_cp) as eval_games,
+            sum(plies.think) as think_sum, count(plies.think) as think_games,
+            min(found.datetime) as first_played
+        from frequent_games as found
+        left join plies on plies.game_key = found.game_key and plies.ply = found.ply
+        group by all
+        order by all
+        """
+    )
+    written(lake, moves_rel, moves.to_arrow_table())
+    top = con.sql(
+        f"""
+        select key, {", ".join(CELL)}, game_key, elo2, datetime
+        from frequent_games
+        qualify row_number() over (
+            partition by key, {", ".join(CELL)} order by {TOP_ORDER}
+        ) <= {TOP_GAMES}
+        order by key
+        """
+    )
+    written(lake, top_rel, top.to_arrow_table())
+    con.close()
+
+
+# The page's order of games: the players' mean rating, then the latest, then the game's key.
+TOP_ORDER = "elo2 desc nulls last, datetime desc nulls last, game_key"
+
+
+def written(lake: Lake, rel: str, table: pa.Table) -> None:
+    lake.make_parent(rel)
+    pq.write_table(table, lake.path(rel), filesystem=lake.fs, row_group_size=ROW_GROUP, compression="zstd")
+
+
+def cells(filters: GameFilters) -> str | None:
+    """The SQL test of a pre-aggregate row's cell that keeps exactly the games `filters` keep, None when
+    their bounds are not the cells' (a player; a rating not of whole `BAND`s; dates not of whole months)."""
+    if filters.player is not None:
+        return None
+    tests = ["true"]
+    if filters.type is not None:
+        tests.append(f"type = '{filters.type}'")
+    for bound, op in ((filters.min_rating, ">="), (filters.max_rating, "<=")):
+        if bound is not None:
+            if bound % BAND:
+                return None
+            tests.append(f"band {op} {2 * bound}")
+    if filters.since is not None:
+        if filters.since.day != 1:
+            return None
+        tests.append(f"month >= '{filters.since}'")
+    if filters.until is not None:
+        if (filters.until + dt.timedelta(days=1)).day != 1:
+            return None
+        tests.append(f"month <= '{filters.until.replace(day=1)}'")
+    return " and ".join(tests)
+
+
+def variants(con: duckdb.DuckDBPyConnection) -> str:
+    """The SQL test of a row's variant: those the connection's views count."""
+    ((chosen,),) = con.sql("select selected_variants()").fetchall()
+    return "true" if chosen is None else f"list_contains({sql_list(chosen)}, variant)"
+
+
+def sql_list(values: list[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+def rows_at(lake: Lake, rel: str, key: int) -> pa.Table | None:
+    """The rows of the pre-aggregate file `rel` whose key is `key`; None when it holds none (a position
+    fewer than `FREQUENT_GAMES` games reach)."""
+    found = keyed_rows(pq.ParquetFile(lake.path(rel), filesystem=lake.fs), key)
+    return found if found is not None and found.num_rows else None
+
+
+def keyed_rows(parquet: pq.ParquetFile, key: int) -> pa.Table | None:
+    """The rows of `parquet` (sorted by its first column, `key`) whose key is `key`, read from the row groups
+    whose statistics can hold it; None when none can."""
+    meta = parquet.metadata
+    groups = [g for g in range(meta.num_row_groups) if may_hold(meta.row_group(g).column(0).statistics, key)]
+    if not groups:
+        return None
+    found = parquet.read_row_groups(groups)
+    return found.filter(pc.equal(found["key"], key))
+
+
+def may_hold(stats: pq.Statistics | None, key: int) -> bool:
+    return stats is None or not stats.has_min_max or stats.min <= key <= stats.max
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A position's rows of the pre-aggregate (`moves`, `top`) and the SQL test of the cells the filters
+    keep (`kept`, the variants the connection counts included)."""
+
+    moves: pa.Table
+    top: pa.Table
+    kept: str
+
+
+def at(
+    index: PositionIndex | None, con: duckdb.DuckDBPyConnection, key: int, filters: GameFilters
+) -> Cells | None:
+    """The pre-aggregate of the lake's `index` (None: no index) at the position `key` under `filters`, None
+    when it cannot answer exactly (see the module's doc): the one choice between it and the games' moves,
+    for the explorer and its page."""
+    kept = cells(filters)
+    if kept is None or index is None or not index.record.explorer_files or index.uncovered():
+        return None
+    lake = index.lake
+    moves_rel, top_rel = index.record.explorer_files
+    moves = rows_at(lake, moves_rel, key)
+    if moves is None:
+        return None
+    top = rows_at(lake, top_rel, key)
+    return Cells(moves, top if top is not None else moves.schema.empty_table(), f"{kept} and {variants(con)}")
+
+
+# Registered names of a position's rows while a question reads them.
+MOVES_AT, TOP_AT = "aggregate_moves", "aggregate_top"
+
+
+def explored(con: duckdb.DuckDBPyConnection, fen: str, found: Cells) -> pl.DataFrame:
+    """sql/explorer.sql's answer at `fen` from the pre-aggregate's rows `found`: its columns, each the sum
+    of the kept cells' sums (a mean: their sum over their count; the SAN from any game, kept or not)."""
+    con.register(MOVES_AT, found.moves)
+    try:
+        return con.sql(
+            f"""
+            with kept as (select *, {found.kept} as kept from {MOVES_AT} where uci is not null),
+            final as (
+                select
+                    uci,
+                    move_san(
+                        fen_board($fen), any_value(p), any_value(f), any_value(t), any_value(x),
+                        any_value(castle), any_value(promote), any_value(c), any_value(mates)
+                    ) as san,
+                    coalesce(sum(games) filter (where kept), 0)::bigint as games,
+                    coalesce(sum(white_wins) filter (where kept), 0)::bigint as white_wins,
+                    coalesce(sum(draws) filter (where kept), 0)::bigint as draws,
+                    coalesce(sum(black_wins) filter (where kept), 0)::bigint as black_wins,
+                    round(sum(elo2_sum) filter (where kept) / 2 / sum(elo_games) filter (where kept), 3)
+                        as mean_elo,
+                    round(sum(eval_sum) filter (where kept) / sum(eval_games) filter (where kept), 3)
+                        as mean_eval_cp,
+                    round(sum(think_sum) filter (where kept) / sum(think_games) filter (where kept), 3)
+                        as mean_think,
+                    strftime(min(first_played) filter (where kept), '%Y-%m-%d %H:%M:%S') as first_played
+                from kept
+                group by uci
+            )
+            select * from final where games > 0 order by games desc, uci
+            """,
+            params={"fen": fen},
+        ).pl()
+    finally:
+        con.unregister(MOVES_AT)
+
+
+def top_games(con: duckdb.DuckDBPyConnection, found: Cells, columns: str) -> tuple[pl.DataFrame, int]:
+    """The `TOP_GAMES` best rated games at the position the filters keep, then the latest (`TOP_ORDER`),
+    with the games view's `columns` (SQL, of `games`), and how many games the filters keep there."""
+    con.register(MOVES_AT, found.moves)
+    con.register(TOP_AT, found.top)
+    try:
+        ((total,),) = con.sql(f"select coalesce(sum(games), 0) from {MOVES_AT} where {found.kept}").fetchall()
+        games = con.sql(
+            f"""
+            with best as (
+                select game_key, elo2, datetime from {TOP_AT} where {found.kept}
+                order by {TOP_ORDER} limit {TOP_GAMES}
+            )
+            select {columns}
+            from best join games on games.game_key = best.game_key
+            order by {", ".join(f"best.{c}" for c in TOP_ORDER.split(", "))}
+            """
+        ).pl()
+        return games, int(total)
+    finally:
+        con.unregister(MOVES_AT)
+        con.unregister(TOP_AT)
