@@ -36,8 +36,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse.filters import GameFilters
+from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
-from warehouse.sql import connect
+from warehouse.lake.parquet import read_columns
+from warehouse.sql import connect, resolve_lake
 
 if TYPE_CHECKING:  # the index imports this module to build it
     from warehouse.positions.index import PositionIndex
@@ -45,7 +47,7 @@ if TYPE_CHECKING:  # the index imports this module to build it
 # Positions reached by at least this many games are aggregated (docs/positions.md: below it the row path
 # answers in under ~0.3 s on the million-game lake; the aggregate's rows grow as it falls).
 FREQUENT_GAMES = 2_000
-# The games the page lists per position (warehouse.explorer_page.answers.TOP_GAMES is this).
+# The games the explorer page lists per position: the top ones by the players' mean rating, then the latest.
 TOP_GAMES = 20
 # The files' names in the index's folder: the sums per move, the top games.
 FILES = ("explorer.parquet", "top_games.parquet")
@@ -71,64 +73,96 @@ def frequent(rows: pa.Table, min_games: int) -> pa.Table:
 
 
 def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_rel: str) -> None:
-    """Writes the pre-aggregate of the games `found` (`frequent`'s rows; `file` numbers `covers`) to the
-    lake's paths `moves_rel` and `top_rel`, from the games and plies views (every variant)."""
+    """Writes the pre-aggregate of the games `found` (`frequent`'s rows, some; `file` numbers `covers`) to the
+    lake's paths `moves_rel` and `top_rel`: the sums and top games of each file's games, then of all (a
+    file at a time, so that memory holds one file's rows and the sums)."""
     con = connect(lake.location, variant="all")
-    con.register("frequent_found", found)
-    numbers = pa.array(range(len(covers)), pa.int32())
-    con.register("frequent_covers", pa.table({"file": numbers, "path": covers}))
-    con.execute(
-        f"""
-        create temp table frequent_games as
-        select found.key, found.ply, games.game_key, games.variant, games.type, games.result, games.datetime,
-            games.white_elo + games.black_elo as elo2,
-            if(elo2 % {2 * BAND} = 0, elo2, elo2 - elo2 % {2 * BAND} + 1) as band,
-            date_trunc('month', games.datetime)::date as month
-        from frequent_found as found
-        join frequent_covers as covers on covers.file = found.file
-        join games
-            on substr(games.filename, length(getvariable('chess_lake')) + 2) = covers.path
-            and games.file_row_number = found.row
-        """
-    )
-    moves = con.sql(
-        f"""
-        select found.key, {", ".join(f"found.{c}" for c in CELL)},
-            plies.f || plies.t || coalesce(lower(plies.promote), '') as uci,
-            any_value(plies.p) as p, any_value(plies.f) as f, any_value(plies.t) as t,
-            any_value(plies.x) as x, any_value(plies.castle) as castle, any_value(plies.promote) as promote,
-            any_value(plies.c) as c, any_value(plies.mates) as mates,
-            count(*) as games,
-            count(*) filter (where found.result = 'W') as white_wins,
-            count(*) filter (where found.result = 'D') as draws,
-            count(*) filter (where found.result = 'B') as black_wins,
-            sum(found.elo2) as elo2_sum, count(found.elo2) as elo_games,
-            sum(plies.eval_cp) as eval_sum, count(plies.eval_cp) as eval_games,
-            sum(plies.think) as think_sum, count(plies.think) as think_games,
-            min(found.datetime) as first_played
-        from frequent_games as found
-        left join plies on plies.game_key = found.game_key and plies.ply = found.ply
-        group by all
-        order by all
-        """
-    )
-    written(lake, moves_rel, moves.to_arrow_table())
-    top = con.sql(
-        f"""
-        select key, {", ".join(CELL)}, game_key, elo2, datetime
-        from frequent_games
-        qualify row_number() over (
-            partition by key, {", ".join(CELL)} order by {TOP_ORDER}
-        ) <= {TOP_GAMES}
-        order by key
-        """
-    )
-    written(lake, top_rel, top.to_arrow_table())
+    sums, tops = [], []
+    for number, rel in enumerate(covers):
+        rows = found.filter(pc.equal(found["file"], number))
+        if rows.num_rows:
+            con.register("frequent_games", file_games(lake, con, rel, rows))
+            sums.append(con.sql(SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)).to_arrow_table())
+            tops.append(con.sql(TOP.format(source="frequent_games")).to_arrow_table())
+            con.unregister("frequent_games")
+    across = SUMS.format(source="{source}", **SUMS_SUMMED)
+    for rel, parts, question in ((moves_rel, sums, across), (top_rel, tops, TOP)):
+        con.register("frequent_parts", pa.concat_tables(parts))
+        written(lake, rel, con.sql(question.format(source="frequent_parts")).to_arrow_table())
     con.close()
 
 
+# The plies fields each game's move there gives (the SAN's, eval and think time).
+PLY_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "mates", "eval_cp", "think")
+
+
+def file_games(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.Table) -> pa.Table:
+    """The games of `found` in the `games/` file `rel` (`row`, at `ply`), one row per position and game:
+    its cell (`CELL`) and the columns the sums read (the games view's), and its move there (`PLY_FIELDS`, the
+    `plies/` twin's row; null for a game that ends there)."""
+    games = con.sql(
+        f"""
+        select variant, type, result, datetime, white_elo + black_elo as elo2,
+            if(elo2 % {2 * BAND} = 0, elo2, elo2 - elo2 % {2 * BAND} + 1) as band,
+            date_trunc('month', datetime)::date as month, game_key, n_plies
+        from games
+        where filename = $path
+        order by file_row_number
+        """,
+        params={"path": f"{resolve_lake(lake)}/{rel}"},
+    ).to_arrow_table()
+    rows, plies = found["row"].to_numpy(), found["ply"].to_numpy()
+    counts = games["n_plies"].to_numpy()
+    first = (np.cumsum(counts) - counts)[rows]
+    ended = plies >= counts[rows]
+    moves = read_columns(lake, plies_twin(rel), list(PLY_FIELDS)).take(pa.array(first + plies, mask=ended))
+    columns = {"key": found["key"], **dict(zip(games.column_names, games.take(rows).columns, strict=True))}
+    return pa.table(columns | dict(zip(moves.column_names, moves.columns, strict=True)))
+
+
+# The sums of each position, cell and move: over games (`GAMES_SUMMED`), then over those sums
+# (`SUMS_SUMMED`).
+SUMS = """
+    select key, variant, type, band, month, uci,
+        any_value(p) as p, any_value(f) as f, any_value(t) as t, any_value(x) as x,
+        any_value(castle) as castle, any_value(promote) as promote, any_value(c) as c,
+        any_value(mates) as mates,
+        {games} as games, {white_wins} as white_wins, {draws} as draws, {black_wins} as black_wins,
+        {elo2_sum} as elo2_sum, {elo_games} as elo_games, {eval_sum} as eval_sum,
+        {eval_games} as eval_games, {think_sum} as think_sum, {think_games} as think_games,
+        min({first_played}) as first_played
+    from {source}
+    group by all
+    order by all
+"""
+# A file's games (`file_games`) with their move's UCI (null for a game that ends there).
+GAMES_MOVES = "(select *, f || t || coalesce(lower(promote), '') as uci from frequent_games)"
+GAMES_SUMMED = {
+    "games": "count(*)",
+    "white_wins": "count(*) filter (where result = 'W')",
+    "draws": "count(*) filter (where result = 'D')",
+    "black_wins": "count(*) filter (where result = 'B')",
+    "elo2_sum": "sum(elo2)::bigint",
+    "elo_games": "count(elo2)",
+    "eval_sum": "sum(eval_cp)::bigint",
+    "eval_games": "count(eval_cp)",
+    "think_sum": "sum(think)",
+    "think_games": "count(think)",
+    "first_played": "datetime",
+}
+SUMS_SUMMED = {name: f"sum({name})::bigint" for name in GAMES_SUMMED} | {
+    "think_sum": "sum(think_sum)",
+    "first_played": "first_played",
+}
 # The page's order of games: the players' mean rating, then the latest, then the game's key.
 TOP_ORDER = "elo2 desc nulls last, datetime desc nulls last, game_key"
+# The `TOP_GAMES` games of each position and cell, of games, then of those tops.
+TOP = f"""
+    select key, {", ".join(CELL)}, game_key, elo2, datetime
+    from {{source}}
+    qualify row_number() over (partition by key, {", ".join(CELL)} order by {TOP_ORDER}) <= {TOP_GAMES}
+    order by key
+"""
 
 
 def written(lake: Lake, rel: str, table: pa.Table) -> None:
@@ -261,9 +295,11 @@ def explored(con: duckdb.DuckDBPyConnection, fen: str, found: Cells) -> pl.DataF
         con.unregister(MOVES_AT)
 
 
-def top_games(con: duckdb.DuckDBPyConnection, found: Cells, columns: str) -> tuple[pl.DataFrame, int]:
+def top_games(
+    con: duckdb.DuckDBPyConnection, found: Cells, columns: tuple[str, ...]
+) -> tuple[pl.DataFrame, int]:
     """The `TOP_GAMES` best rated games at the position the filters keep, then the latest (`TOP_ORDER`),
-    with the games view's `columns` (SQL, of `games`), and how many games the filters keep there."""
+    with the games view's `columns`, and how many games the filters keep there."""
     con.register(MOVES_AT, found.moves)
     con.register(TOP_AT, found.top)
     try:
@@ -274,7 +310,7 @@ def top_games(con: duckdb.DuckDBPyConnection, found: Cells, columns: str) -> tup
                 select game_key, elo2, datetime from {TOP_AT} where {found.kept}
                 order by {TOP_ORDER} limit {TOP_GAMES}
             )
-            select {columns}
+            select {", ".join(f"games.{c}" for c in columns)}
             from best join games on games.game_key = best.game_key
             order by {", ".join(f"best.{c}" for c in TOP_ORDER.split(", "))}
             """

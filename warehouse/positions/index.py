@@ -114,9 +114,11 @@ def stage(lake: Lake, record: IndexRecord, bits: int, frequent_games: int) -> No
         record.index_files.append(rel)
         record.positions += sorted_rows.num_rows
         frequent.append(aggregate.frequent(sorted_rows, frequent_games))
-    record.explorer_files = [f"{INDEX_DIR}/{record.load_id}/{name}" for name in aggregate.FILES]
-    staged_files = [staged(record.load_id, rel) for rel in record.explorer_files]
-    aggregate.write(lake, pa.concat_tables(frequent), list(record.covers), *staged_files)
+    found = pa.concat_tables(frequent)
+    if found.num_rows:  # else no position is frequent enough: no pre-aggregate
+        record.explorer_files = [f"{INDEX_DIR}/{record.load_id}/{name}" for name in aggregate.FILES]
+        staged_files = [staged(record.load_id, rel) for rel in record.explorer_files]
+        aggregate.write(lake, found, list(record.covers), *staged_files)
     record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
     covers = pa.table(
         {
@@ -253,4 +255,3 @@ class PositionIndex:
                 files = pa.repeat(rel, hits.num_rows)
                 parts.append(pa.table([keys, files, hits["row"], hits["ply"]], schema=POSITIONS))
         return pa.concat_tables(parts)
-
