@@ -25,6 +25,7 @@ whole hundreds is a bound of bands on both sides (min 1500: mean >= 1500; max 20
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,6 @@ import pyarrow.parquet as pq
 from warehouse.filters import GameFilters
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import read_columns
 from warehouse.sql import connect, resolve_lake
 
 if TYPE_CHECKING:  # the index imports this module to build it
@@ -74,14 +74,14 @@ def frequent(rows: pa.Table, min_games: int) -> pa.Table:
 
 def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_rel: str) -> None:
     """Writes the pre-aggregate of the games `found` (`frequent`'s rows, some; `file` numbers `covers`) to the
-    lake's paths `moves_rel` and `top_rel`: the sums and top games of each file's games, then of all (a
-    file at a time, so that memory holds one file's rows and the sums)."""
+    lake's paths `moves_rel` and `top_rel`: the sums and top games of each part `file_parts` gives, then of
+    those (memory holds a part, a file's games and the sums)."""
     con = connect(lake.location, variant="all")
     sums, tops = [], []
     for number, rel in enumerate(covers):
         rows = found.filter(pc.equal(found["file"], number))
-        if rows.num_rows:
-            con.register("frequent_games", file_games(lake, con, rel, rows))
+        for part in file_parts(lake, con, rel, rows) if rows.num_rows else []:
+            con.register("frequent_games", part)
             sums.append(con.sql(SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)).to_arrow_table())
             tops.append(con.sql(TOP.format(source="frequent_games")).to_arrow_table())
             con.unregister("frequent_games")
@@ -92,14 +92,17 @@ def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_re
     con.close()
 
 
+# Plies rows read at once.
+CHUNK = 2_000_000
 # The plies fields each game's move there gives (the SAN's, eval and think time).
-PLY_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "mates", "eval_cp", "think")
+PLY_FIELDS = ["p", "f", "t", "x", "c", "castle", "promote", "mates", "eval_cp", "think"]
 
 
-def file_games(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.Table) -> pa.Table:
-    """The games of `found` in the `games/` file `rel` (`row`, at `ply`), one row per position and game:
-    its cell (`CELL`) and the columns the sums read (the games view's), and its move there (`PLY_FIELDS`, the
-    `plies/` twin's row; null for a game that ends there)."""
+def file_parts(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.Table) -> Iterator[pa.Table]:
+    """The games of `found` in the `games/` file `rel` (`row`, at `ply`), one row per position and game,
+    in parts: their cell (`CELL`) and the columns the sums read (the games view's), and their move there
+    (`PLY_FIELDS` of the `plies/` twin's row, read `CHUNK` rows at a time; null for the games that end
+    there, a part of their own)."""
     games = con.sql(
         f"""
         select variant, type, result, datetime, white_elo + black_elo as elo2,
@@ -113,10 +116,34 @@ def file_games(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.T
     ).to_arrow_table()
     rows, plies = found["row"].to_numpy(), found["ply"].to_numpy()
     counts = games["n_plies"].to_numpy()
-    first = (np.cumsum(counts) - counts)[rows]
-    ended = plies >= counts[rows]
-    moves = read_columns(lake, plies_twin(rel), list(PLY_FIELDS)).take(pa.array(first + plies, mask=ended))
-    columns = {"key": found["key"], **dict(zip(games.column_names, games.take(rows).columns, strict=True))}
+    # The plies row of each position's move (-1: the game ends there); in that order, a read's are a slice.
+    target = np.where(plies < counts[rows], (np.cumsum(counts) - counts)[rows] + plies, -1)
+    order = np.argsort(target, kind="stable")
+    target, found = target[order], found.take(order)
+    twin = pq.ParquetFile(lake.path(plies_twin(rel)), filesystem=lake.fs)
+    ended = int(np.searchsorted(target, 0))
+    if ended:
+        fields = [twin.schema_arrow.field(name) for name in PLY_FIELDS]
+        yield with_moves(
+            games,
+            found.slice(0, ended),
+            pa.table([pa.nulls(ended, f.type) for f in fields], pa.schema(fields)),
+        )
+    start = 0
+    for batch in twin.iter_batches(CHUNK, columns=PLY_FIELDS):
+        low, high = (int(i) for i in np.searchsorted(target, [start, start + batch.num_rows]))
+        if high > low:
+            moves = pa.Table.from_batches([batch]).take(pa.array(target[low:high] - start))
+            yield with_moves(games, found.slice(low, high - low), moves)
+        start += batch.num_rows
+
+
+def with_moves(games: pa.Table, found: pa.Table, moves: pa.Table) -> pa.Table:
+    """The rows `found` (`key`, `row`) with their game's columns (its row of `games`) and `moves`."""
+    columns = {
+        "key": found["key"],
+        **dict(zip(games.column_names, games.take(found["row"]).columns, strict=True)),
+    }
     return pa.table(columns | dict(zip(moves.column_names, moves.columns, strict=True)))
 
 
@@ -135,7 +162,7 @@ SUMS = """
     group by all
     order by all
 """
-# A file's games (`file_games`) with their move's UCI (null for a game that ends there).
+# A part's games (`file_parts`) with their move's UCI (null for a game that ends there).
 GAMES_MOVES = "(select *, f || t || coalesce(lower(promote), '') as uci from frequent_games)"
 GAMES_SUMMED = {
     "games": "count(*)",
