@@ -497,4 +497,8 @@ def test_page_from_the_pre_aggregate_equals_the_row_path(aggregated: Path, probe
             every = search(fen, aggregated, con=con, kept=GameFilters(**filters))
             best = every.sort([mean, "datetime", "game_key"], descending=[True, True, False], nulls_last=True)
             assert total == len(every), (fen, filters)
-            assert top.equals(best.head(aggregate.TOP_GAMES).drop("ply")), (fen, filters, top, best)
+            assert top.equals(best.head(aggregate.TOP_GAMES).select(aggregate.TOP_COLUMNS)), (
+                fen,
+                filters,
+                top,
+            )

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import chess
 import duckdb
 import numpy as np
 import polars as pl
@@ -44,11 +45,15 @@ from warehouse.sql import connect, resolve_lake
 if TYPE_CHECKING:  # the index imports this module to build it
     from warehouse.positions.index import PositionIndex
 
-# Positions reached by at least this many games are aggregated (docs/positions.md: below it the row path
-# answers in under ~0.3 s on the million-game lake; the aggregate's rows grow as it falls).
-FREQUENT_GAMES = 2_000
-# The games the explorer page lists per position: the top ones by the players' mean rating, then the latest.
+# Positions reached by at least this many games are aggregated (docs/positions.md: the row path's page took
+# 0.52 s at 2,283 games on the million-game lake, its fixed costs ~0.3 s; the aggregate grows as it falls).
+FREQUENT_GAMES = 1_000
+# The games the explorer page lists per position: the top ones by the players' mean rating, then the latest;
+# and the games view's columns it shows of them.
 TOP_GAMES = 20
+TOP_COLUMNS = (
+    "game_id", "white_name", "white_elo", "black_name", "black_elo", "result", "datetime", "type", "game_key",
+)  # fmt: skip
 # The files' names in the index's folder: the sums per move, the top games.
 FILES = ("explorer.parquet", "top_games.parquet")
 ROW_GROUP = 4_096
@@ -105,9 +110,9 @@ def file_parts(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.T
     there, a part of their own)."""
     games = con.sql(
         f"""
-        select variant, type, result, datetime, white_elo + black_elo as elo2,
+        select variant, {", ".join(TOP_COLUMNS)}, white_elo + black_elo as elo2,
             if(elo2 % {2 * BAND} = 0, elo2, elo2 - elo2 % {2 * BAND} + 1) as band,
-            date_trunc('month', datetime)::date as month, game_key, n_plies
+            date_trunc('month', datetime)::date as month, n_plies
         from games
         where filename = $path
         order by file_row_number
@@ -185,7 +190,7 @@ SUMS_SUMMED = {name: f"sum({name})::bigint" for name in GAMES_SUMMED} | {
 TOP_ORDER = "elo2 desc nulls last, datetime desc nulls last, game_key"
 # The `TOP_GAMES` games of each position and cell, of games, then of those tops.
 TOP = f"""
-    select key, {", ".join(CELL)}, game_key, elo2, datetime
+    select key, {", ".join(CELL)}, elo2, {", ".join(c for c in TOP_COLUMNS if c != "type")}
     from {{source}}
     qualify row_number() over (partition by key, {", ".join(CELL)} order by {TOP_ORDER}) <= {TOP_GAMES}
     order by key
@@ -287,60 +292,47 @@ MOVES_AT, TOP_AT = "aggregate_moves", "aggregate_top"
 
 def explored(con: duckdb.DuckDBPyConnection, fen: str, found: Cells) -> pl.DataFrame:
     """sql/explorer.sql's answer at `fen` from the pre-aggregate's rows `found`: its columns, each the sum
-    of the kept cells' sums (a mean: their sum over their count; the SAN from any game, kept or not)."""
+    of the kept cells' sums (a mean: their sum over their count), the SAN python-chess's (which the SQL's
+    `move_san` equals; binding that macro costs more than the rest of the question)."""
     con.register(MOVES_AT, found.moves)
     try:
-        return con.sql(
+        rows = con.sql(
             f"""
-            with kept as (select *, {found.kept} as kept from {MOVES_AT} where uci is not null),
-            final as (
+            with final as (
                 select
                     uci,
-                    move_san(
-                        fen_board($fen), any_value(p), any_value(f), any_value(t), any_value(x),
-                        any_value(castle), any_value(promote), any_value(c), any_value(mates)
-                    ) as san,
-                    coalesce(sum(games) filter (where kept), 0)::bigint as games,
-                    coalesce(sum(white_wins) filter (where kept), 0)::bigint as white_wins,
-                    coalesce(sum(draws) filter (where kept), 0)::bigint as draws,
-                    coalesce(sum(black_wins) filter (where kept), 0)::bigint as black_wins,
-                    round(sum(elo2_sum) filter (where kept) / 2 / sum(elo_games) filter (where kept), 3)
-                        as mean_elo,
-                    round(sum(eval_sum) filter (where kept) / sum(eval_games) filter (where kept), 3)
-                        as mean_eval_cp,
-                    round(sum(think_sum) filter (where kept) / sum(think_games) filter (where kept), 3)
-                        as mean_think,
-                    strftime(min(first_played) filter (where kept), '%Y-%m-%d %H:%M:%S') as first_played
-                from kept
+                    coalesce(sum(games), 0)::bigint as games,
+                    coalesce(sum(white_wins), 0)::bigint as white_wins,
+                    coalesce(sum(draws), 0)::bigint as draws,
+                    coalesce(sum(black_wins), 0)::bigint as black_wins,
+                    round(sum(elo2_sum) / 2 / sum(elo_games), 3) as mean_elo,
+                    round(sum(eval_sum) / sum(eval_games), 3) as mean_eval_cp,
+                    round(sum(think_sum) / sum(think_games), 3) as mean_think,
+                    strftime(min(first_played), '%Y-%m-%d %H:%M:%S') as first_played
+                from {MOVES_AT}
+                where uci is not null and {found.kept}
                 group by uci
             )
             select * from final where games > 0 order by games desc, uci
-            """,
-            params={"fen": fen},
+            """
         ).pl()
     finally:
         con.unregister(MOVES_AT)
+    board = chess.Board(fen)
+    san = pl.Series("san", [board.san(chess.Move.from_uci(uci)) for uci in rows["uci"]], pl.String)
+    return rows.insert_column(1, san)
 
 
-def top_games(
-    con: duckdb.DuckDBPyConnection, found: Cells, columns: tuple[str, ...]
-) -> tuple[pl.DataFrame, int]:
+def top_games(con: duckdb.DuckDBPyConnection, found: Cells) -> tuple[pl.DataFrame, int]:
     """The `TOP_GAMES` best rated games at the position the filters keep, then the latest (`TOP_ORDER`),
-    with the games view's `columns`, and how many games the filters keep there."""
+    their `TOP_COLUMNS`; and how many games the filters keep there."""
     con.register(MOVES_AT, found.moves)
     con.register(TOP_AT, found.top)
     try:
         ((total,),) = con.sql(f"select coalesce(sum(games), 0) from {MOVES_AT} where {found.kept}").fetchall()
         games = con.sql(
-            f"""
-            with best as (
-                select game_key, elo2, datetime from {TOP_AT} where {found.kept}
-                order by {TOP_ORDER} limit {TOP_GAMES}
-            )
-            select {", ".join(f"games.{c}" for c in columns)}
-            from best join games on games.game_key = best.game_key
-            order by {", ".join(f"best.{c}" for c in TOP_ORDER.split(", "))}
-            """
+            f"select {', '.join(TOP_COLUMNS)} from {TOP_AT} where {found.kept} "
+            f"order by {TOP_ORDER} limit {TOP_GAMES}"
         ).pl()
         return games, int(total)
     finally:
