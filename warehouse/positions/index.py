@@ -18,7 +18,9 @@ can hold a key. Columns: `key`, `file` (the position of its `games/` file in the
 (the game's row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it:
 `n_plies` for the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for
 SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
-it is published after the key files, so that a reader finding it finds them all.
+it is published after the key files, so that a reader finding it finds them all. Before it, the explorer's
+pre-aggregate of the positions many games reach (`warehouse.positions.aggregate`, the record's
+`explorer_files`), summed from each bucket's rows as it is sorted.
 """
 
 from __future__ import annotations
