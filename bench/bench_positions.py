@@ -15,15 +15,18 @@ reload after a loader change: a lake loaded before the position columns existed 
     scan), without the index: wall seconds with and without the scan (`deep`), best of --repeat, on a warm
     connection;
   - the position index (`warehouse.positions.index.build`, rebuilt: it replaces the lake's index): wall and
-    CPU seconds, games per CPU-second, bytes per game;
+    CPU seconds, games per CPU-second, bytes per game; built without the explorer's pre-aggregate, then
+    with it (the difference: its cost), and its bytes;
   - the same searches with the index: the first on a new connection (cold: no metadata read yet in the
     process; the OS's file cache is warm), then the best of --repeat, and the index lookup's share;
-  - the explorer (`warehouse.positions.explorer.explore`) at plies 2, 14 and 30 of a line: without the index
-    (the replay scan), then with it, cold and warm, and `sql/explorer.sql` alone (DuckDB reading the index:
-    the duckdb CLI's path), wall and the process's CPU seconds, best of --repeat;
+  - the explorer (`warehouse.positions.explorer.explore`) at plies 0, 2, 10, 14 and 30 of a line: without the
+    index (the replay scan), then with it, cold and warm (its pre-aggregate where it holds the position),
+    warm by the row path (`pre_aggregate=False`: the games' moves), and `sql/explorer.sql` alone (DuckDB
+    reading the index: the duckdb CLI's path), wall and the process's CPU seconds, best of --repeat;
   - the replay kernel (`_core.position_keys` over every ply of 50,000 games): plies/CPU-s;
   - bytes per game, zstd Parquet as written: plies.key, games.final_key, the opening columns.
-Not a test: it prints figures, it asserts nothing.
+--explorer-only: the index's builds and the explorer with it alone. Not a test: it prints figures, it asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from bench_sql import build_lake  # noqa: E402
 
 from warehouse import _core  # noqa: E402
 from warehouse.lake.location import Lake  # noqa: E402
-from warehouse.positions import index  # noqa: E402
+from warehouse.positions import aggregate, index  # noqa: E402
 from warehouse.positions.book import Filters, build  # noqa: E402
 from warehouse.positions.explorer import explore  # noqa: E402
 from warehouse.positions.search import position_key, search  # noqa: E402
@@ -64,9 +67,11 @@ PROBES = {
 
 # Positions of a line the dump's games play (1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Nc3 Bc5 5. Ng5 O-O 6. O-O h6
 # 7. Nf3 d6 8. d3 Bg4 9. h3 Bh5 10. Be3 Bb4 11. a3 Bxc3 12. bxc3 Re8 13. Bb3 d5 14. exd5 Nxd5 15. c4 Nf6),
-# before plies 2, 14 and 30 (as python-chess gives them), for the explorer.
+# before plies 0, 2, 10, 14 and 30 (as python-chess gives them), for the explorer.
 EXPLORER_PROBES = {
+    0: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
     2: "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    10: "r1bq1rk1/pppp1ppp/2n2n2/2b1p1N1/2B1P3/2N5/PPPP1PPP/R1BQK2R w KQ - 8 6",
     14: "r1bq1rk1/ppp2pp1/2np1n1p/2b1p3/2B1P3/2N2N2/PPPP1PPP/R1BQ1RK1 w - - 0 8",
     30: "r2qr1k1/ppp2pp1/2n2n1p/4p2b/2P5/PB1PBN1P/2P2PP1/R2Q1RK1 w - - 1 16",
 }
@@ -120,13 +125,18 @@ def main() -> None:
         "--no-twice", dest="twice", action="store_false", help="no book on a lake twice as large"
     )
     parser.add_argument("--book-only", action="store_true", help="the book's figures alone")
+    parser.add_argument(
+        "--explorer-only",
+        action="store_true",
+        help="the index's build (with its pre-aggregate and without) and the explorer with it alone",
+    )
     args = parser.parse_args()
     lake = build_lake(args.games)
     con = connect(lake)
     ((games,),) = con.sql("select count(*) from games").fetchall()
     print(f"{lake}: {games:,} games; load average {os.getloadavg()[0]:.2f}")
 
-    for max_ply in BOOK_DEPTHS:
+    for max_ply in [] if args.explorer_only else BOOK_DEPTHS:
         runs = []
         for _ in range(args.repeat):
             wall, used = time.perf_counter(), cpu()
@@ -137,7 +147,9 @@ def main() -> None:
             f"book to ply {max_ply:,}, --min-games 5: {book.num_rows:,} rows, {wall:.2f} s wall, "
             f"{used:.2f} s CPU, {games / used:,.0f} games/CPU-s"
         )
-    for rss_lake in [lake, build_lake(2 * args.games)] if args.twice else [lake]:
+    for rss_lake in (
+        [] if args.explorer_only else [lake, build_lake(2 * args.games)] if args.twice else [lake]
+    ):
         with tempfile.TemporaryDirectory(dir=rss_lake.parent) as out:
             command = [sys.executable, "-m", "loaders.book", "--lake", str(rss_lake), f"{out}/book.bin"]
             wall, used, rss = run_measured([*command, "--max-ply", "30", "--min-games", "5"])
@@ -145,7 +157,7 @@ def main() -> None:
     if args.book_only:
         return
 
-    for ply, fen in PROBES.items():
+    for ply, fen in {} if args.explorer_only else PROBES.items():
         for deep in (False, True):
             best, found = float("inf"), 0
             for _ in range(args.repeat):
@@ -156,20 +168,24 @@ def main() -> None:
                 f"search ply {ply:2} {'deep' if deep else 'stored'}, no index: {found:,} games, {best:.3f} s"
             )
 
-    for ply, fen in EXPLORER_PROBES.items():
+    for ply, fen in {} if args.explorer_only else EXPLORER_PROBES.items():
         played = explorer_games(explore(fen, lake, con=con, index=False))
         wall, used = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con, index=False))
         print(f"explorer ply {ply:2}, no index (replay): {played:,} games, {wall:.3f} s ({used:.2f} CPU-s)")
 
-    wall, used = time.perf_counter(), cpu()
-    record = index.build(Lake.open(lake))
-    wall, used = time.perf_counter() - wall, cpu() - used
-    size = sum((lake / rel).stat().st_size for rel in record.index_files)
-    print(
-        f"index: {record.positions:,} positions, {len(record.index_files)} files, {wall:.2f} s wall, "
-        f"{used:.2f} s CPU, {games / used:,.0f} games/CPU-s, {size / games:.1f} B/game"
-    )
-    for ply, fen in PROBES.items():
+    # Without the explorer's pre-aggregate (no position is that frequent), then with it (the default).
+    for frequent_games in (sys.maxsize, aggregate.FREQUENT_GAMES):
+        wall, used = time.perf_counter(), cpu()
+        record = index.build(Lake.open(lake), frequent_games=frequent_games)
+        wall, used = time.perf_counter() - wall, cpu() - used
+        size = sum((lake / rel).stat().st_size for rel in record.index_files)
+        extra = sum((lake / rel).stat().st_size for rel in record.explorer_files)
+        print(
+            f"index: {record.positions:,} positions, {len(record.index_files)} files, {wall:.2f} s wall, "
+            f"{used:.2f} s CPU, {games / used:,.0f} games/CPU-s, {size / games:.1f} B/game; the explorer's "
+            f"pre-aggregate of positions {frequent_games:,} games reach: {extra:,} bytes"
+        )
+    for ply, fen in {} if args.explorer_only else PROBES.items():
         cold = connect(lake)
         start = time.perf_counter()
         found = len(search(fen, lake, con=cold))
@@ -195,14 +211,18 @@ def main() -> None:
         played = explorer_games(explore(fen, lake, con=cold))
         first = time.perf_counter() - wall, cpu() - used
         warm = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con))
+        rows = best_of(args.repeat, lambda fen=fen: explore(fen, lake, con=con, pre_aggregate=False))
         con.execute("set variable explorer_fen = $fen", {"fen": fen})
         sql = best_of(args.repeat, lambda: query("explorer", con=con))
         print(
             f"explorer ply {ply:2} with the index: {played:,} games, cold {first[0]:.3f} s "
-            f"({first[1]:.2f} CPU-s), warm {warm[0]:.3f} s ({warm[1]:.2f} CPU-s); "
+            f"({first[1]:.2f} CPU-s), warm {warm[0]:.3f} s ({warm[1]:.2f} CPU-s); the row path (no "
+            f"pre-aggregate) warm {rows[0]:.3f} s ({rows[1]:.2f} CPU-s); "
             f"sql/explorer.sql {sql[0]:.3f} s ({sql[1]:.2f} CPU-s)"
         )
     con.execute("reset variable explorer_fen")
+    if args.explorer_only:
+        return
 
     path = next((lake / "games").rglob("*.parquet"))
     # DuckDB reads the nested moves of a big row group, which pyarrow's reader refuses to chunk.

@@ -7,8 +7,10 @@ request: the connection's making, reported apart), then clicks down a line, the 
 ply, to ply --plies: the wall seconds of each page (HTTP GET to the last byte: the moves table, the games
 through the position, the board), and how the page found the games (the stored keys, the index, a replay).
 The baseline, in this process on a warm connection, at the same positions by the same path (`deep=False`
-where the page read the stored keys): `explore` alone, and `explore` + `search` each reading the lake (the
-page reads the positions once for both). Not a test: it prints figures.
+where the page read the stored keys): `explore` alone (the index's pre-aggregate where it answers), by the
+row path (`pre_aggregate=False`: the games' moves), and `explore` + `search` each reading the lake (the
+page reads the positions once for both; with the pre-aggregate, its top games instead of `search`).
+Not a test: it prints figures.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def main() -> None:
     con = connect(args.lake)
     board = chess.Board()
     explore(board.fen(), args.lake, con=con)  # warm, as the server's connection is
-    print("ply  found by  games at   page s  explore s  explore+search s  page / explore")
+    print("ply  found by  games at   page s  explore s  row path s  explore+search s  page / explore")
     for ply, line, page, how in clicks:
         board = chess.Board()
         for uci in line:
@@ -89,11 +91,14 @@ def main() -> None:
         fen = board.fen()
         deep = how != "stored"  # the page's own path: the stored keys, else the index or the replay
         alone = timed(lambda fen=fen, deep=deep: explore(fen, args.lake, con=con, deep=deep))
+        rows = timed(
+            lambda fen=fen, deep=deep: explore(fen, args.lake, con=con, deep=deep, pre_aggregate=False)
+        )
         games = search(fen, args.lake, con=con, deep=deep)
         both = alone + timed(lambda fen=fen, deep=deep: search(fen, args.lake, con=con, deep=deep))
         print(
-            f"{ply:>3}  {how:>8}  {len(games):>8,}  {page:>7.2f}  {alone:>9.2f}  {both:>16.2f}  "
-            f"{page / alone:>14.2f}"
+            f"{ply:>3}  {how:>8}  {len(games):>8,}  {page:>7.2f}  {alone:>9.2f}  {rows:>10.2f}  "
+            f"{both:>16.2f}  {page / alone:>14.2f}"
         )
     worst = max(page for _, _, page, _ in clicks)
     print(f"slowest click: {worst:.2f} s (goal < 0.5 s at plies <= {args.plies})")

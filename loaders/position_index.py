@@ -2,8 +2,10 @@
 
 Keys every position of every game of the lake (each ply's and the final one) into a key-sorted table
 beside it (`_index/positions/`), so that a search by FEN (`python -m loaders.positions`,
-`warehouse.positions.search`) reads a few row groups instead of replaying every ply. It replaces the index
-built before; files loaded or compacted after it are searched by the replay scan until the next build.
+`warehouse.positions.search`) reads a few row groups instead of replaying every ply; with it, the
+explorer's pre-aggregate of the positions many games reach (the explorer and `bgn serve` answer
+those from it). It replaces the index built before; files loaded or compacted after it are searched by the
+replay scan (and the explorer reads the games' moves) until the next build.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from typing import Any
 import chess
 import chess.polyglot
 import duckdb
+import polars as pl
 import pyarrow as pa
 import pytest
 import support
@@ -33,8 +34,14 @@ from support import CORPORA
 
 import warehouse
 from warehouse.errors import InputError
+from warehouse.explorer_page.answers import Answers
+from warehouse.explorer_page.view import View
+from warehouse.lake.location import Lake
+from warehouse.positions import aggregate
 from warehouse.positions.explorer import explore
-from warehouse.positions.index import COVERS, INDEX_DIR
+from warehouse.positions.index import COVERS, INDEX_DIR, PositionIndex, build
+from warehouse.positions.search import position_key, search
+from warehouse.queries.filters import GameFilters
 from warehouse.queries.sql import SQL_DIR, VIEWS_IMPORT, query
 
 CORPUS_FILES = [CORPORA / "tournament" / "twic1599_sample.pgn", *sorted((CORPORA / "chesscom").glob("*.pgn"))]
@@ -120,7 +127,11 @@ def oracle(games: list[Game], fen: str, **keep: Any) -> list[Row]:
 
 
 def kept(
-    type: str | None = None, min_rating: int | None = None, since: dt.date | None = None
+    type: str | None = None,
+    min_rating: int | None = None,
+    max_rating: int | None = None,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
 ) -> Callable[[Game], bool]:
     """Whether a game passes the explorer's filters (sql/explorer.sql's definitions)."""
 
@@ -131,7 +142,9 @@ def kept(
         return (
             (type is None or game.row["type"] == type)
             and (min_rating is None or (mean is not None and mean >= min_rating))
+            and (max_rating is None or (mean is not None and mean <= max_rating))
             and (since is None or (date is not None and date.date() >= since))
+            and (until is None or (date is not None and date.date() <= until))
         )
 
     return keep
@@ -377,3 +390,115 @@ def test_a_connection_kept_open_reads_the_rebuilt_index(
     built(lake)
     assert_rows_match(query("explorer", con=con).rows(named=True), oracle(games, deep), "SQL")
     assert_rows_match(explore(deep, lake, con=con).rows(named=True), oracle(games, deep), "Python")
+
+
+# Filters whose bounds are the pre-aggregate's cells (a speed, whole hundreds of rating, whole months), and
+# filters whose bounds are not (answered by the games' moves).
+ALIGNED: list[dict[str, Any]] = [
+    {},
+    {"type": "blitz", "min_rating": 1500},
+    {"max_rating": 1700},
+    {"min_rating": 1600, "max_rating": 1600},
+    {"since": dt.date(2025, 6, 1), "until": dt.date(2025, 6, 30)},
+]
+UNALIGNED: list[dict[str, Any]] = [
+    {"min_rating": 1550},
+    {"max_rating": 1699},
+    {"since": dt.date(2025, 6, 2)},
+    {"until": dt.date(2025, 6, 29)},
+]
+
+
+def aggregated_index(lake: Path, frequent_games: int) -> Path:
+    """`lake` with the position index built, its pre-aggregate holding the positions `frequent_games`
+    games reach (the build's default is far above this small lake's counts)."""
+    build(Lake.open(lake), frequent_games=frequent_games)
+    return lake
+
+
+@pytest.fixture(scope="module")
+def aggregated(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every input loaded, the index built with a pre-aggregate of every position."""
+    lake = support.loaded(inputs, tmp_path_factory.mktemp("explorer-aggregated") / "lake")
+    return aggregated_index(lake, 1)
+
+
+def pre_aggregate_at(lake: Path, con: duckdb.DuckDBPyConnection, fen: str, **filters: Any) -> bool:
+    """Whether the explorer answers `fen` under `filters` from the index's pre-aggregate."""
+    opened = Lake.open(lake)
+    cells = aggregate.at(PositionIndex.open(opened), con, position_key(fen), GameFilters(**filters))
+    return cells is not None
+
+
+def test_pre_aggregate_equals_python_chess_and_the_row_path(
+    aggregated: Path, games: list[Game], probes: list[str]
+) -> None:
+    """At every probe and under filters of the aggregate's cells: the
+    answer comes from the pre-aggregate, equals python-chess's count and the games' moves (the row path)
+    exactly, column for column."""
+    con = warehouse.connect(aggregated)
+    answered = 0
+    for filters in ALIGNED:
+        for fen in probes:
+            want = oracle(games, fen, **filters)
+            if not want:
+                continue
+            assert pre_aggregate_at(aggregated, con, fen, **filters), (fen, filters)
+            got = explore(fen, aggregated, con=con, **filters)
+            rows = explore(fen, aggregated, con=con, pre_aggregate=False, **filters)
+            assert_rows_match(got.rows(named=True), want, f"{fen}, {filters}")
+            assert got.equals(rows), (fen, filters, got, rows)
+            answered += 1
+    assert answered > 2 * len(probes)
+
+
+def test_pre_aggregate_not_used_where_filters_cross_its_cells(
+    aggregated: Path, games: list[Game], probes: list[str]
+) -> None:
+    """A rating bound not of whole hundreds, dates not of whole months, a player: the games' moves answer,
+    and the answer is python-chess's."""
+    con = warehouse.connect(aggregated)
+    for filters in UNALIGNED:
+        fen = kept_at(games, probes, filters)[0]
+        assert not pre_aggregate_at(aggregated, con, fen, **filters), filters
+        got = explore(fen, aggregated, con=con, **filters).rows(named=True)
+        assert_rows_match(got, oracle(games, fen, **filters), f"{fen}, {filters}")
+    assert not pre_aggregate_at(aggregated, con, chess.STARTING_FEN, player="a player")
+
+
+def test_stale_pre_aggregate_not_used(
+    inputs: list[Path], games: list[Game], probes: list[str], tmp_path: Path
+) -> None:
+    """An index (and pre-aggregate of every position) built over the first input, then the others loaded:
+    the pre-aggregate is not read, and the explorer counts every game; the next build reads it again."""
+    lake = aggregated_index(support.loaded(inputs[:1], tmp_path / "lake"), 1)
+    support.loaded(inputs[1:], lake)
+    con = warehouse.connect(lake)
+    for fen in probes[:5]:
+        assert not pre_aggregate_at(lake, con, fen)
+        assert_rows_match(explore(fen, lake, con=con).rows(named=True), oracle(games, fen), fen)
+    aggregated_index(lake, 1)
+    assert pre_aggregate_at(lake, con, probes[0])
+    assert_rows_match(explore(probes[0], lake, con=con).rows(named=True), oracle(games, probes[0]))
+
+
+def test_page_from_the_pre_aggregate_equals_the_row_path(aggregated: Path, probes: list[str]) -> None:
+    """The explorer page's answer (moves, its top games, how many games) from the pre-aggregate equals the
+    row path's: `explore` over the games' moves, and every game `search` finds sorted by the page's order."""
+    answers = Answers(str(aggregated))
+    con = warehouse.connect(aggregated)
+    mean = (pl.col("white_elo") + pl.col("black_elo")) / 2
+    for filters in ALIGNED:
+        for fen in probes[:8]:
+            view = View(fen=fen, kept=GameFilters(**filters))
+            moves, top, total, how = answers.answer(view)
+            assert how == "index"
+            assert moves.equals(explore(fen, aggregated, con=con, pre_aggregate=False, **filters))
+            every = search(fen, aggregated, con=con, kept=GameFilters(**filters))
+            best = every.sort([mean, "datetime", "game_key"], descending=[True, True, False], nulls_last=True)
+            assert total == len(every), (fen, filters)
+            assert top.equals(best.head(aggregate.TOP_GAMES).select(aggregate.TOP_COLUMNS)), (
+                fen,
+                filters,
+                top,
+            )

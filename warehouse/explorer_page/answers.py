@@ -20,14 +20,14 @@ from warehouse.explorer_page.view import View
 from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
+from warehouse.positions import aggregate
+from warehouse.positions.aggregate import TOP_COLUMNS, TOP_GAMES
 from warehouse.positions.explorer import explore
 from warehouse.positions.graph import opening_names
 from warehouse.positions.index import PositionIndex
 from warehouse.positions.search import position_key, positions_at, search
 from warehouse.queries.sql import connect
 
-# The games the page lists: the top ones by the players' mean rating, then the latest.
-TOP_GAMES = 20
 # How a page found the position's games (`Answers.found`).
 INDEX, STORED, REPLAY = "index", "stored", "replay"
 
@@ -61,14 +61,19 @@ class Answers:
             return stored, STORED
         return positions_at(lake, con, key, use_index=False), REPLAY
 
-    def answer(self, view: View) -> tuple[pl.DataFrame, pl.DataFrame, str]:
-        """`explore`'s rows at the view's position under its filters; every game through the position the
-        filters keep (`search`'s columns), the best rated (the mean of both Elos) first, then the latest;
-        and how they were found (`found`, whose positions both read: the lake searched once)."""
+    def answer(self, view: View) -> tuple[pl.DataFrame, pl.DataFrame, int, str]:
+        """`explore`'s rows at the view's position under its filters; the `TOP_GAMES` games through it the
+        filters keep, the best rated (the mean of both Elos) first, then the latest (their `TOP_COLUMNS`);
+        how many games the filters keep there; and how they were found (`found`, whose positions both read:
+        the lake searched once; or the index's pre-aggregate, where `aggregate.at` answers)."""
         lake = self.lake()
         fen, kept = view.board().fen(), view.kept
         with self.lock:
             con = self.connection(view.variant)
+            cells = aggregate.at(PositionIndex.open(lake), con, position_key(fen), kept)
+            if cells is not None:
+                top, total = aggregate.top_games(con, cells)
+                return aggregate.explored(con, fen, cells), top, total, INDEX
             found, how = self.found(lake, con, fen)
             # deep: the positions given say how deep the page looks (with the stored keys' alone, `explore`
             # would refuse a position no game reaches early, where the page shows an empty table).
@@ -86,7 +91,9 @@ class Answers:
             )
             games = search(fen, lake.location, con=con, kept=kept, positions=found)
         mean = (pl.col("white_elo") + pl.col("black_elo")) / 2
-        return moves, games.sort([mean, pl.col("datetime")], descending=True, nulls_last=True), how
+        # The order of the pre-aggregate's top games (`aggregate.TOP_ORDER`), ties by the game's key.
+        best = games.sort([mean, "datetime", "game_key"], descending=[True, True, False], nulls_last=True)
+        return moves, best.head(TOP_GAMES).select(TOP_COLUMNS), len(games), how
 
     def pgn(self, view: View) -> Iterator[str]:
         """The PGN text of each game through the view's position its filters keep (the page's games)."""

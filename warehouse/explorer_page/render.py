@@ -11,7 +11,7 @@ import chess
 import chess.svg
 import polars as pl
 
-from warehouse.explorer_page.answers import INDEX, STORED, TOP_GAMES
+from warehouse.explorer_page.answers import INDEX, STORED
 from warehouse.explorer_page.view import View
 from warehouse.lake.layout import SPEEDS
 from warehouse.lake.plies import KEYED_PLIES
@@ -48,6 +48,7 @@ def explorer_page(
     view: View,
     moves: pl.DataFrame,
     games: pl.DataFrame,
+    total: int,
     opening: tuple[str | None, bool],
     how: str,
 ) -> str:
@@ -61,7 +62,7 @@ def explorer_page(
     )
     tables = (
         f"{filters_form(view)}{found_note(how)}{moves_table(view, moves)}"
-        f"<h2>Games through this position</h2>{games_part(view, games)}"
+        f"<h2>Games through this position</h2>{games_part(view, games, total)}"
     )
     body = f'<main><section class="side">{side}</section><section class="tables">{tables}</section></main>'
     return page(f"Opening explorer: {board.fen()}", lake, body)
@@ -188,14 +189,15 @@ def number(value: float | None, digits: int, unit: str = "", signed: bool = Fals
     return "" if value is None else f"{value:{'+' if signed else ''},.{digits}f}{unit}"
 
 
-def games_part(view: View, games: pl.DataFrame) -> str:
+def games_part(view: View, games: pl.DataFrame, total: int) -> str:
+    """The `total` games through the position as a PGN link, and the best rated, `games`."""
     link = (
         f'<p><a id="pgn" href="/pgn?{esc(view.query())}" download="explorer.pgn">'
-        f"Download the {len(games):,} games as PGN</a></p>"
+        f"Download the {total:,} games as PGN</a></p>"
     )
     head = "<tr><th>White</th><th>Black</th><th>Result</th><th>Date</th><th>Speed</th><th>Game</th></tr>"
-    rows = "".join(game_row(row) for row in games.head(TOP_GAMES).iter_rows(named=True))
-    shown = f"<p>The {min(len(games), TOP_GAMES)} best rated, then the latest:</p>" if len(games) else ""
+    rows = "".join(game_row(row) for row in games.iter_rows(named=True))
+    shown = f"<p>The {len(games)} best rated, then the latest:</p>" if len(games) else ""
     return f'{link}{shown}<table id="games"><thead>{head}</thead><tbody>{rows}</tbody></table>'
 
 

@@ -77,8 +77,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        moves, games, how = answers.answer(view)
-        text = render.explorer_page(answers.location, view, moves, games, answers.opening(view), how)
+        moves, games, total, how = answers.answer(view)
+        text = render.explorer_page(answers.location, view, moves, games, total, answers.opening(view), how)
         self.reply(HTTPStatus.OK, "text/html; charset=utf-8", text.encode())
 
     def pgn(self, query: dict[str, list[str]]) -> None:

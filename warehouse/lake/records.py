@@ -206,7 +206,8 @@ class IndexRecord(Record):
     """The optional position index built (`warehouse.positions.index`): `index_files` (key-sorted) hold every
     position of the games of `covers` (`games/` file → games, in the order of the index's `file` column),
     `covers_file` the same list as a table for SQL (None in an index built before it), published last; it
-    retires (`removes`) the index built before."""
+    retires (`removes`) the index built before. `explorer_files`: the explorer's pre-aggregate of the
+    positions many games reach (`warehouse.positions.aggregate`; none in an index built before it)."""
 
     KIND: ClassVar[str] = "index"
 
@@ -214,10 +215,11 @@ class IndexRecord(Record):
     covers: dict[str, int] = field(default_factory=dict)
     covers_file: str | None = None
     positions: int = 0
+    explorer_files: list[str] = field(default_factory=list)
 
     def files_of_index(self) -> list[str]:
-        """Every file of the index: its key files, then its table of covered files."""
-        return [*self.index_files, *([self.covers_file] if self.covers_file else [])]
+        """Every file of the index: its key files, its pre-aggregate, then its table of covered files."""
+        return [*self.index_files, *self.explorer_files, *([self.covers_file] if self.covers_file else [])]
 
     def added_files(self) -> list[str]:
         return [*super().added_files(), *self.files_of_index()]

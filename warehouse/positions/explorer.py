@@ -20,6 +20,8 @@ from warehouse.errors import InputError
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
+from warehouse.positions import aggregate
+from warehouse.positions.index import PositionIndex
 from warehouse.positions.search import position_key, positions_at
 from warehouse.queries.filters import GameFilters
 from warehouse.queries.sql import connected, question_text, resolve_lake, sql_string
@@ -51,6 +53,7 @@ def explore(
     until: dt.date | None = None,
     player: str | None = None,
     positions: pa.Table | None = None,
+    pre_aggregate: bool = True,
 ) -> pl.DataFrame:
     """The moves played from `fen`'s position in the lake's games, one row each, as sql/explorer.sql defines
     them (a game counts once, by the first ply it stands at the position), over the games the filters keep
@@ -59,7 +62,9 @@ def explore(
     reads the stored keys only (the first `KEYED_PLIES` plies). `con`, when given, is a
     `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake). No row when no game
     reaches the position. `positions`: `positions_at`'s answer at the position (with the same `deep` and
-    `index`), when the caller has it (one read of the lake for the explorer and `search`).
+    `index`), when the caller has it (one read of the lake for the explorer and `search`). Without it, a
+    position many games reach is answered from the index's pre-aggregate when `aggregate.at` says it can
+    (the same answer; `pre_aggregate=False`: never).
 
     :raises InputError: for a FEN that is not a legal position, a filter `GameFilters` refuses, or, with
         `deep=False`, a position no game reaches in its first plies (the stored keys cannot tell a deeper
@@ -68,6 +73,10 @@ def explore(
     key = position_key(fen)
     filters = GameFilters(type, min_rating, max_rating, since, until, player)
     opened, con = connected(lake, con)
+    if positions is None and deep and index and pre_aggregate:
+        cells = aggregate.at(PositionIndex.open(opened), con, key, filters)
+        if cells is not None:
+            return aggregate.explored(con, fen, cells)
     found = positions_at(opened, con, key, deep, index) if positions is None else positions
     if not deep:  # the index, when used, gave every ply
         found = found.filter(pc.less(found["ply"], KEYED_PLIES))

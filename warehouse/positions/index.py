@@ -18,7 +18,9 @@ can hold a key. Columns: `key`, `file` (the position of its `games/` file in the
 (the game's row in that file: 2-3 bytes where its `game_key` would take 8), `ply` (as `search` gives it:
 `n_plies` for the final position); delta-encoded. Beside them, `covers.parquet` lists the covered files for
 SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
-it is published after the key files, so that a reader finding it finds them all.
+it is published after the key files, so that a reader finding it finds them all. Before it, the explorer's
+pre-aggregate of the positions many games reach (`warehouse.positions.aggregate`, the record's
+`explorer_files`), summed from each bucket's rows as it is sorted.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ import pyarrow.parquet as pq
 from warehouse import _core
 from warehouse.errors import LakeError
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
-from warehouse.lake.layout import INDEX, staged
+from warehouse.lake.layout import GAMES, INDEX, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_columns
 from warehouse.lake.records import IndexRecord, Records, now
+from warehouse.positions import aggregate
 from warehouse.positions.replay import replay_batch
 
 INDEX_DIR = f"{INDEX}/positions"
@@ -70,8 +73,9 @@ BUCKET_POSITIONS = 4_000_000
 ALL_PLIES = 1 << 31
 
 
-def build(lake: Lake) -> IndexRecord:
-    """Builds the index of every `games/` file of `lake` and commits it, retiring the previous one.
+def build(lake: Lake, frequent_games: int = aggregate.FREQUENT_GAMES) -> IndexRecord:
+    """Builds the index of every `games/` file of `lake` and commits it, retiring the previous one, with the
+    explorer's pre-aggregate of the positions at least `frequent_games` games reach.
     Takes the lake's writer lock (one writer at a time, as loads and compactions)."""
     with writer_lock(lake):
         recover(lake)
@@ -85,7 +89,8 @@ def build(lake: Lake) -> IndexRecord:
             removes=previous.files_of_index() if previous else [],
         )
         try:
-            stage(lake, record, bucket_bits(sum(records.live_plies().values()) + sum(covers.values())))
+            positions = sum(records.live_plies().values()) + sum(covers.values())
+            stage(lake, record, bucket_bits(positions), frequent_games)
         except BaseException:  # Ctrl-C included: nothing was committed, the staged files go
             with contextlib.suppress(OSError):
                 discard(lake, record.load_id)
@@ -97,18 +102,25 @@ def build(lake: Lake) -> IndexRecord:
         return record
 
 
-def stage(lake: Lake, record: IndexRecord, bits: int) -> None:
-    """Writes the index of `record.covers` in 2^`bits` buckets under the staging folder of `record`, and
-    notes its files and positions in it."""
+def stage(lake: Lake, record: IndexRecord, bits: int, frequent_games: int) -> None:
+    """Writes the index of `record.covers` in 2^`bits` buckets under the staging folder of `record`, then
+    the pre-aggregate of the positions `frequent_games` games reach, and notes its files and positions."""
     for file, rel in enumerate(record.covers):
         for bucket, part in split(file_positions(lake, rel, file), bits):
             write(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}/{file}.parquet"), part)
+    frequent = [SCHEMA.empty_table()]
     for bucket in range(1 << bits):
         sorted_rows = merged(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}"))
         rel = f"{INDEX_DIR}/{record.load_id}/{bucket:04x}.parquet"
         write(lake, staged(record.load_id, rel), sorted_rows)
         record.index_files.append(rel)
         record.positions += sorted_rows.num_rows
+        frequent.append(aggregate.frequent(sorted_rows, frequent_games))
+    found = pa.concat_tables(frequent)
+    if found.num_rows:  # else no position is frequent enough: no pre-aggregate
+        record.explorer_files = [f"{INDEX_DIR}/{record.load_id}/{name}" for name in aggregate.FILES]
+        staged_files = [staged(record.load_id, rel) for rel in record.explorer_files]
+        aggregate.write(lake, found, list(record.covers), *staged_files)
     record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
     covers = pa.table(
         {
@@ -223,15 +235,19 @@ class PositionIndex:
         covered = frozenset(f for f, rows in record.covers.items() if live.get(f) == rows)
         return cls(lake, record, covered)
 
+    def uncovered(self) -> list[str]:
+        """The lake's `games/` files (listed now) it does not cover: loaded or rewritten since the build
+        (searched by the replay scan); none when it covers the whole lake."""
+        return [rel for rel in self.lake.parquet_files(GAMES) if rel not in self.covered]
+
     def lookup(self, key: int) -> pa.Table:
         """The positions (`POSITIONS`) whose key is `key` in the covered files: the row groups of the key's
         bucket whose statistics can hold it, then the `game_key` of the rows found in each file."""
         bits = int(math.log2(len(self.record.index_files)))
         bucket = int(bucket_of(np.array([key], np.int64), bits)[0])
         parquet = pq.ParquetFile(self.lake.path(self.record.index_files[bucket]), filesystem=self.lake.fs)
-        groups = [g for g in range(parquet.metadata.num_row_groups) if _may_hold(parquet.metadata, g, key)]
-        found = parquet.read_row_groups(groups) if groups else SCHEMA.empty_table()
-        found = found.filter(pc.equal(found["key"], key))
+        found = aggregate.keyed_rows(parquet, key)
+        found = SCHEMA.empty_table() if found is None else found
         parts = [POSITIONS.empty_table()]
         for file, rel in enumerate(self.record.covers):
             hits = found.filter(pc.equal(found["file"], file))
@@ -241,8 +257,3 @@ class PositionIndex:
                 files = pa.repeat(rel, hits.num_rows)
                 parts.append(pa.table([keys, files, hits["row"], hits["ply"]], schema=POSITIONS))
         return pa.concat_tables(parts)
-
-
-def _may_hold(meta: pq.FileMetaData, group: int, key: int) -> bool:
-    stats = meta.row_group(group).column(0).statistics
-    return stats is None or not stats.has_min_max or stats.min <= key <= stats.max

@@ -157,11 +157,10 @@ def positions_at(
     index = PositionIndex.open(lake) if use_index else None
     if index is None and not deep:
         return stored(con, key)
-    files = lake.parquet_files(GAMES)
     if index is None:
-        return pa.concat_tables([stored(con, key), replayed(lake, files, key, KEYED_PLIES)])
-    uncovered = [rel for rel in files if rel not in index.covered]
-    return pa.concat_tables([index.lookup(key), replayed(lake, uncovered, key, 0)])
+        deeper = replayed(lake, lake.parquet_files(GAMES), key, KEYED_PLIES)
+        return pa.concat_tables([stored(con, key), deeper])
+    return pa.concat_tables([index.lookup(key), replayed(lake, index.uncovered(), key, 0)])
 
 
 def replayed(lake: Lake, files: list[str], key: int, from_ply: int) -> pa.Table:
