@@ -1,0 +1,371 @@
+//! The `plies` table's own columns and the games' position columns (docs/schema.md), derived game by
+//! game by one builder, [`PlyColumns`]. Its two callers feed it the same facts: the reader, from the
+//! game it has just replayed (`crate::columns`), and [`derive_stored`], from games read back from the
+//! lake (the layout upgrade, compaction, `check --full`); so the two cannot disagree.
+//!
+//! A batch carries its games' plies in one more column, [`PLIES`] (a list per game, its moves' plies),
+//! until the writer takes them apart (warehouse/lake/plies.py): the moves' own fields (`p`, `f`, `t`…)
+//! are not built twice, the writer takes them from `games.moves`. Filtering, slicing and joining a
+//! batch's games carry their plies along.
+//!
+//! A `plies` column is one builder here: its field in [`ply_fields`], its value in
+//! [`PlyColumns::append`] (which sees the game, each ply's move record and the positions of the key
+//! replay), its array in [`PlyColumns::finish`].
+
+use std::sync::Arc;
+
+use arrow_array::builder::{Int64Builder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Int32Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, Int64Array, ListArray, RecordBatch,
+    StringArray, StructArray,
+};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema};
+
+use crate::zobrist::{replay_keys, Games, KeyError, MoveCodes, ReplayError};
+
+/// The plies whose position `key` is stored (null after): the openings, where books, the explorer and
+/// most searches look (docs/positions.md: keys barely compress after the opening).
+pub const KEYED_PLIES: usize = 10;
+/// The batch column that carries each game's plies to the writer.
+pub const PLIES: &str = "plies";
+/// The games' position columns, last in a batch (before [`PLIES`]).
+pub const GAME_COLUMNS: [&str; 4] = ["final_key", "opening_eco", "opening_name", "opening_code"];
+const THINK_PRECISION: u8 = 9;
+const THINK_SCALE: i8 = 1;
+
+/// The fields of [`GAME_COLUMNS`].
+pub fn game_fields() -> Vec<Field> {
+    let mut fields = vec![Field::new(GAME_COLUMNS[0], DataType::Int64, true)];
+    fields.extend(GAME_COLUMNS[1..].iter().map(|n| Field::new(*n, DataType::Utf8, true)));
+    fields
+}
+
+/// The fields of a ply that `plies` holds beside the move's own (warehouse/lake/plies.py orders them).
+pub fn ply_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("game_key", DataType::Int64, false),
+        Field::new("ply", DataType::Int32, false),
+        Field::new(
+            "think",
+            DataType::Decimal128(THINK_PRECISION, THINK_SCALE),
+            true,
+        ),
+        Field::new("mates", DataType::Boolean, false),
+        Field::new("analysed", DataType::Boolean, false),
+        Field::new("variant", DataType::Utf8, false),
+        Field::new("key", DataType::Int64, true),
+    ])
+}
+
+fn plies_field() -> Field {
+    let item = Field::new("item", DataType::Struct(ply_fields()), true);
+    Field::new(PLIES, DataType::List(Arc::new(item)), false)
+}
+
+/// The chess-openings table (warehouse/lake/openings.py): its positions' keys, sorted, and their names.
+pub struct Openings {
+    keys: Vec<i64>,
+    /// A bit per value of a key's low 16 bits (8 KB, in L1): most positions are not named, and this
+    /// turns most of them away before the binary search.
+    maybe: Vec<u64>,
+    eco: StringArray,
+    name: StringArray,
+    code: StringArray,
+}
+
+impl Openings {
+    /// The table in `batch`: `key` (int64, sorted, no nulls), `eco`, `name`, `code` (strings).
+    pub fn of(batch: &RecordBatch) -> Result<Openings, KeyError> {
+        let column = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| KeyError(format!("the openings have no `{name}`")))
+        };
+        let keys = column("key")?
+            .as_primitive_opt::<Int64Type>()
+            .filter(|k| k.null_count() == 0 && k.values().is_sorted())
+            .ok_or_else(|| KeyError("the openings' `key` must be sorted int64s".to_owned()))?;
+        let text = |name: &str| -> Result<StringArray, KeyError> {
+            column(name)?
+                .as_string_opt::<i32>()
+                .cloned()
+                .ok_or_else(|| KeyError(format!("the openings' `{name}` must be strings")))
+        };
+        let mut maybe = vec![0u64; 1 << 10];
+        for &key in keys.values() {
+            let low = key as u16 as usize;
+            maybe[low >> 6] |= 1 << (low & 63);
+        }
+        Ok(Openings {
+            keys: keys.values().to_vec(),
+            maybe,
+            eco: text("eco")?,
+            name: text("name")?,
+            code: text("code")?,
+        })
+    }
+
+    fn find(&self, key: u64) -> Option<usize> {
+        let low = key as u16 as usize;
+        if self.maybe[low >> 6] & (1 << (low & 63)) == 0 {
+            return None;
+        }
+        self.keys.binary_search(&(key as i64)).ok()
+    }
+}
+
+/// The positions of a game's mainline, from the key replay (`crate::zobrist`): the key before each
+/// ply, then the final one; none for a variant without keys. Kept between games.
+#[derive(Default)]
+pub struct Positions {
+    keyed: bool,
+    keys: Vec<u64>,
+}
+
+impl Positions {
+    /// Replays a game read from PGN, `moves` its mainline (letters as the lake writes them).
+    pub(crate) fn replay(
+        &mut self,
+        start_fen: Option<&str>,
+        variant: &str,
+        moves: impl Iterator<Item = MoveCodes>,
+    ) -> Result<(), ReplayError> {
+        self.keys.clear();
+        let keys = &mut self.keys;
+        self.keyed = replay_keys(start_fen, Some(variant), moves, |_, key| {
+            keys.push(key);
+            true
+        })?;
+        Ok(())
+    }
+
+    /// Replays game `game` of stored games `g`.
+    fn replay_stored(&mut self, g: &Games, game: usize) -> Result<(), KeyError> {
+        self.keys.clear();
+        let keys = &mut self.keys;
+        self.keyed = g.replay(game, |_, key| {
+            keys.push(key);
+            true
+        })?;
+        Ok(())
+    }
+}
+
+/// What a game's plies repeat or derive from, beside its moves.
+pub struct GameFacts<'a> {
+    pub game_key: i64,
+    pub variant: &'a str,
+    /// Seconds (`tc_base`, `tc_inc`).
+    pub tc_base: Option<i32>,
+    pub tc_inc: Option<i32>,
+    /// The last move mates (`games.mate`).
+    pub mate: bool,
+    /// An engine evaluation on some move (`games.has_eval`).
+    pub analysed: bool,
+}
+
+/// Builds, game by game, the [`PLIES`] column and the [`GAME_COLUMNS`].
+pub struct PlyColumns {
+    openings: Arc<Openings>,
+    offsets: Vec<i32>,
+    game_key: Vec<i64>,
+    ply: Vec<i32>,
+    think: Vec<i128>,
+    think_known: BooleanBufferBuilder,
+    mates: BooleanBufferBuilder,
+    analysed: BooleanBufferBuilder,
+    variant: StringBuilder,
+    key: Int64Builder,
+    final_key: Int64Builder,
+    eco: StringBuilder,
+    name: StringBuilder,
+    code: StringBuilder,
+}
+
+impl PlyColumns {
+    /// Builders sized for `games` games of `plies` plies in all; openings named from `openings`.
+    pub fn with_capacity(openings: Arc<Openings>, games: usize, plies: usize) -> PlyColumns {
+        let mut offsets = Vec::with_capacity(games + 1);
+        offsets.push(0);
+        PlyColumns {
+            openings,
+            offsets,
+            game_key: Vec::with_capacity(plies),
+            ply: Vec::with_capacity(plies),
+            think: Vec::with_capacity(plies),
+            think_known: BooleanBufferBuilder::new(plies),
+            mates: BooleanBufferBuilder::new(plies),
+            analysed: BooleanBufferBuilder::new(plies),
+            variant: StringBuilder::with_capacity(plies, plies * 8),
+            key: Int64Builder::with_capacity(plies),
+            final_key: Int64Builder::with_capacity(games),
+            eco: StringBuilder::with_capacity(games, games * 3),
+            name: StringBuilder::with_capacity(games, games * 24),
+            code: StringBuilder::with_capacity(games, games * 6),
+        }
+    }
+
+    /// Appends a game: `clocks` holds each ply's clock after it (the mover's, in tenths of a second),
+    /// `positions` its key replay.
+    pub fn append(
+        &mut self,
+        game: &GameFacts,
+        positions: &Positions,
+        clocks: impl ExactSizeIterator<Item = Option<i64>>,
+    ) {
+        let n = clocks.len();
+        let tenths = |seconds: Option<i32>| seconds.map(|s| i64::from(s) * 10);
+        let inc = tenths(game.tc_inc);
+        // Each side's clock before its next move: `tc_base` before its first.
+        let mut before = [tenths(game.tc_base); 2];
+        for (ply, clk) in clocks.enumerate() {
+            self.game_key.push(game.game_key);
+            self.ply.push(ply as i32);
+            // The seconds the mover spent on the move: exact, in integer tenths.
+            let think = match (before[ply % 2], clk, inc) {
+                (Some(b), Some(c), Some(i)) => Some(b - c + i),
+                _ => None,
+            };
+            before[ply % 2] = clk;
+            self.think.push(i128::from(think.unwrap_or(0)));
+            self.think_known.append(think.is_some());
+            self.mates.append(game.mate && ply + 1 == n);
+            self.analysed.append(game.analysed);
+            self.variant.append_value(game.variant);
+            let key = positions.keyed && ply < KEYED_PLIES;
+            self.key
+                .append_option(key.then(|| positions.keys[ply] as i64));
+        }
+        self.offsets.push(self.ply.len() as i32);
+        if !positions.keyed {
+            self.final_key.append_null();
+            self.named(None);
+            return;
+        }
+        self.final_key.append_value(positions.keys[n] as i64);
+        // The deepest position of the game (final one included) that the table names.
+        let named = positions.keys.iter().rev().find_map(|&k| self.openings.find(k));
+        self.named(named);
+    }
+
+    fn named(&mut self, row: Option<usize>) {
+        let o = &self.openings;
+        for (builder, names) in [
+            (&mut self.eco, &o.eco),
+            (&mut self.name, &o.name),
+            (&mut self.code, &o.code),
+        ] {
+            builder.append_option(row.filter(|&r| names.is_valid(r)).map(|r| names.value(r)));
+        }
+    }
+
+    /// The [`GAME_COLUMNS`] and the [`PLIES`] column of the games so far; the builders start empty.
+    pub fn finish(&mut self) -> (Vec<ArrayRef>, ArrayRef) {
+        let games: Vec<ArrayRef> = vec![
+            Arc::new(self.final_key.finish()),
+            Arc::new(self.eco.finish()),
+            Arc::new(self.name.finish()),
+            Arc::new(self.code.finish()),
+        ];
+        let think = Decimal128Array::new(
+            std::mem::take(&mut self.think).into(),
+            Some(NullBuffer::new(self.think_known.finish())),
+        )
+        .with_precision_and_scale(THINK_PRECISION, THINK_SCALE)
+        .expect("a valid decimal type");
+        let bits = |b: &mut BooleanBufferBuilder| -> ArrayRef {
+            Arc::new(BooleanArray::new(b.finish(), None))
+        };
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(std::mem::take(&mut self.game_key))),
+            Arc::new(Int32Array::from(std::mem::take(&mut self.ply))),
+            Arc::new(think),
+            bits(&mut self.mates),
+            bits(&mut self.analysed),
+            Arc::new(self.variant.finish()),
+            Arc::new(self.key.finish()),
+        ];
+        let plies = StructArray::new(ply_fields(), columns, None);
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let item = Arc::new(Field::new("item", DataType::Struct(ply_fields()), true));
+        let list = ListArray::new(
+            item,
+            OffsetBuffer::new(offsets.into()),
+            Arc::new(plies),
+            None,
+        );
+        (games, Arc::new(list))
+    }
+}
+
+/// `games` with the columns `finish` made of them appended: the [`GAME_COLUMNS`], then [`PLIES`].
+pub fn with_plies(
+    games: RecordBatch,
+    (columns, plies): (Vec<ArrayRef>, ArrayRef),
+) -> Result<RecordBatch, KeyError> {
+    let (schema, mut arrays, _) = games.into_parts();
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.extend(game_fields().into_iter().map(Arc::new));
+    fields.push(Arc::new(plies_field()));
+    arrays.extend(columns);
+    arrays.push(plies);
+    let schema = Schema::new_with_metadata(fields, schema.metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), arrays).map_err(|e| KeyError(e.to_string()))
+}
+
+/// Stored games (`moves`, `start_fen`, `variant`, `game_key`, `tc_base`, `tc_inc`, `mate`,
+/// `has_eval`; `game_id` for messages) with their position columns and plies, as the reader derives
+/// them: the [`GAME_COLUMNS`] and [`PLIES`] they held are derived again. `Err` for a batch without
+/// those columns, or a move its position does not allow (a damaged lake).
+pub fn derive_stored(games: &RecordBatch, openings: Arc<Openings>) -> Result<RecordBatch, KeyError> {
+    let derived: Vec<usize> = (0..games.num_columns())
+        .filter(|&i| {
+            let name = games.schema_ref().field(i).name();
+            !GAME_COLUMNS.contains(&name.as_str()) && name != PLIES
+        })
+        .collect();
+    let games = games
+        .project(&derived)
+        .map_err(|e| KeyError(e.to_string()))?;
+    let g = Games::of(&games)?;
+    let column = |name: &str| {
+        games
+            .column_by_name(name)
+            .ok_or_else(|| KeyError(format!("the batch has no `{name}` column")))
+    };
+    let wrong = |name: &str| KeyError(format!("the batch's `{name}` has another type"));
+    let int64 = |name| column(name)?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong(name));
+    let int32 = |name| column(name)?.as_primitive_opt::<Int32Type>().ok_or_else(|| wrong(name));
+    let flag = |name| column(name)?.as_boolean_opt().ok_or_else(|| wrong(name));
+    let (game_keys, tc_base, tc_inc) = (int64("game_key")?, int32("tc_base")?, int32("tc_inc")?);
+    let (mate, has_eval) = (flag("mate")?, flag("has_eval")?);
+    let variants = crate::san::Texts::of(column("variant")?, "variant").map_err(|e| KeyError(e.0))?;
+    let moves = column("moves")?.as_list::<i32>();
+    let clk = moves
+        .values()
+        .as_struct_opt()
+        .and_then(|m| m.column_by_name("clk"))
+        .and_then(|c| c.as_primitive_opt::<Decimal128Type>())
+        .ok_or_else(|| wrong("moves.clk"))?;
+    let n = games.num_rows();
+    let mut columns = PlyColumns::with_capacity(openings, n, clk.len());
+    let mut positions = Positions::default();
+    for game in 0..n {
+        positions.replay_stored(&g, game)?;
+        let first = moves.value_offsets()[game] as usize;
+        let clocks = (first..first + g.plies(game)).map(|i| clk.is_valid(i).then(|| clk.value(i) as i64));
+        let facts = GameFacts {
+            game_key: game_keys.value(game),
+            variant: variants.get(game).unwrap_or("Standard"),
+            tc_base: tc_base.is_valid(game).then(|| tc_base.value(game)),
+            tc_inc: tc_inc.is_valid(game).then(|| tc_inc.value(game)),
+            mate: mate.is_valid(game) && mate.value(game),
+            analysed: has_eval.is_valid(game) && has_eval.value(game),
+        };
+        columns.append(&facts, &positions, clocks);
+    }
+    with_plies(games, columns.finish())
+}
