@@ -25,6 +25,7 @@ from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
+from warehouse.lake.positions import reader_openings
 from warehouse.lake.records import PGN, LoadRecord, Records, now
 from warehouse.lake.storage import is_utf8, printable
 
@@ -189,7 +190,9 @@ def _load_locked(
         if previous:
             _replace(result, previous, records)
     pgn = path if translation is None else translation.pgn_path()
-    reader = _core.PgnReader(pgn, source_name=path, batch_games=batch_games, jobs=jobs)
+    # With the openings, the reader derives each batch's plies and position columns from its replay.
+    openings = reader_openings()
+    reader = _core.PgnReader(pgn, source_name=path, batch_games=batch_games, jobs=jobs, openings=openings)
     stem = f"{input_stem(path)}-{result.load_id}"
     writer = PartitionWriter(lake, result.load_id, stem, encoders=jobs)
     rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", path)
