@@ -19,8 +19,9 @@ from game_keys import expected_key
 from oracle import expected_games
 from pychess_counts import Game, think_time
 
-from warehouse.lake.plies import MOVE_FIELDS
-from warehouse.lake.positions import derive
+from warehouse import _core
+from warehouse.lake.plies import MOVE_FIELDS, PLIES
+from warehouse.lake.positions import GAME_COLUMNS, derive, reader_openings
 
 CORPORA = support.CORPORA
 INPUTS = [
@@ -245,3 +246,27 @@ def test_check_reports_plies_missing_or_disagreeing(sample_lake: Path, tmp_path:
     assert missing.returncode == 1
     assert f"its plies file {blitz.relative_to(lake)} is missing" in missing.stdout
     assert f"{blitz.relative_to(lake)}: listed by a committed record but missing" in missing.stdout
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_readers_plies_are_those_stored_games_give(jobs: int) -> None:
+    """One derivation, two feeds: the plies and position columns the reader derives from its replay
+    (`PgnReader(openings=)`, a load's path) equal those `derive` gives the same games read back without
+    them (the upgrade's, compaction's and `check --full`'s path), on real games of every kind of start."""
+    games = 0
+    for path in INPUTS:
+        if not path.exists():
+            continue
+        for partition, batch, _ in _core.PgnReader(str(path), jobs=jobs, openings=reader_openings()):
+            if partition is None:
+                continue
+            read = pa.table(batch).combine_chunks().to_batches()[0]
+            stored = read.drop_columns([PLIES, *GAME_COLUMNS])
+            assert PLIES not in stored.schema.names
+            for start in (0, 1):  # a batch as read, and a slice of it
+                got_games, got_plies = derive(read.slice(start))
+                want_games, want_plies = derive(stored.slice(start))
+                assert got_games.equals(want_games), path
+                assert got_plies.equals(want_plies), path
+            games += read.num_rows
+    assert games > 400

@@ -166,7 +166,9 @@ impl Worker {
                             parts.len() - 1
                         }
                     };
-                    parts[part].1.append(scratch, &row, frame.offset, &self.games.positions);
+                    parts[part]
+                        .1
+                        .append(scratch, &row, frame.offset, &self.games.positions);
                     let plies = scratch.mainline().len();
                     self.plies_written += plies as u64;
                     self.games_written += 1;
@@ -730,7 +732,11 @@ mod tests {
     }
 
     fn both(bytes: &[u8], options: Options, jobs: usize, chunk_bytes: usize) -> (Seen, Seen) {
-        let serial = drain(BatchReader::new(input(bytes.to_vec()), "t", options.clone()));
+        let serial = drain(BatchReader::new(
+            input(bytes.to_vec()),
+            "t",
+            options.clone(),
+        ));
         let parallel = drain(ParallelReader::with_chunk_bytes(
             input(bytes.to_vec()),
             "t",
@@ -748,6 +754,7 @@ mod tests {
             max_game_bytes: 600,
             max_reject_raw: 50,
             max_partitions: 3,
+            openings: None,
         }
     }
 

@@ -39,7 +39,11 @@ const THINK_SCALE: i8 = 1;
 /// The fields of [`GAME_COLUMNS`].
 pub fn game_fields() -> Vec<Field> {
     let mut fields = vec![Field::new(GAME_COLUMNS[0], DataType::Int64, true)];
-    fields.extend(GAME_COLUMNS[1..].iter().map(|n| Field::new(*n, DataType::Utf8, true)));
+    fields.extend(
+        GAME_COLUMNS[1..]
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, true)),
+    );
     fields
 }
 
@@ -247,7 +251,11 @@ impl PlyColumns {
         }
         self.final_key.append_value(positions.keys[n] as i64);
         // The deepest position of the game (final one included) that the table names.
-        let named = positions.keys.iter().rev().find_map(|&k| self.openings.find(k));
+        let named = positions
+            .keys
+            .iter()
+            .rev()
+            .find_map(|&k| self.openings.find(k));
         self.named(named);
     }
 
@@ -320,7 +328,10 @@ pub fn with_plies(
 /// `has_eval`; `game_id` for messages) with their position columns and plies, as the reader derives
 /// them: the [`GAME_COLUMNS`] and [`PLIES`] they held are derived again. `Err` for a batch without
 /// those columns, or a move its position does not allow (a damaged lake).
-pub fn derive_stored(games: &RecordBatch, openings: Arc<Openings>) -> Result<RecordBatch, KeyError> {
+pub fn derive_stored(
+    games: &RecordBatch,
+    openings: Arc<Openings>,
+) -> Result<RecordBatch, KeyError> {
     let derived: Vec<usize> = (0..games.num_columns())
         .filter(|&i| {
             let name = games.schema_ref().field(i).name();
@@ -337,12 +348,21 @@ pub fn derive_stored(games: &RecordBatch, openings: Arc<Openings>) -> Result<Rec
             .ok_or_else(|| KeyError(format!("the batch has no `{name}` column")))
     };
     let wrong = |name: &str| KeyError(format!("the batch's `{name}` has another type"));
-    let int64 = |name| column(name)?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong(name));
-    let int32 = |name| column(name)?.as_primitive_opt::<Int32Type>().ok_or_else(|| wrong(name));
+    let int64 = |name| {
+        column(name)?
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| wrong(name))
+    };
+    let int32 = |name| {
+        column(name)?
+            .as_primitive_opt::<Int32Type>()
+            .ok_or_else(|| wrong(name))
+    };
     let flag = |name| column(name)?.as_boolean_opt().ok_or_else(|| wrong(name));
     let (game_keys, tc_base, tc_inc) = (int64("game_key")?, int32("tc_base")?, int32("tc_inc")?);
     let (mate, has_eval) = (flag("mate")?, flag("has_eval")?);
-    let variants = crate::san::Texts::of(column("variant")?, "variant").map_err(|e| KeyError(e.0))?;
+    let variants =
+        crate::san::Texts::of(column("variant")?, "variant").map_err(|e| KeyError(e.0))?;
     let moves = column("moves")?.as_list::<i32>();
     let clk = moves
         .values()
@@ -356,7 +376,8 @@ pub fn derive_stored(games: &RecordBatch, openings: Arc<Openings>) -> Result<Rec
     for game in 0..n {
         positions.replay_stored(&g, game)?;
         let first = moves.value_offsets()[game] as usize;
-        let clocks = (first..first + g.plies(game)).map(|i| clk.is_valid(i).then(|| clk.value(i) as i64));
+        let clocks =
+            (first..first + g.plies(game)).map(|i| clk.is_valid(i).then(|| clk.value(i) as i64));
         let facts = GameFacts {
             game_key: game_keys.value(game),
             variant: variants.get(game).unwrap_or("Standard"),
@@ -368,4 +389,84 @@ pub fn derive_stored(games: &RecordBatch, openings: Arc<Openings>) -> Result<Rec
         columns.append(&facts, &positions, clocks);
     }
     with_plies(games, columns.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Input;
+    use crate::reader::{BatchReader, Options};
+    use crate::zobrist::position_keys;
+
+    fn read(pgn: &str, openings: Option<Arc<Openings>>) -> RecordBatch {
+        let text = pgn.to_owned();
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(text)), None).unwrap();
+        let options = Options {
+            openings,
+            ..Options::default()
+        };
+        let mut reader = BatchReader::new(input, "t", options);
+        reader.next_batch().expect("a batch").games.remove(0)
+    }
+
+    #[test]
+    fn each_game_is_named_by_its_deepest_named_position_and_both_feeds_agree() {
+        let pgn = "[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. d4 d5 1-0\n\n\
+                   [Result \"1-0\"]\n\n1. c4 1-0\n\n";
+        let plain = read(pgn, None);
+        let keys = position_keys(&plain, usize::MAX).unwrap();
+        let ply = |i: usize| keys.plies.value(i);
+        // Game 1's positions before its plies 2 and 4 (of 6), game 2's final position, and a stranger.
+        let mut named = vec![ply(2), ply(4), keys.finals.value(1), 12345];
+        named.sort_unstable();
+        let names: Vec<String> = named.iter().map(|k| format!("name {k}")).collect();
+        let text = |s: &[String]| -> ArrayRef { Arc::new(StringArray::from(s.to_vec())) };
+        let table = RecordBatch::try_from_iter([
+            ("key", Arc::new(Int64Array::from(named.clone())) as ArrayRef),
+            ("eco", text(&names)),
+            ("name", text(&names)),
+            ("code", text(&names)),
+        ])
+        .unwrap();
+        let openings = Arc::new(Openings::of(&table).unwrap());
+        let stored = derive_stored(&plain, openings.clone()).unwrap();
+        let opening = stored
+            .column_by_name("opening_name")
+            .unwrap()
+            .as_string::<i32>();
+        assert_eq!(
+            opening.value(0),
+            format!("name {}", ply(4)),
+            "the deeper of two"
+        );
+        assert_eq!(
+            opening.value(1),
+            format!("name {}", keys.finals.value(1)),
+            "the final position counts"
+        );
+        assert!(opening.is_null(2), "none named");
+        let finals = stored
+            .column_by_name("final_key")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        assert_eq!(finals, &keys.finals);
+        let plies = stored.column_by_name(PLIES).unwrap().as_list::<i32>();
+        let fields = plies.values().as_struct();
+        let stored_keys = fields
+            .column_by_name("key")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        assert_eq!(stored_keys.len(), keys.plies.len());
+        let want: Vec<_> = keys.plies.iter().collect();
+        let mates = fields.column_by_name("mates").unwrap().as_boolean();
+        assert_eq!(
+            stored_keys.iter().collect::<Vec<_>>(),
+            want,
+            "every ply keyed (fewer than 10)"
+        );
+        assert_eq!(mates.true_count(), 0);
+        // The reader's feed gives the same batch.
+        assert_eq!(read(pgn, Some(openings)), stored);
+    }
 }

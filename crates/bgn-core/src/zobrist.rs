@@ -496,7 +496,8 @@ impl<'a> Games<'a> {
             promote: m.promote[row],
             castle: m.castle[row],
         });
-        replay_keys(self.fens.get(game), self.variants.get(game), moves, visit).map_err(|e| match e {
+        replay_keys(self.fens.get(game), self.variants.get(game), moves, visit).map_err(|e| match e
+        {
             ReplayError::Start(fen, why) => {
                 error(format!("{}: invalid start_fen '{fen}': {why}", name()))
             }
@@ -524,7 +525,10 @@ pub(crate) enum ReplayError {
 
 /// The board a game of `variant` (`None`: Standard) starts from, `start_fen` or the standard start;
 /// `Ok(None)` for a variant without keys (only Standard and Chess960 have them).
-fn start_board(start_fen: Option<&str>, variant: Option<&str>) -> Result<Option<Board>, ReplayError> {
+fn start_board(
+    start_fen: Option<&str>,
+    variant: Option<&str>,
+) -> Result<Option<Board>, ReplayError> {
     let chess960 = match variant {
         Some("Standard") | None => false,
         Some("Chess960") => true,
@@ -533,7 +537,9 @@ fn start_board(start_fen: Option<&str>, variant: Option<&str>) -> Result<Option<
     match start_fen {
         None => {
             static START: OnceLock<Board> = OnceLock::new();
-            Ok(Some(START.get_or_init(|| Board::new(&Chess::default())).clone()))
+            Ok(Some(
+                START.get_or_init(|| Board::new(&Chess::default())).clone(),
+            ))
         }
         Some(fen) => chess_from_fen(fen.trim(), chess960)
             .map(|pos| Some(Board::new(&pos)))
