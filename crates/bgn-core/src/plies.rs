@@ -21,7 +21,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, Int64Array, ListArray, RecordBatch,
     StringArray, StructArray,
 };
-use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema};
 
 use crate::zobrist::{replay_keys, Games, KeyError, MoveCodes, ReplayError};
@@ -181,7 +181,9 @@ pub struct PlyColumns {
     think_known: BooleanBufferBuilder,
     mates: BooleanBufferBuilder,
     analysed: BooleanBufferBuilder,
-    variant: StringBuilder,
+    /// `variant`'s text and offsets: a game's name repeated on each of its plies, copied in bulk.
+    variant: Vec<u8>,
+    variant_offsets: Vec<i32>,
     key: Int64Builder,
     final_key: Int64Builder,
     eco: StringBuilder,
@@ -203,7 +205,12 @@ impl PlyColumns {
             think_known: BooleanBufferBuilder::new(plies),
             mates: BooleanBufferBuilder::new(plies),
             analysed: BooleanBufferBuilder::new(plies),
-            variant: StringBuilder::with_capacity(plies, plies * 8),
+            variant: Vec::with_capacity(plies * 8),
+            variant_offsets: {
+                let mut offsets = Vec::with_capacity(plies + 1);
+                offsets.push(0);
+                offsets
+            },
             key: Int64Builder::with_capacity(plies),
             final_key: Int64Builder::with_capacity(games),
             eco: StringBuilder::with_capacity(games, games * 3),
@@ -221,29 +228,56 @@ impl PlyColumns {
         clocks: impl ExactSizeIterator<Item = Option<i64>>,
     ) {
         let n = clocks.len();
+        // The columns a game repeats, in bulk: a game has some 80 plies.
+        self.game_key.extend(std::iter::repeat_n(game.game_key, n));
+        self.ply.extend(0..n as i32);
+        self.mates.append_n(n.saturating_sub(1), false);
+        if n > 0 {
+            self.mates.append(game.mate);
+        }
+        self.analysed.append_n(n, game.analysed);
+        let variant = game.variant.as_bytes();
+        self.variant.reserve(n * variant.len());
+        self.variant_offsets.reserve(n);
+        for _ in 0..n {
+            self.variant.extend_from_slice(variant);
+            self.variant_offsets.push(self.variant.len() as i32);
+        }
+        let keyed = if positions.keyed {
+            n.min(KEYED_PLIES)
+        } else {
+            0
+        };
+        for &key in &positions.keys[..keyed] {
+            self.key.append_value(key as i64);
+        }
+        self.key.append_nulls(n - keyed);
         let tenths = |seconds: Option<i32>| seconds.map(|s| i64::from(s) * 10);
-        let inc = tenths(game.tc_inc);
+        let Some(inc) = tenths(game.tc_inc) else {
+            // No time control: no think time.
+            self.think.extend(std::iter::repeat_n(0, n));
+            self.think_known.append_n(n, false);
+            self.offsets.push(self.ply.len() as i32);
+            return self.finish_game(positions, n);
+        };
         // Each side's clock before its next move: `tc_base` before its first.
         let mut before = [tenths(game.tc_base); 2];
         for (ply, clk) in clocks.enumerate() {
-            self.game_key.push(game.game_key);
-            self.ply.push(ply as i32);
             // The seconds the mover spent on the move: exact, in integer tenths.
-            let think = match (before[ply % 2], clk, inc) {
-                (Some(b), Some(c), Some(i)) => Some(b - c + i),
+            let think = match (before[ply % 2], clk) {
+                (Some(b), Some(c)) => Some(b - c + inc),
                 _ => None,
             };
             before[ply % 2] = clk;
             self.think.push(i128::from(think.unwrap_or(0)));
             self.think_known.append(think.is_some());
-            self.mates.append(game.mate && ply + 1 == n);
-            self.analysed.append(game.analysed);
-            self.variant.append_value(game.variant);
-            let key = positions.keyed && ply < KEYED_PLIES;
-            self.key
-                .append_option(key.then(|| positions.keys[ply] as i64));
         }
         self.offsets.push(self.ply.len() as i32);
+        self.finish_game(positions, n);
+    }
+
+    /// The game's position columns, once its plies are in.
+    fn finish_game(&mut self, positions: &Positions, n: usize) {
         if !positions.keyed {
             self.final_key.append_null();
             self.named(None);
@@ -270,6 +304,19 @@ impl PlyColumns {
         }
     }
 
+    fn finish_variant(&mut self) -> StringArray {
+        let offsets = std::mem::replace(&mut self.variant_offsets, vec![0]);
+        let values = std::mem::take(&mut self.variant);
+        // SAFETY: `values` is `&str`s joined, cut at their ends: every slice is UTF-8.
+        unsafe {
+            StringArray::new_unchecked(
+                OffsetBuffer::new(offsets.into()),
+                Buffer::from_vec(values),
+                None,
+            )
+        }
+    }
+
     /// The [`GAME_COLUMNS`] and the [`PLIES`] column of the games so far; the builders start empty.
     pub fn finish(&mut self) -> (Vec<ArrayRef>, ArrayRef) {
         let games: Vec<ArrayRef> = vec![
@@ -293,7 +340,7 @@ impl PlyColumns {
             Arc::new(think),
             bits(&mut self.mates),
             bits(&mut self.analysed),
-            Arc::new(self.variant.finish()),
+            Arc::new(self.finish_variant()),
             Arc::new(self.key.finish()),
         ];
         let plies = StructArray::new(ply_fields(), columns, None);
