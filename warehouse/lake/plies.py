@@ -12,6 +12,7 @@ layout upgrade and Spark all derive it so, so the two tables cannot disagree.
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse import _core
 
@@ -48,7 +49,9 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     key of the position before the move for the first `KEYED_PLIES`, null after."""
     moves: pa.StructArray = games.column("moves").flatten()
     plies: pa.StructArray = games.column(PLIES).flatten()
-    columns = [plies.field("game_key"), plies.field("ply")]
+    # The game's key from `games` itself, which a source may have rewritten after the read (JSON imports).
+    game = pc.list_parent_indices(games.column("moves"))
+    columns = [games.column("game_key").take(game), plies.field("ply")]
     columns += [moves.field(name) for name in MOVE_FIELDS]
     columns += [plies.field(f.name) for f in (THINK, MATES, ANALYSED, VARIANT)]
     columns.append(plies.field("key"))

@@ -629,7 +629,6 @@ impl GameColumns {
         self.len += 1;
         if let Some(plies) = &mut self.plies {
             let game = GameFacts {
-                game_key: row.game_key,
                 variant: g.variant.name(),
                 tc_base: row.time_control.base,
                 tc_inc: row.time_control.inc,

@@ -5,7 +5,8 @@
 //!
 //! A batch carries its games' plies in one more column, [`PLIES`] (a list per game, its moves' plies),
 //! until the writer takes them apart (warehouse/lake/plies.py): the moves' own fields (`p`, `f`, `t`…)
-//! are not built twice, the writer takes them from `games.moves`. Filtering, slicing and joining a
+//! are not built twice, the writer takes them from `games.moves`, nor the game's key, which it repeats
+//! from `games.game_key` (a source may rewrite a game's key after the read: the JSON import). Filtering, slicing and joining a
 //! batch's games carry their plies along.
 //!
 //! A `plies` column is one builder here: its field in [`ply_fields`], its value in
@@ -18,7 +19,7 @@ use arrow_array::builder::{Int64Builder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Int32Type, Int64Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, Int64Array, ListArray, RecordBatch,
+    Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, ListArray, RecordBatch,
     StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer};
@@ -50,7 +51,6 @@ pub fn game_fields() -> Vec<Field> {
 /// The fields of a ply that `plies` holds beside the move's own (warehouse/lake/plies.py orders them).
 pub fn ply_fields() -> Fields {
     Fields::from(vec![
-        Field::new("game_key", DataType::Int64, false),
         Field::new("ply", DataType::Int32, false),
         Field::new(
             "think",
@@ -160,7 +160,6 @@ impl Positions {
 
 /// What a game's plies repeat or derive from, beside its moves.
 pub struct GameFacts<'a> {
-    pub game_key: i64,
     pub variant: &'a str,
     /// Seconds (`tc_base`, `tc_inc`).
     pub tc_base: Option<i32>,
@@ -175,7 +174,6 @@ pub struct GameFacts<'a> {
 pub struct PlyColumns {
     openings: Arc<Openings>,
     offsets: Vec<i32>,
-    game_key: Vec<i64>,
     ply: Vec<i32>,
     think: Vec<i128>,
     think_known: BooleanBufferBuilder,
@@ -199,7 +197,6 @@ impl PlyColumns {
         PlyColumns {
             openings,
             offsets,
-            game_key: Vec::with_capacity(plies),
             ply: Vec::with_capacity(plies),
             think: Vec::with_capacity(plies),
             think_known: BooleanBufferBuilder::new(plies),
@@ -229,7 +226,6 @@ impl PlyColumns {
     ) {
         let n = clocks.len();
         // The columns a game repeats, in bulk: a game has some 80 plies.
-        self.game_key.extend(std::iter::repeat_n(game.game_key, n));
         self.ply.extend(0..n as i32);
         self.mates.append_n(n.saturating_sub(1), false);
         if n > 0 {
@@ -335,7 +331,6 @@ impl PlyColumns {
             Arc::new(BooleanArray::new(b.finish(), None))
         };
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from(std::mem::take(&mut self.game_key))),
             Arc::new(Int32Array::from(std::mem::take(&mut self.ply))),
             Arc::new(think),
             bits(&mut self.mates),
@@ -371,7 +366,7 @@ pub fn with_plies(
     RecordBatch::try_new(Arc::new(schema), arrays).map_err(|e| KeyError(e.to_string()))
 }
 
-/// Stored games (`moves`, `start_fen`, `variant`, `game_key`, `tc_base`, `tc_inc`, `mate`,
+/// Stored games (`moves`, `start_fen`, `variant`, `tc_base`, `tc_inc`, `mate`,
 /// `has_eval`; `game_id` for messages) with their position columns and plies, as the reader derives
 /// them: the [`GAME_COLUMNS`] and [`PLIES`] they held are derived again. `Err` for a batch without
 /// those columns, or a move its position does not allow (a damaged lake).
@@ -395,18 +390,13 @@ pub fn derive_stored(
             .ok_or_else(|| KeyError(format!("the batch has no `{name}` column")))
     };
     let wrong = |name: &str| KeyError(format!("the batch's `{name}` has another type"));
-    let int64 = |name| {
-        column(name)?
-            .as_primitive_opt::<Int64Type>()
-            .ok_or_else(|| wrong(name))
-    };
     let int32 = |name| {
         column(name)?
             .as_primitive_opt::<Int32Type>()
             .ok_or_else(|| wrong(name))
     };
     let flag = |name| column(name)?.as_boolean_opt().ok_or_else(|| wrong(name));
-    let (game_keys, tc_base, tc_inc) = (int64("game_key")?, int32("tc_base")?, int32("tc_inc")?);
+    let (tc_base, tc_inc) = (int32("tc_base")?, int32("tc_inc")?);
     let (mate, has_eval) = (flag("mate")?, flag("has_eval")?);
     let variants =
         crate::san::Texts::of(column("variant")?, "variant").map_err(|e| KeyError(e.0))?;
@@ -426,7 +416,6 @@ pub fn derive_stored(
         let clocks =
             (first..first + g.plies(game)).map(|i| clk.is_valid(i).then(|| clk.value(i) as i64));
         let facts = GameFacts {
-            game_key: game_keys.value(game),
             variant: variants.get(game).unwrap_or("Standard"),
             tc_base: tc_base.is_valid(game).then(|| tc_base.value(game)),
             tc_inc: tc_inc.is_valid(game).then(|| tc_inc.value(game)),
@@ -444,6 +433,7 @@ mod tests {
     use crate::input::Input;
     use crate::reader::{BatchReader, Options};
     use crate::zobrist::position_keys;
+    use arrow_array::Int64Array;
 
     fn read(pgn: &str, openings: Option<Arc<Openings>>) -> RecordBatch {
         let text = pgn.to_owned();
