@@ -13,8 +13,8 @@ then measures on that file:
   - `zstd -d` alone;
   - the loader's peak RSS, on the full dump and on a quarter of it (memory must not grow with input);
   - where a game's CPU goes, stage by stage, in this process on the quarter dump: the Rust reader
-    (decompress, parse, replay, Arrow), `derive` (position keys, openings, plies), pyarrow's Parquet
-    encoding of `games/` then of `plies/` (µs per game, CPU time);
+    (decompress, parse, replay, Arrow, the games' plies and position columns), the split of its batches
+    into the two tables, pyarrow's Parquet encoding of `games/` then of `plies/` (µs per game, CPU time);
   - where a load's CPU goes, thread by thread, for each --jobs N (a load of the quarter dump in this
     process): what N > 1 costs more than N = 1, and how often fewer than N of its threads could run.
 `--jobs N` is N cores' work: N reader threads (beside one that decompresses and frames) and N encoder
@@ -43,9 +43,8 @@ import zstandard
 from warehouse import _core
 from warehouse.ingest.load import load_input
 from warehouse.lake.location import Lake
-from warehouse.lake.openings import opening_table
 from warehouse.lake.parquet import ROW_GROUP_GAMES, open_parquet_writer
-from warehouse.lake.positions import derive
+from warehouse.lake.positions import derive, reader_openings
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
@@ -164,15 +163,15 @@ def stages(dump: Path) -> dict[str, float]:
 
     def read() -> dict[tuple, list[pa.RecordBatch]]:
         parts: dict[tuple, list[pa.RecordBatch]] = {}
-        for partition, batch, _ in _core.PgnReader(str(dump), jobs=1):
+        for partition, batch, _ in _core.PgnReader(str(dump), jobs=1, openings=reader_openings()):
             if partition is not None:
                 parts.setdefault(partition, []).append(pa.record_batch(batch))
         return parts
 
-    opening_table()  # read once per process, as a load reads it: not a cost per game
-    parts = timed("read: zstd, parse, replay, Arrow (Rust)", read)
+    reader_openings()  # read once per process, as a load reads it: not a cost per game
+    parts = timed("read: zstd, parse, replay, Arrow, plies (Rust)", read)
     derived = timed(
-        "derive: position keys, openings, plies",
+        "split into games and plies (Arrow, no copy)",
         lambda: [[derive(batch) for batch in batches] for batches in parts.values()],
     )
     games = sum(batch.num_rows for batches in parts.values() for batch in batches)

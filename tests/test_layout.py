@@ -24,8 +24,7 @@ from warehouse.lake import commit as commit_module
 from warehouse.lake.layout import LAYOUT
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import plain_schema
-from warehouse.lake.plies import plies_of
-from warehouse.lake.positions import GAME_COLUMNS
+from warehouse.lake.positions import GAME_COLUMNS, derive
 from warehouse.maintenance import upgrade as upgrade_module
 
 LAKE_V1 = support.DATA / "lake_v1"
@@ -106,7 +105,7 @@ def test_upgrade_in_place(old_lake: Path) -> None:
     assert new_games == old.to_pylist()
     assert new["game_key"].to_pylist() == [expected_key(i) for i in new["game_id"].to_pylist()]
     plies = ds.dataset(old_lake / "plies", format="parquet", partitioning="hive").to_table()
-    expected = pa.Table.from_batches([plies_of(b) for b in new.to_batches()])
+    expected = pa.Table.from_batches([derive(b)[1] for b in new.to_batches()])
     plain = plain_schema(expected.schema)
     got = (
         plies.drop_columns(["type", "year", "month"])

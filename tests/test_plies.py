@@ -20,7 +20,9 @@ from oracle import expected_games
 from pychess_counts import Game, think_time
 from support import assert_row_groups_of_one_kind
 
-from warehouse.lake.plies import MOVE_FIELDS, plies_of
+from warehouse import _core
+from warehouse.lake.plies import MOVE_FIELDS, PLIES
+from warehouse.lake.positions import GAME_COLUMNS, derive, reader_openings
 
 CORPORA = support.CORPORA
 INPUTS = [
@@ -117,8 +119,8 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
-        """The plies of moves that are no real moves: position keys given (none), not replayed."""
-        return plies_of(batch, pa.nulls(len(batch.column("moves").flatten()), pa.int64()))
+        """The plies of moves that are no real moves: of variants without position keys, not replayed."""
+        return derive(batch.append_column("start_fen", pa.nulls(batch.num_rows, pa.string())))[1]
 
     def think(g: int, i: int) -> Decimal | None:
         before = base[g].as_py() if i < 2 else clocks[g, i - 2]
@@ -228,3 +230,27 @@ def test_check_reports_plies_missing_or_disagreeing(sample_lake: Path, tmp_path:
     assert missing.returncode == 1
     assert f"its plies file {blitz.relative_to(lake)} is missing" in missing.stdout
     assert f"{blitz.relative_to(lake)}: listed by a committed record but missing" in missing.stdout
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_readers_plies_are_those_stored_games_give(jobs: int) -> None:
+    """One derivation, two feeds: the plies and position columns the reader derives from its replay
+    (`PgnReader(openings=)`, a load's path) equal those `derive` gives the same games read back without
+    them (the upgrade's, compaction's and `check --full`'s path), on real games of every kind of start."""
+    games = 0
+    for path in INPUTS:
+        if not path.exists():
+            continue
+        for partition, batch, _ in _core.PgnReader(str(path), jobs=jobs, openings=reader_openings()):
+            if partition is None:
+                continue
+            read = pa.table(batch).combine_chunks().to_batches()[0]
+            stored = read.drop_columns([PLIES, *GAME_COLUMNS])
+            assert PLIES not in stored.schema.names
+            for start in (0, 1):  # a batch as read, and a slice of it
+                got_games, got_plies = derive(read.slice(start))
+                want_games, want_plies = derive(stored.slice(start))
+                assert got_games.equals(want_games), path
+                assert got_plies.equals(want_plies), path
+            games += read.num_rows
+    assert games > 400

@@ -14,6 +14,8 @@ REJECT_KINDS: list[str]
 MAX_GAME_BYTES: int
 # The largest NAG (`$255`): a NAG beyond is an `out_of_range` reject.
 MAX_NAG: int
+# The plies whose position key `plies.key` holds (`warehouse.lake.plies.KEYED_PLIES`).
+KEYED_PLIES: int
 
 def looks_like_json(head: bytes) -> bool:
     """Whether `head` (an input's first decompressed bytes) opens as JSON, as a PGN load refuses it: an object
@@ -92,16 +94,17 @@ def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowA
         and the ply), an unreadable `start_fen`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
-def named_positions(
-    games: ArrowArrayExportable, keyed_plies: int, named_keys: ArrowArrayExportable
-) -> tuple[ArrowArray, ArrowArray, ArrowArray]:
-    """`(plies, finals, named)`: `plies` and `finals` as `position_keys(games, keyed_plies)` gives them, and
-    `named` (int32): for each game, the index in `named_keys` (a sorted int64 array without nulls) of its
-    deepest position found there (the positions before its plies in order, then its final one), null when
-    none is and for games of other variants. One replay gives both.
+def derive_plies(games: ArrowArrayExportable, openings: ArrowArrayExportable) -> ArrowArray:
+    """Stored games (a record batch holding `moves`, `start_fen`, `variant`, `game_key`, `tc_base`,
+    `tc_inc`, `mate`, `has_eval`; `game_id` for messages) as a `PgnReader` given `openings` emits them: the
+    batch without its position columns and `plies` if it had them, then `final_key`, `opening_eco`,
+    `opening_name`, `opening_code` (the deepest position of the game, final one included, that `openings`
+    names) and `plies` (a list per game of `game_key`, `ply`, `think`, `mates`, `analysed`, `variant`,
+    `key`: `warehouse.lake.plies`), derived by the one builder the reader feeds, from a replay of the
+    stored squares. `openings`: a record batch of `key` (int64, sorted), `eco`, `name`, `code`.
 
-    :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
-    :raises TypeError: when `games` is not a record batch, or `named_keys` not int64 without nulls."""
+    :raises ValueError: as `position_keys` does, or for a batch or `openings` without the columns needed.
+    :raises TypeError: when `games` or `openings` is not a record batch."""
 
 def find_position(games: ArrowArrayExportable, key: int, from_ply: int) -> ArrowArray:
     """For each game of `games` (as for `position_keys`), the first ply index >= `from_ply` whose position
@@ -190,7 +193,10 @@ class PgnReader:
     byte `base` of the whole; offsets are the whole's. A game belongs to the part where it starts: the
     reader skips the end of a game begun before the part (up to `first_game`, where its first game
     starts, when known; else up to the first game opening with a tag) and reads on past `end` to finish
-    its last one; `first_game` and `stopped_at` then tell where it started and stopped."""
+    its last one; `first_game` and `stopped_at` then tell where it started and stopped.
+
+    `openings` (the chess-openings table, as `derive_plies` takes it): each batch also holds its games'
+    position columns and their plies, as `derive_plies` gives them, derived from the reader's replay."""
 
     def __init__(
         self,
@@ -202,6 +208,7 @@ class PgnReader:
         jobs: int = 1,
         frames: tuple[int, int, int] | None = None,
         first_game: int | None = None,
+        openings: ArrowArrayExportable | None = None,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

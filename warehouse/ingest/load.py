@@ -30,6 +30,7 @@ from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
+from warehouse.lake.positions import reader_openings
 from warehouse.lake.records import PGN, LoadedInput, LoadRecord, Records, now
 from warehouse.lake.storage import is_utf8, printable
 
@@ -152,8 +153,13 @@ class Inputs:
 
         :raises _core.PgnInputError: for an input the reader refuses.
         """
+        # With the openings, the reader derives each batch's plies and position columns from its replay.
         self.reader = _core.PgnReader(
-            path, source_name=source_name or path, batch_games=self.batch_games, jobs=self.jobs
+            path,
+            source_name=source_name or path,
+            batch_games=self.batch_games,
+            jobs=self.jobs,
+            openings=reader_openings(),
         )
         return self.reader
 

@@ -43,7 +43,7 @@ from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import open_parquet_writer, read_columns, row_group_tables
-from warehouse.lake.plies import plies_of
+from warehouse.lake.positions import derive
 from warehouse.lake.records import LoadedInput, LoadRecord, Records
 from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
 
@@ -295,7 +295,7 @@ def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[i
         read += group.num_rows
         if kept.num_rows == 0:  # a row group whose games were all duplicates
             continue
-        ply_table = pa.Table.from_batches([plies_of(b) for b in kept.to_batches()])
+        ply_table = pa.Table.from_batches([derive(b)[1] for b in kept.to_batches()])
         games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
         plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_table.schema)
         games_out.write_table(kept, row_group_size=kept.num_rows)

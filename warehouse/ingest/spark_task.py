@@ -26,6 +26,7 @@ from warehouse.ingest.load import RejectsWriter
 from warehouse.lake.layout import REJECTS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
+from warehouse.lake.positions import reader_openings
 from warehouse.lake.storage import filesystem, is_s3
 
 COPY_CHUNK = 8 << 20
@@ -109,6 +110,7 @@ def _convert(unit: Unit, attempt: str, lake: Lake, report: UnitReport, stem: str
             batch_games=unit.batch_games,
             frames=unit.frames,
             first_game=unit.first_game,
+            openings=reader_openings(),
         )
     except _core.PgnInputError as e:
         report.error = str(e)

@@ -18,6 +18,7 @@ from warehouse.errors import DamagedFile
 from warehouse.lake.encoders import Encoders, Lane, RowGroupWrite
 from warehouse.lake.layout import Partition, plies_twin, staged
 from warehouse.lake.location import Lake
+from warehouse.lake.plies import PLIES
 from warehouse.lake.positions import derive, derived_schemas
 
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
@@ -260,7 +261,7 @@ Rows = TypeVar("Rows", pa.RecordBatch, pa.Table)
 @dataclass
 class _Pending:
     """Games of one kind, analysed (with an engine evaluation) or not, waiting to be derived and written
-    as a row group: their position columns and plies are not derived yet."""
+    as a row group: their position columns and plies derived by the reader, or not yet (`derive`)."""
 
     batches: list[pa.RecordBatch] = field(default_factory=list)
     rows: int = 0
@@ -274,7 +275,9 @@ class _Pending:
         self.rows += part.num_rows
         self.plies += plies
         # The plies will share the games' move arrays; their own are the game_key, ply and key columns.
-        self.bytes += part.nbytes + _PLY_BYTES * plies
+        # The reader's plies (`PLIES`) counted as derived ones, wherever they were derived.
+        derived = part.column(PLIES).nbytes if PLIES in part.schema.names else 0
+        self.bytes += part.nbytes - derived + _PLY_BYTES * plies
 
     def full(self) -> bool:
         return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES

@@ -1,19 +1,23 @@
-"""The `plies` table: one row per mainline ply, derived from a batch of games by Arrow kernels alone.
+"""The `plies` table: one row per mainline ply, taken apart from a batch of games without a copy.
 
 DuckDB reads one field of a top-level column without decoding the others, but not one field of a
 `list<struct>`: a per-move question over `games.moves` decodes all its fields. `plies` holds the same
 mainline moves flat, so such a question reads only the columns it names. It is derived, not parsed: the
-fields are `games.moves`' own arrays (no copy), beside the game's key repeated and the ply's number. Loads,
-compaction, the layout upgrade and Spark all derive it here, so the two tables cannot disagree.
+Rust core (`crates/bgn-core/src/plies.rs`) builds each game's plies beside its moves, as the reader replays
+it or from stored games (`warehouse.lake.positions`), in the batch's `plies` column; here the moves'
+fields (`games.moves`' own arrays) and those of `plies` become the table's columns. Loads, compaction, the
+layout upgrade and Spark all derive it so, so the two tables cannot disagree.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from warehouse import _core
 
+# The column of a batch of games that carries their plies (the fields below, a list per game) to the writer.
+PLIES = "plies"
 # The fields of `games.moves` that `plies` carries (docs/schema.md); `san`, `nags` and `comment` stay in
 # `games` only.
 MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "blast", "nag", "eval_cp", "eval_mate", "clk")
@@ -23,7 +27,7 @@ VARIANT = pa.field("variant", pa.string(), nullable=False)
 # The plies whose position `key` is stored (null after): the openings, where books, the explorer and most
 # searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
 # why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
-KEYED_PLIES = 10
+KEYED_PLIES: int = _core.KEYED_PLIES
 # The mover's think time, stored so that a question on it reads one column: derived, it needs the mover's
 # clock two plies earlier (a lag, which DuckDB streams on one thread) and the game's increment (a join).
 THINK = pa.field("think", pa.decimal128(9, 1))
@@ -36,31 +40,22 @@ MATES = pa.field("mates", pa.bool_(), nullable=False)
 ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
 
 
-def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
-    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval` and
-    `variant`), in
-    the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
-    `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
-    `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
-    null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`; else
-    computed from `moves`, `start_fen` and `variant`)."""
-    moves: pa.ListArray = games.column("moves")
-    offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
-    lengths = np.diff(offsets)
-    game = np.repeat(np.arange(len(games)), lengths)  # each ply's game: its row in `games`
-    ply = np.arange(len(game), dtype=np.int64) - (offsets[:-1] - offsets[0])[game]
-    keys = games.column("game_key").to_numpy()[game]
-    flat: pa.StructArray = moves.flatten()
-    columns = [pa.array(keys, pa.int64()), pa.array(ply, pa.int32())]
-    columns += [flat.field(name) for name in MOVE_FIELDS]
-    columns.append(think_of(games, flat.field("clk"), ply, game))
-    columns.append(mates_of(games, lengths))
-    columns.append(pa.array(np.repeat(games.column("has_eval").to_numpy(zero_copy_only=False), lengths)))
-    columns.append(games.column("variant").take(game))
-    if position_keys is None:
-        position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
-    columns.append(position_keys)
-    return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
+def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
+    """The plies of `games` (a batch holding `moves` and `PLIES`), in the games' order, then by ply:
+    `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
+    fields, `think` (the seconds the mover spent on it: its clock before, after its previous move or
+    `tc_base`, minus `clk`, plus `tc_inc`; null where one is unknown), `mates` (the last move of a game
+    ending in mate), `analysed` (the game's `has_eval`), the game's `variant`, then `key`: the PolyGlot
+    key of the position before the move for the first `KEYED_PLIES`, null after."""
+    moves: pa.StructArray = games.column("moves").flatten()
+    plies: pa.StructArray = games.column(PLIES).flatten()
+    # The game's key from `games` itself, which a source may have rewritten after the read (JSON imports).
+    game = pc.list_parent_indices(games.column("moves"))
+    columns = [games.column("game_key").take(game), plies.field("ply")]
+    columns += [moves.field(name) for name in MOVE_FIELDS]
+    columns += [plies.field(f.name) for f in (THINK, MATES, ANALYSED, VARIANT)]
+    columns.append(plies.field("key"))
+    return pa.RecordBatch.from_arrays(columns, schema=plies_schema(games.column("moves").type.value_type))
 
 
 def plies_schema(move: pa.StructType) -> pa.Schema:
@@ -68,57 +63,3 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
     return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64())])
-
-
-def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:
-    """The seconds each ply's mover spent on it, `clk` (of the games' plies in a row, by ply; `game` each
-    ply's row in `games`) being the mover's clock after it: its clock before (after its previous move, two
-    plies earlier; `tc_base` on its first move) - `clk` + `tc_inc`; null where one of them is unknown.
-    Exact: computed in integer tenths."""
-    tenths, known = _tenths(clk)
-    before = np.empty_like(tenths)
-    before[2:] = tenths[:-2]
-    before_known = np.zeros_like(known)
-    before_known[2:] = known[:-2]
-    opening = ply < 2  # also every ply whose "two plies earlier" is another game's
-    base, base_known = _seconds_in_tenths(games.column("tc_base"))
-    before[opening] = base[game[opening]]
-    before_known[opening] = base_known[game[opening]]
-    inc, inc_known = _seconds_in_tenths(games.column("tc_inc"))
-    think = before - tenths + inc[game]
-    known &= before_known & inc_known[game]
-    return _decimal(think, known, THINK.type)
-
-
-def _seconds_in_tenths(seconds: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """An integer array of seconds as int64 tenths (0 where null), and where they are known."""
-    return seconds.fill_null(0).to_numpy().astype(np.int64) * 10, seconds.is_valid().to_numpy(
-        zero_copy_only=False
-    )
-
-
-def mates_of(games: pa.RecordBatch, lengths: np.ndarray) -> pa.Array:
-    """For each ply of the games (in a row, by ply), whether it is the last of a game ending in mate."""
-    mates = np.zeros(int(lengths.sum()), bool)
-    mated = games.column("mate").fill_null(False).to_numpy(zero_copy_only=False) & (lengths > 0)
-    mates[(np.cumsum(lengths) - 1)[mated]] = True
-    return pa.array(mates)
-
-
-def _tenths(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A `decimal128(p, 1)` array's values as int64 tenths (0 where null) and where they are known. The
-    values are the low halves of the little-endian 128-bit integers (tenths of clocks fit in 64 bits)."""
-    known = values.is_valid().to_numpy(zero_copy_only=False)
-    if not known.any():  # an array of nulls may have no values buffer
-        return np.zeros(len(values), np.int64), known
-    words = np.frombuffer(values.buffers()[1], np.int64, 2 * (values.offset + len(values)))
-    return np.where(known, words[2 * values.offset :: 2], 0), known
-
-
-def _decimal(tenths: np.ndarray, known: np.ndarray, decimal: pa.Decimal128Type) -> pa.Array:
-    """int64 tenths as a `decimal128(p, 1)` array, null where not `known`: each low half beside its sign."""
-    words = np.empty(2 * len(tenths), np.int64)
-    words[0::2] = tenths
-    words[1::2] = tenths >> 63
-    validity = pa.array(known).buffers()[1]
-    return pa.Array.from_buffers(decimal, len(tenths), [validity, pa.py_buffer(words)])

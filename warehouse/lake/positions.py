@@ -1,15 +1,15 @@
-"""The position columns of a batch of games, derived at write time with its plies: one kernel pass.
+"""The position columns of a batch of games and its plies: derived by the Rust core from one replay.
 
-`_core.named_positions` rebuilds every position of the batch from the stored squares (PolyGlot keys) and
-looks each one up among the chess-openings table's keys (`warehouse.lake.openings`). From that one replay
-come:
+A `PgnReader` given the chess-openings table (`reader_openings`) derives them as it replays each game;
+`derive` takes games read back from the lake (the layout upgrade, compaction, `bgn check --full`)
+through `_core.derive_plies`, which feeds the same builder (`crates/bgn-core/src/plies.rs`) from the stored
+squares, so they cannot disagree. From the replay come:
 - `plies.key`: the key before each of the first `KEYED_PLIES` plies (null after; docs/positions.md);
 - `games.final_key`: the key of the game's final position;
 - `games.opening_eco`, `opening_name`, `opening_code`: the deepest position of the game (final one
-  included) that the chess-openings table names, beside the `opening` struct of the tags, which stays as
-  the source wrote it.
-
-Loads, the layout upgrade and `bgn check --full` all derive them here, so they cannot disagree.
+  included) that the chess-openings table names (`warehouse.lake.openings`), beside the `opening` struct
+  of the tags, which stays as the source wrote it;
+- the rest of `plies` (`warehouse.lake.plies`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.lake.openings import opening_table
-from warehouse.lake.plies import KEYED_PLIES, plies_of, plies_schema
+from warehouse.lake.plies import PLIES, plies_of, plies_schema
 
 GAME_FIELDS = (
     pa.field("final_key", pa.int64()),
@@ -32,26 +32,21 @@ GAME_COLUMNS = tuple(f.name for f in GAME_FIELDS)
 
 
 def derive(games: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch]:
-    """`games` with the position columns (`GAME_FIELDS`, last; replaced when present), and its plies."""
-    games = games.drop_columns([name for name in GAME_COLUMNS if name in games.schema.names])
-    keys, names = _openings()
-    ply_keys, finals, rows = (pa.array(a) for a in _core.named_positions(games, KEYED_PLIES, keys))
-    # A null row (no named position) takes a null name.
-    columns = [finals] + [column.take(rows) for column in names]
-    for field, column in zip(GAME_FIELDS, columns, strict=True):
-        games = games.append_column(field, column)
-    return games, plies_of(games, ply_keys)
+    """`games` with the position columns (`GAME_FIELDS`, last), and its plies: those the reader derived
+    when the batch carries them (`PLIES`), else derived from its moves (position columns replaced)."""
+    if PLIES not in games.schema.names:
+        games = pa.record_batch(_core.derive_plies(games, reader_openings()))
+    return games.drop_columns([PLIES]), plies_of(games)
 
 
 def derived_schemas(games: pa.Schema) -> tuple[pa.Schema, pa.Schema]:
     """The schemas of what `derive` makes of games of schema `games`: the games', and their plies'."""
-    kept = [f for f in games if f.name not in GAME_COLUMNS]
+    kept = [f for f in games if f.name not in (*GAME_COLUMNS, PLIES)]
     return pa.schema([*kept, *GAME_FIELDS]), plies_schema(games.field("moves").type.value_type)
 
 
 @functools.cache
-def _openings() -> tuple[pa.Int64Array, tuple[pa.Array, ...]]:
-    """The opening table's sorted keys, and its `eco`, `name` and `code` columns in the same order."""
-    table = opening_table()
-    names = tuple(table.column(name).combine_chunks() for name in ("eco", "name", "code"))
-    return table.column("key").combine_chunks(), names
+def reader_openings() -> pa.RecordBatch:
+    """The opening table as the core takes it (`PgnReader(openings=)`, `derive_plies`): `key` (sorted),
+    `eco`, `name`, `code`."""
+    return opening_table().select(["key", "eco", "name", "code"]).combine_chunks().to_batches()[0]

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::annotations::Eval;
 use crate::derive::GameRow;
+use crate::plies::{with_plies, GameFacts, Openings, PlyColumns, Positions};
 use crate::replay::{GameScratch, MoveRec, NO_SQUARE};
 use crate::tags::{self, Known};
 use arrow_array::builder::ArrayBuilder;
@@ -472,11 +473,19 @@ pub struct GameColumns {
     line_comment: StringBuilder,
     line_moves: MoveColumns,
     source_offset: Int64Builder,
+    /// With the openings table: the games' position columns and plies (`crate::plies`).
+    plies: Option<PlyColumns>,
 }
 
 impl GameColumns {
-    /// Builders sized for `games` games of `plies` mainline moves in all.
-    pub fn with_capacity(source_file: &str, games: usize, plies: usize) -> Self {
+    /// Builders sized for `games` games of `plies` mainline moves in all; with `openings`, for their
+    /// position columns and plies too.
+    pub fn with_capacity(
+        source_file: &str,
+        games: usize,
+        plies: usize,
+        openings: Option<&Arc<Openings>>,
+    ) -> Self {
         let names = MapFieldNames {
             entry: "entries".into(),
             key: "key".into(),
@@ -528,6 +537,7 @@ impl GameColumns {
             line_comment: StringBuilder::new(),
             line_moves: MoveColumns::with_capacity(0, 0),
             source_offset: Int64Builder::with_capacity(games),
+            plies: openings.map(|o| PlyColumns::with_capacity(o.clone(), games, plies)),
         }
     }
 
@@ -541,8 +551,9 @@ impl GameColumns {
         self.len == 0
     }
 
-    /// Appends a game that replayed without error, with what was derived from it.
-    pub fn append(&mut self, g: &GameScratch, row: &GameRow, offset: u64) {
+    /// Appends a game that replayed without error, with what was derived from it (`positions`: its
+    /// key replay, read when the columns hold plies).
+    pub fn append(&mut self, g: &GameScratch, row: &GameRow, offset: u64, positions: &Positions) {
         let tag = |t: Known| g.tag(t);
         self.game_id.append_value(&row.game_id);
         self.game_key.append_value(row.game_key);
@@ -616,6 +627,16 @@ impl GameColumns {
 
         self.source_offset.append_value(offset as i64);
         self.len += 1;
+        if let Some(plies) = &mut self.plies {
+            let game = GameFacts {
+                variant: g.variant.name(),
+                tc_base: row.time_control.base,
+                tc_inc: row.time_control.inc,
+                mate: g.final_is_mate,
+                analysed: row.partition.analysed,
+            };
+            plies.append(&game, positions, main.iter().map(|m| m.clock));
+        }
     }
 
     /// The batch so far; the builders start empty again.
@@ -686,6 +707,12 @@ impl GameColumns {
             Arc::new(source_file.finish()),
             Arc::new(self.source_offset.finish()),
         ];
-        RecordBatch::try_new(schema(), columns)
+        let games = RecordBatch::try_new(schema(), columns)?;
+        match &mut self.plies {
+            Some(plies) => {
+                with_plies(games, plies.finish()).map_err(|e| ArrowError::InvalidArgumentError(e.0))
+            }
+            None => Ok(games),
+        }
     }
 }

@@ -20,6 +20,7 @@ pub mod framer;
 pub mod input;
 pub mod parallel;
 pub mod parse;
+pub mod plies;
 pub mod reader;
 pub mod reject;
 pub mod repair;

@@ -160,12 +160,15 @@ impl Worker {
                                 &self.source_name,
                                 games,
                                 games * average * 9 / 8,
+                                self.games.openings.as_ref(),
                             );
                             parts.push((row.partition, columns));
                             parts.len() - 1
                         }
                     };
-                    parts[part].1.append(scratch, &row, frame.offset);
+                    parts[part]
+                        .1
+                        .append(scratch, &row, frame.offset, &self.games.positions);
                     let plies = scratch.mainline().len();
                     self.plies_written += plies as u64;
                     self.games_written += 1;
@@ -220,7 +223,7 @@ impl Worker {
             if biggest.unwrap_or(0) > BIG_GAME {
                 // The parser's and replayer's buffers grew to that game's size: let them go, so that
                 // jobs workers do not each keep one giant game's worth.
-                self.games = GameReader::default();
+                self.games = GameReader::new(&self.options);
                 self.latin1 = String::new();
             }
             if results.send(result).is_err() {
@@ -467,10 +470,10 @@ impl ParallelReader {
         let workers = (0..jobs)
             .map(|i| {
                 let worker = Worker {
-                    games: GameReader::default(),
+                    games: GameReader::new(&options),
                     latin1: String::new(),
                     source_name: source_name.clone(),
-                    options,
+                    options: options.clone(),
                     plies_written: 0,
                     games_written: 0,
                 };
@@ -492,7 +495,7 @@ impl ParallelReader {
             ended: false,
             framer: Some(framer),
             workers,
-            batches: Pending::new(options, counters.clone()),
+            batches: Pending::new(options.clone(), counters.clone()),
             held: None,
             options,
             counters,
@@ -729,7 +732,11 @@ mod tests {
     }
 
     fn both(bytes: &[u8], options: Options, jobs: usize, chunk_bytes: usize) -> (Seen, Seen) {
-        let serial = drain(BatchReader::new(input(bytes.to_vec()), "t", options));
+        let serial = drain(BatchReader::new(
+            input(bytes.to_vec()),
+            "t",
+            options.clone(),
+        ));
         let parallel = drain(ParallelReader::with_chunk_bytes(
             input(bytes.to_vec()),
             "t",
@@ -747,6 +754,7 @@ mod tests {
             max_game_bytes: 600,
             max_reject_raw: 50,
             max_partitions: 3,
+            openings: None,
         }
     }
 
@@ -755,7 +763,7 @@ mod tests {
         let text = mixed(200);
         for options in [Options::default(), small()] {
             for (jobs, chunk_bytes) in [(1, 1), (2, 1), (3, 300), (4, 5000), (2, 1 << 20)] {
-                let (serial, parallel) = both(&text, options, jobs, chunk_bytes);
+                let (serial, parallel) = both(&text, options.clone(), jobs, chunk_bytes);
                 assert!(serial.1[0] > 200 && serial.1[2] > 0, "{:?}", serial.1);
                 let kinds: std::collections::BTreeSet<_> =
                     serial.0.iter().flat_map(|b| &b.2).map(|r| r.2).collect();

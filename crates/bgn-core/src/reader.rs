@@ -15,8 +15,10 @@ use crate::derive::{derive, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::parse::GameParser;
+use crate::plies::{Openings, Positions};
 use crate::reject::{RejectKind, RejectReason};
-use crate::replay::{GameScratch, Replayer};
+use crate::replay::Replayer;
+use crate::zobrist::{letter_code, MoveCodes};
 
 /// A game kept out of the lake, and why.
 #[derive(Debug)]
@@ -58,7 +60,7 @@ pub struct Counters {
 /// `max_game_bytes` (the framer's window) + `PENDING_BATCHES × batch_bytes` (games waiting in
 /// their partitions) + `batch_bytes` (one batch of rejects), and the replay of one game, bounded by
 /// what it may hold (`crate::replay::MAX_GAME_MOVES`), not by its bytes.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Games per batch.
     pub batch_games: usize,
@@ -70,6 +72,9 @@ pub struct Options {
     pub max_reject_raw: usize,
     /// Partitions holding games at once; one more sends the least recently used one on its way.
     pub max_partitions: usize,
+    /// The chess-openings table: given, each batch carries its games' position columns and plies too
+    /// (`crate::plies`), derived from the replay.
+    pub openings: Option<Arc<Openings>>,
 }
 
 impl Default for Options {
@@ -80,6 +85,7 @@ impl Default for Options {
             max_game_bytes: 64 << 20,
             max_reject_raw: 64 << 10,
             max_partitions: 64,
+            openings: None,
         }
     }
 }
@@ -219,8 +225,8 @@ impl BatchReader {
         let counters = Arc::new(Counters::default());
         BatchReader {
             framer,
-            games: GameReader::default(),
-            batches: Pending::new(options, counters.clone()),
+            games: GameReader::new(&options),
+            batches: Pending::new(options.clone(), counters.clone()),
             source_name: source_name.to_owned(),
             held: None,
             latin1: String::new(),
@@ -282,7 +288,7 @@ impl BatchReader {
                     Ok(()) => append_game(
                         &mut self.batches,
                         &self.source_name,
-                        &self.games.replayer.scratch,
+                        &self.games,
                         offset,
                         text.len(),
                     ),
@@ -311,7 +317,7 @@ impl BatchReader {
                 append_game(
                     &mut self.batches,
                     &self.source_name,
-                    &self.games.replayer.scratch,
+                    &self.games,
                     offset,
                     text.len(),
                 );
@@ -397,43 +403,72 @@ pub(crate) fn unreadable(
 fn append_game(
     batches: &mut Pending<GameColumns>,
     source_name: &str,
-    scratch: &GameScratch,
+    games: &GameReader,
     offset: u64,
     text_len: usize,
 ) {
+    let scratch = &games.replayer.scratch;
     let row = derive(scratch);
     let plies = scratch.mainline().len();
+    let openings = games.openings.as_ref();
     batches.append(
         row.partition,
         text_len,
         plies,
-        |games, plies| GameColumns::with_capacity(source_name, games, plies),
-        |columns| columns.append(scratch, &row, offset),
+        |games, plies| GameColumns::with_capacity(source_name, games, plies, openings),
+        |columns| columns.append(scratch, &row, offset, &games.positions),
     );
 }
 
-/// Reads one game's text: the parser and the replayer.
+/// Reads one game's text: the parser and the replayer, and with `openings` the positions of its
+/// mainline (their keys), for its plies.
 #[derive(Default)]
 pub(crate) struct GameReader {
     parser: GameParser,
     pub(crate) replayer: Replayer,
+    pub(crate) openings: Option<Arc<Openings>>,
+    pub(crate) positions: Positions,
 }
 
 impl GameReader {
-    /// Parses and replays `text` into `self.replayer.scratch`; `Err` is the reason to reject it.
+    pub(crate) fn new(options: &Options) -> GameReader {
+        GameReader {
+            openings: options.openings.clone(),
+            ..GameReader::default()
+        }
+    }
+
+    /// Parses and replays `text` into `self.replayer.scratch` (and `self.positions`); `Err` is the
+    /// reason to reject it.
     pub(crate) fn read(&mut self, text: &[u8]) -> Result<(), RejectReason> {
+        let internal = |why: &str| {
+            RejectReason::new(
+                RejectKind::InternalError,
+                format!("internal error while reading this game: {why}"),
+            )
+        };
         // A bug on some odd input must cost that game (rejected, with the reason), not the load.
         let parse = || self.parser.parse(&mut self.replayer, text);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
             self.parser = GameParser::default();
-            Err(RejectReason::new(
-                RejectKind::InternalError,
-                format!(
-                    "internal error while reading this game: {}",
-                    panic_message(&panic)
-                ),
-            ))
-        })
+            Err(internal(panic_message(&panic)))
+        })?;
+        if self.openings.is_some() {
+            let g = &self.replayer.scratch;
+            let moves = g.mainline().iter().map(|m| MoveCodes {
+                piece: letter_code(m.piece),
+                from: m.from,
+                to: m.to,
+                promote: letter_code(m.promote),
+                castle: m.castle,
+            });
+            let start_fen = g.start_fen.as_ref().map(|r| g.str(r));
+            // The key replay follows any game shakmaty replayed: a failure is a bug.
+            self.positions
+                .replay(start_fen, g.variant.name(), moves)
+                .map_err(|e| internal(&format!("{e:?}")))?;
+        }
+        Ok(())
     }
 }
 

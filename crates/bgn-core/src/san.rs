@@ -586,13 +586,13 @@ mod tests {
     fn lake(games: &[&str]) -> RecordBatch {
         let mut parser = GameParser::default();
         let mut replayer = Replayer::default();
-        let mut columns = GameColumns::with_capacity("test.pgn", games.len(), 64);
+        let mut columns = GameColumns::with_capacity("test.pgn", games.len(), 64, None);
         for (i, pgn) in games.iter().enumerate() {
             parser
                 .parse(&mut replayer, pgn.as_bytes())
                 .unwrap_or_else(|e| panic!("game {i}: {}", e.message));
             let row = derive(&replayer.scratch);
-            columns.append(&replayer.scratch, &row, i as u64);
+            columns.append(&replayer.scratch, &row, i as u64, &Default::default());
         }
         columns.finish().expect("a valid batch")
     }

@@ -113,7 +113,7 @@ const LETTER_CODES: [u8; 256] = {
     codes
 };
 
-fn letter_code(letter: u8) -> u8 {
+pub(crate) fn letter_code(letter: u8) -> u8 {
     LETTER_CODES[usize::from(letter)]
 }
 
@@ -445,7 +445,7 @@ impl<'a> Moves<'a> {
 }
 
 /// The games of a batch, position by position.
-struct Games<'a> {
+pub(crate) struct Games<'a> {
     moves: Moves<'a>,
     fens: Texts<'a>,
     variants: Texts<'a>,
@@ -453,7 +453,7 @@ struct Games<'a> {
 }
 
 impl<'a> Games<'a> {
-    fn of(games: &'a RecordBatch) -> Result<Games<'a>, KeyError> {
+    pub(crate) fn of(games: &'a RecordBatch) -> Result<Games<'a>, KeyError> {
         let column = |name: &str| {
             games
                 .column_by_name(name)
@@ -471,49 +471,106 @@ impl<'a> Games<'a> {
         })
     }
 
+    /// The mainline moves of game `game`.
+    pub(crate) fn plies(&self, game: usize) -> usize {
+        self.moves.rows(game).len()
+    }
+
     /// Replays game `game`, calling `visit(ply index, key before that ply)` for each ply, then
     /// `visit(n_plies, final key)`; `visit` returns false to stop. `Ok(false)` for a game of another
     /// variant, which has no keys.
-    fn replay(
+    pub(crate) fn replay(
         &self,
         game: usize,
-        mut visit: impl FnMut(usize, u64) -> bool,
+        visit: impl FnMut(usize, u64) -> bool,
     ) -> Result<bool, KeyError> {
-        let chess960 = match self.variants.get(game) {
-            Some("Standard") | None => false,
-            Some("Chess960") => true,
-            Some(_) => return Ok(false),
-        };
+        let m = &self.moves;
         let name = || {
             let id = self.ids.as_ref().and_then(|t| t.get(game));
             id.map_or_else(|| format!("game {game}"), |id| format!("game {id}"))
         };
-        let start = match self.fens.get(game) {
-            None => Chess::default(),
-            Some(fen) => chess_from_fen(fen.trim(), chess960)
-                .map_err(|e| error(format!("{}: invalid start_fen '{fen}': {e}", name())))?,
-        };
-        let mut board = Board::new(&start);
-        let m = &self.moves;
-        let rows = m.rows(game);
-        let first = rows.start;
-        for row in rows.clone() {
-            if !visit(row - first, board.key) {
-                return Ok(true);
+        let moves = m.rows(game).map(|row| MoveCodes {
+            piece: m.piece[row],
+            from: m.from[row],
+            to: m.to[row],
+            promote: m.promote[row],
+            castle: m.castle[row],
+        });
+        replay_keys(self.fens.get(game), self.variants.get(game), moves, visit).map_err(|e| match e
+        {
+            ReplayError::Start(fen, why) => {
+                error(format!("{}: invalid start_fen '{fen}': {why}", name()))
             }
-            board
-                .play(
-                    m.piece[row],
-                    m.from[row],
-                    m.to[row],
-                    m.promote[row],
-                    m.castle[row],
-                )
-                .map_err(|why| error(format!("{}, ply {}: {why}", name(), row - first + 1)))?;
-        }
-        visit(rows.len(), board.key);
-        Ok(true)
+            ReplayError::Ply(ply, why) => error(format!("{}, ply {}: {why}", name(), ply + 1)),
+        })
     }
+}
+
+/// A ply as the key replay reads it: board codes (`piece_code`, `square_code`; `castle` its letter).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct MoveCodes {
+    pub(crate) piece: u8,
+    pub(crate) from: u8,
+    pub(crate) to: u8,
+    pub(crate) promote: u8,
+    pub(crate) castle: u8,
+}
+
+/// Why a game's key replay stopped: its start FEN, or its ply (0-based) that does not fit.
+#[derive(Debug)]
+pub(crate) enum ReplayError {
+    Start(String, String),
+    Ply(usize, String),
+}
+
+/// The board a game of `variant` (`None`: Standard) starts from, `start_fen` or the standard start;
+/// `Ok(None)` for a variant without keys (only Standard and Chess960 have them).
+fn start_board(
+    start_fen: Option<&str>,
+    variant: Option<&str>,
+) -> Result<Option<Board>, ReplayError> {
+    let chess960 = match variant {
+        Some("Standard") | None => false,
+        Some("Chess960") => true,
+        Some(_) => return Ok(None),
+    };
+    match start_fen {
+        None => {
+            static START: OnceLock<Board> = OnceLock::new();
+            Ok(Some(
+                START.get_or_init(|| Board::new(&Chess::default())).clone(),
+            ))
+        }
+        Some(fen) => chess_from_fen(fen.trim(), chess960)
+            .map(|pos| Some(Board::new(&pos)))
+            .map_err(|e| ReplayError::Start(fen.to_owned(), e.to_string())),
+    }
+}
+
+/// The one key replay of a game, whether read from PGN or from the lake: calls `visit(ply index, key
+/// before that ply)` for each of `moves`, then `visit(n_plies, final key)`; `visit` returns false to
+/// stop. `Ok(false)` for a game of a variant without keys.
+pub(crate) fn replay_keys(
+    start_fen: Option<&str>,
+    variant: Option<&str>,
+    moves: impl Iterator<Item = MoveCodes>,
+    mut visit: impl FnMut(usize, u64) -> bool,
+) -> Result<bool, ReplayError> {
+    let Some(mut board) = start_board(start_fen, variant)? else {
+        return Ok(false);
+    };
+    let mut n = 0;
+    for (ply, m) in moves.enumerate() {
+        if !visit(ply, board.key) {
+            return Ok(true);
+        }
+        board
+            .play(m.piece, m.from, m.to, m.promote, m.castle)
+            .map_err(|why| ReplayError::Ply(ply, why))?;
+        n = ply + 1;
+    }
+    visit(n, board.key);
+    Ok(true)
 }
 
 /// The keys of a batch of games: `plies` holds, for each move of `moves` (the list values from the
@@ -528,56 +585,21 @@ pub struct Keys {
 /// The keys of `games` (a batch holding `moves`, `start_fen`, `variant`; `game_id` for messages), as
 /// signed 64-bit integers (PolyGlot's unsigned keys, same bits).
 pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, KeyError> {
-    Ok(named_positions(games, keyed_plies, &[])?.0)
-}
-
-/// The keys of `games` as [`position_keys`] gives them, and for each game the index in `named` (sorted
-/// keys) of its deepest position found there: its plies' positions in order, then its final one; null
-/// when none is, and for games of other variants. One replay gives both, so that a load classifies
-/// its games' openings at the cost of a lookup per position.
-pub fn named_positions(
-    games: &RecordBatch,
-    keyed_plies: usize,
-    named: &[i64],
-) -> Result<(Keys, Int32Array), KeyError> {
     let g = Games::of(games)?;
     let n = games.num_rows();
     let offsets = g.moves.list.value_offsets();
     let span = offsets[n] as usize - offsets[0] as usize;
     let mut plies = Int64Builder::with_capacity(span);
     let mut finals = Int64Builder::with_capacity(n);
-    let mut deepest = Int32Builder::with_capacity(n);
-    // Most positions are not named: a bit per value of a key's low 16 bits (8 KB, in L1) turns most
-    // of them away before the binary search.
-    let mut maybe = vec![0u64; 1 << 10];
-    for &key in named {
-        let low = key as u16 as usize;
-        maybe[low >> 6] |= 1 << (low & 63);
-    }
-    let lookup = |key: i64| {
-        let low = key as u16 as usize;
-        if maybe[low >> 6] & (1 << (low & 63)) == 0 {
-            return None;
-        }
-        named.binary_search(&key).ok()
-    };
     for game in 0..n {
         // Moves of a null list between games: none in a lake, but keep the alignment.
         let start = offsets[game] as usize - offsets[0] as usize;
         plies.append_nulls(start - plies.len());
         let rows = g.moves.rows(game).len();
         let mut last = 0;
-        let mut found = None;
         let keyed = g.replay(game, |ply, key| {
-            if let Some(at) = lookup(key as i64) {
-                found = Some(at as i32);
-            }
             if ply < rows {
-                if ply < keyed_plies {
-                    plies.append_value(key as i64);
-                } else {
-                    plies.append_null();
-                }
+                plies.append_option((ply < keyed_plies).then_some(key as i64));
             } else {
                 last = key;
             }
@@ -589,14 +611,12 @@ pub fn named_positions(
             plies.append_nulls(rows);
             finals.append_null();
         }
-        deepest.append_option(found);
     }
     plies.append_nulls(span - plies.len());
-    let keys = Keys {
+    Ok(Keys {
         plies: plies.finish(),
         finals: finals.finish(),
-    };
-    Ok((keys, deepest.finish()))
+    })
 }
 
 /// For each game of `games`, the first ply from `from_ply` on whose position (before the move; the
@@ -734,37 +754,5 @@ mod tests {
             board.play(p(piece), sq(from), sq(to), NONE, NONE).unwrap();
             assert_eq!(board.key, key, "after {from}{to}");
         }
-    }
-
-    #[test]
-    fn named_positions_give_each_games_deepest_named_position() {
-        use crate::input::Input;
-        use crate::reader::{BatchReader, Options};
-        let pgn = "[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1-0\n\n\
-                   [Result \"1-0\"]\n\n1. d4 d5 1-0\n\n\
-                   [Result \"1-0\"]\n\n1. c4 1-0\n\n";
-        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(pgn)), None).unwrap();
-        let mut reader = BatchReader::new(input, "t", Options::default());
-        let batch = reader.next_batch().expect("a batch").games.remove(0);
-        let keys = position_keys(&batch, usize::MAX).unwrap();
-        let ply = |i: usize| keys.plies.value(i);
-        // Game 1's positions before its plies 2 and 4 (of 6), game 2's final position, and a stranger.
-        let mut named = vec![ply(2), ply(4), keys.finals.value(1), 12345];
-        named.sort_unstable();
-        let at = |key: i64| named.iter().position(|&k| k == key).unwrap() as i32;
-        let (again, found) = named_positions(&batch, 3, &named).unwrap();
-        assert_eq!(found.value(0), at(ply(4)), "the deeper of two");
-        assert_eq!(
-            found.value(1),
-            at(keys.finals.value(1)),
-            "the final position counts"
-        );
-        assert!(found.is_null(2), "none named");
-        assert_eq!(again.finals, keys.finals);
-        let stored: Vec<_> = again.plies.iter().collect();
-        assert_eq!(
-            &stored[..4],
-            &[Some(ply(0)), Some(ply(1)), Some(ply(2)), None]
-        );
     }
 }

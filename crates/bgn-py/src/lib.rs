@@ -20,6 +20,7 @@ use arrow_schema::DataType;
 use bgn_core::derive;
 use bgn_core::input::Input;
 use bgn_core::parallel::ParallelReader;
+use bgn_core::plies::{self, Openings};
 use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
@@ -221,6 +222,9 @@ impl GameBatches {
 /// `jobs` worker threads parse and replay, beside a thread that decompresses and frames; with 1 (the
 /// default) the single-threaded reader reads on the calling thread, as `__next__` asks. The batches,
 /// their rows and the rejects are the same for any `jobs`.
+///
+/// `openings` (the chess-openings table, see `derive_plies`): each batch also holds its games' position
+/// columns and, in a last column `plies`, their plies, derived from the same replay.
 #[pyclass(module = "warehouse._core")]
 struct PgnReader {
     // A mutex only to make the class `Sync`, as PyO3 requires; one thread iterates.
@@ -232,7 +236,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -243,12 +247,14 @@ impl PgnReader {
         jobs: usize,
         frames: Option<(u64, u64, u64)>,
         first_game: Option<u64>,
+        openings: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
             batch_games: batch_games.unwrap_or(defaults.batch_games).max(1),
             batch_bytes: batch_bytes.unwrap_or(defaults.batch_bytes).max(1),
             max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
+            openings: openings.map(import_openings).transpose()?,
             ..defaults
         };
         let opened = match frames {
@@ -477,34 +483,28 @@ fn position_keys(
     Ok((wrap(keys.plies), wrap(keys.finals)))
 }
 
-/// `(plies, finals, named)`: the keys `position_keys` gives, and for each game the index in
-/// `named_keys` (a sorted int64 array) of its deepest position found there (its plies' positions, then its
-/// final one), null when none is; one replay for both.
+/// The chess-openings table (`warehouse.lake.openings`) as a record batch: `key` (sorted int64), `eco`,
+/// `name`, `code`.
+fn import_openings(openings: &Bound<'_, PyAny>) -> PyResult<std::sync::Arc<Openings>> {
+    let batch = import_games(openings, "openings")?;
+    let openings = Openings::of(&batch).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(std::sync::Arc::new(openings))
+}
+
+/// Stored games with their position columns and plies derived from their moves, as a `PgnReader` given
+/// `openings` emits them (`bgn_core::plies`): the batch, its position columns replaced, and `plies`.
 #[pyfunction]
-fn named_positions(
+fn derive_plies(
     py: Python<'_>,
     games: &Bound<'_, PyAny>,
-    keyed_plies: usize,
-    named_keys: &Bound<'_, PyAny>,
-) -> PyResult<(ArrowArray, ArrowArray, ArrowArray)> {
-    let games = import_games(games, "named_positions")?;
-    let named = arrow_array::make_array(import(named_keys)?);
-    let named = named
-        .as_primitive_opt::<arrow_array::types::Int64Type>()
-        .filter(|keys| keys.null_count() == 0)
-        .ok_or_else(|| PyTypeError::new_err("named_keys must be an int64 array without nulls"))?;
-    if !named.values().is_sorted() {
-        return Err(PyValueError::new_err("named_keys must be sorted"));
-    }
-    let (keys, found) = py
-        .detach(|| zobrist::named_positions(&games, keyed_plies, named.values()))
+    openings: &Bound<'_, PyAny>,
+) -> PyResult<ArrowArray> {
+    let games = import_games(games, "derive_plies")?;
+    let openings = import_openings(openings)?;
+    let derived = py
+        .detach(|| plies::derive_stored(&games, openings))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let wrap = |a: ArrayRef| ArrowArray { array: Some(a) };
-    Ok((
-        wrap(std::sync::Arc::new(keys.plies)),
-        wrap(std::sync::Arc::new(keys.finals)),
-        wrap(std::sync::Arc::new(found)),
-    ))
+    Ok(ArrowArray::of_batch(derived))
 }
 
 /// For each game, the first ply from `from_ply` on whose position (before the move; `n_plies` for the
@@ -561,7 +561,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pgn_texts, m)?)?;
     m.add_function(wrap_pyfunction!(json_lines, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
-    m.add_function(wrap_pyfunction!(named_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(derive_plies, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
@@ -569,6 +569,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(termination, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
+    m.add("KEYED_PLIES", plies::KEYED_PLIES)?;
     m.add_class::<book::BookCounter>()?;
     m.add_class::<book::BookRows>()?;
     m.add_function(wrap_pyfunction!(book::book_rows, m)?)?;
