@@ -4,7 +4,7 @@
 One game a line, BGN's names, absent values omitted (never null); the shape is docs/exports.md and the
 JSON Schema docs/bgn.schema.json. The Rust core writes a batch's lines (`_core.json_lines`,
 crates/bgn-core/src/export_json.rs), variations nested into the moves they replace: one buffer a batch, no
-Python object per game or move. bz2 is compressed on every core (`export_out.Bz2Writer`).
+Python object per game or move. bz2 is compressed on every core (`output.Bz2Writer`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 
 GAMES_PER_FILE = 200_000
-# How the archive's files are compressed: the suffix names it (see `export_out.compressor`).
+# How the archive's files are compressed: the suffix names it (see `output.compressor`).
 COMPRESSIONS = ("bz2", "zst")
 COLUMNS = [
     "type", "game_id", "site", "event", "round", "datetime", "result", "termination", "time_control",
@@ -120,7 +120,7 @@ def export_json(
     empty or absent, compressed as `compression` (one of `COMPRESSIONS`). Streams batch by batch (bounded
     memory); bz2 and zstd are compressed on every core.
 
-    The files are staged out of `out` and published at the end (see `export_out.staged_directory`): an
+    The files are staged out of `out` and published at the end (see `output.staged_directory`): an
     export that fails or is interrupted leaves `out` as it was; one killed leaves a staging folder the
     next export into `out` clears.
 

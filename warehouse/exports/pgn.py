@@ -210,7 +210,7 @@ def start_ply(fen: str | None) -> int:
 def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = ALL) -> ExportResult:
     """Writes the selected games of `lake` as one PGN file `out` (local or s3://; `.bz2` / `.zst` names are
     compressed), or to standard output when `out` is `-`. The file appears at `out` only when complete
-    (see `export_out.OutputFile`).
+    (see `output.OutputFile`).
 
     :raises OutputError: when `out` exists, is inside `lake`, or another export is writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.

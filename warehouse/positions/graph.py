@@ -149,7 +149,7 @@ def graph_outputs(out: str | Path, svg: bool = True, lake: Lake | None = None) -
     boards' folder `<out stem>_boards/` and with `svg` `<out stem>.svg` (where Graphviz's `dot` is missing,
     without it, saying so on stderr). Each is new, refused before the
     block runs if it exists (the folder: if it holds files) or is inside `lake` (the lake the book is built
-    from), and appears whole when the block ends (`export_out`); a failure or Ctrl-C leaves none of them.
+    from), and appears whole when the block ends (`exports.output`); a failure or Ctrl-C leaves none of them.
 
     :raises OutputError: for a refused output, one that cannot be written, or `dot` failing.
     """

@@ -37,7 +37,7 @@ def eco_book() -> list[dict[str, str]]:
 
 
 def write_tsv(rows: list[dict[str, str]], out: Path) -> None:
-    """Writes `rows` as the new TSV file `out`, which appears whole (`export_out.output_file`).
+    """Writes `rows` as the new TSV file `out`, which appears whole (`exports.output.output_file`).
 
     :raises OutputError: when `out` exists, or cannot be written."""
     text = io.StringIO()
