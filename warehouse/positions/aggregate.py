@@ -27,6 +27,7 @@ on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -77,28 +78,42 @@ def frequent(rows: pa.Table, min_games: int) -> pa.Table:
     return games.filter(pa.array(np.repeat(counts >= min_games, counts)))
 
 
-def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_rel: str) -> None:
-    """Writes the pre-aggregate of the games `found` (`frequent`'s rows, some; `file` numbers `covers`) to the
-    lake's paths `moves_rel` and `top_rel`: the sums and top games of each part `file_parts` gives, then of
-    those (memory holds a part, a file's games and the sums)."""
+def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: str) -> None:
+    """Writes the pre-aggregate of the games under the lake's folder `parts` (`frequent`'s rows, in
+    `<file>/<any>.parquet`, `file` the number of a file of `covers`) to the lake's paths `moves_rel` and
+    `top_rel`: the sums and top games of each part `file_parts` gives, then of those (memory holds a file's
+    frequent rows and games, and a part; DuckDB `MEMORY_LIMIT`, spilling past it to a local temporary
+    folder, which also holds each part's sums and top games until they are summed)."""
     con = connect(lake.location, variant="all")
-    sums, tops = [], []
-    for number, rel in enumerate(covers):
-        rows = found.filter(pc.equal(found["file"], number))
-        for part in file_parts(lake, con, rel, rows) if rows.num_rows else []:
-            con.register("frequent_games", part)
-            sums.append(con.sql(SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)).to_arrow_table())
-            tops.append(con.sql(TOP.format(source="frequent_games")).to_arrow_table())
-            con.unregister("frequent_games")
-    across = SUMS.format(source="{source}", **SUMS_SUMMED)
-    for rel, parts, question in ((moves_rel, sums, across), (top_rel, tops, TOP)):
-        con.register("frequent_parts", pa.concat_tables(parts))
-        written(lake, rel, con.sql(question.format(source="frequent_parts")).to_arrow_table())
+    with tempfile.TemporaryDirectory(prefix="bgn-aggregate-") as spill:
+        con.execute(f"set memory_limit = '{MEMORY_LIMIT}'; set temp_directory = {sql_string(spill)}")
+        con.execute("set preserve_insertion_order = false")
+        written_parts = 0
+        for number, rel in enumerate(covers):
+            files = lake.files(f"{parts}/{number}")
+            if not files:
+                continue
+            rows = pa.concat_tables(pq.read_table(i.path, filesystem=lake.fs) for i in files)
+            for part in file_parts(lake, con, rel, rows):
+                con.register("frequent_games", part)
+                for name, question in (("sums", SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)), ("top", TOP)):
+                    target = sql_string(f"{spill}/{name}-{written_parts}.parquet")
+                    con.execute(f"copy ({question.format(source='frequent_games')}) to {target} (format parquet)")
+                con.unregister("frequent_games")
+                written_parts += 1
+        across = SUMS.format(source="{source}", **SUMS_SUMMED)
+        for rel, name, question in ((moves_rel, "sums", across), (top_rel, "top", TOP)):
+            source = f"read_parquet({sql_string(f'{spill}/{name}-*.parquet')})"
+            written(lake, rel, con.sql(question.format(source=source)).fetch_record_batch(ROW_GROUP))
     con.close()
 
 
+# DuckDB's memory while it sums (past it, it spills to a temporary folder): with a `games/` file's frequent
+# rows and games and one part of `CHUNK` plies rows (~0.15 GB), the aggregate's memory, whatever the lake's
+# size (docs/positions.md).
+MEMORY_LIMIT = "256MB"
 # Plies rows read at once.
-CHUNK = 2_000_000
+CHUNK = 500_000
 # The plies fields each game's move there gives (the SAN's, eval and think time).
 PLY_FIELDS = ["p", "f", "t", "x", "c", "castle", "promote", "mates", "eval_cp", "think"]
 
@@ -197,9 +212,12 @@ TOP = f"""
 """
 
 
-def written(lake: Lake, rel: str, table: pa.Table) -> None:
+def written(lake: Lake, rel: str, batches: pa.RecordBatchReader) -> None:
+    """Writes `batches` to the lake's file `rel`, a row group of up to `ROW_GROUP` rows per batch."""
     lake.make_parent(rel)
-    pq.write_table(table, lake.path(rel), filesystem=lake.fs, row_group_size=ROW_GROUP, compression="zstd")
+    with pq.ParquetWriter(lake.path(rel), batches.schema, filesystem=lake.fs, compression="zstd") as out:
+        for batch in batches:
+            out.write_batch(batch, row_group_size=ROW_GROUP)
 
 
 def cells(con: duckdb.DuckDBPyConnection, filters: GameFilters) -> str | None:
