@@ -88,6 +88,10 @@ def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: st
     with tempfile.TemporaryDirectory(prefix="bgn-aggregate-") as spill:
         con.execute(f"set memory_limit = '{MEMORY_LIMIT}'; set temp_directory = {sql_string(spill)}")
         con.execute("set preserve_insertion_order = false")
+        per_part = {
+            "sums": SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED),
+            "top": TOP.format(source="frequent_games"),
+        }
         written_parts = 0
         for number, rel in enumerate(covers):
             files = lake.files(f"{parts}/{number}")
@@ -96,9 +100,9 @@ def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: st
             rows = pa.concat_tables(pq.read_table(i.path, filesystem=lake.fs) for i in files)
             for part in file_parts(lake, con, rel, rows):
                 con.register("frequent_games", part)
-                for name, question in (("sums", SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)), ("top", TOP)):
+                for name, question in per_part.items():
                     target = sql_string(f"{spill}/{name}-{written_parts}.parquet")
-                    con.execute(f"copy ({question.format(source='frequent_games')}) to {target} (format parquet)")
+                    con.execute(f"copy ({question}) to {target} (format parquet)")
                 con.unregister("frequent_games")
                 written_parts += 1
         across = SUMS.format(source="{source}", **SUMS_SUMMED)
@@ -225,7 +229,9 @@ def cells(con: duckdb.DuckDBPyConnection, filters: GameFilters) -> str | None:
     their bounds are not the cells' (a player; a rating not of whole hundreds; dates not of whole months):
     the views' `explorer_aligned` and `explorer_cell_kept`, as sql/explorer.sql asks them."""
     bounds = [filters.min_rating, filters.max_rating, filters.since, filters.until]
-    ((aligned,),) = con.execute("select explorer_aligned($1, $2, $3, $4, $5)", [filters.player, *bounds]).fetchall()
+    ((aligned,),) = con.execute(
+        "select explorer_aligned($1, $2, $3, $4, $5)", [filters.player, *bounds]
+    ).fetchall()
     if not aligned:
         return None
     values = ", ".join(sql_value(v) for v in [filters.type, *bounds])
@@ -292,7 +298,9 @@ def at(
     if moves is None:
         return None
     top = rows_at(lake, top_rel, key)
-    return Cells(moves, top if top is not None else moves.schema.empty_table(), f"{kept} and variant_selected(variant)")
+    return Cells(
+        moves, top if top is not None else moves.schema.empty_table(), f"{kept} and variant_selected(variant)"
+    )
 
 
 # Registered names of a position's rows while a question reads them.

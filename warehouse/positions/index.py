@@ -190,6 +190,8 @@ def split(positions: pa.Table, bits: int) -> list[tuple[int, pa.Table]]:
 
 def split_by_file(rows: pa.Table) -> list[tuple[int, pa.Table]]:
     """`rows` by their `file` (those that hold any), each in its order."""
+    if rows.num_rows == 0:
+        return []
     files = rows["file"].to_numpy()
     order = np.argsort(files, kind="stable")
     numbers, starts = np.unique(files[order], return_index=True)
