@@ -682,10 +682,10 @@ from query(if(
     'select null::bigint as key, null::varchar as variant, null::varchar as type, null::integer as band, '
     || 'null::date as month, null::varchar as uci, null::varchar as p, null::varchar as f, '
     || 'null::varchar as t, null::varchar as x, null::varchar as castle, null::varchar as promote, '
-    || 'null::varchar as c, null::boolean as mates, null::bigint as games, null::bigint as white_wins, '
+    || 'null::smallint as c, null::boolean as mates, null::bigint as games, null::bigint as white_wins, '
     || 'null::bigint as draws, null::bigint as black_wins, null::bigint as elo2_sum, '
     || 'null::bigint as elo_games, null::bigint as eval_sum, null::bigint as eval_games, '
-    || 'null::decimal(38, 1) as think_sum, null::bigint as think_games, null::timestamp as first_played '
+    || 'null::decimal(38, 1) as think_sum, null::bigint as think_games, null::timestamptz as first_played '
     || 'where false'
 ));
 
