@@ -20,7 +20,8 @@ can hold a key. Columns: `key`, `file` (the position of its `games/` file in the
 SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
 it is published after the key files, so that a reader finding it finds them all. Before it, the explorer's
 pre-aggregate of the positions many games reach (`warehouse.positions.aggregate`, the record's
-`explorer_files`), summed from each bucket's rows as it is sorted.
+`explorer_files`), summed from each bucket's frequent rows (staged per input file as the bucket is sorted,
+then read a file at a time: memory holds a bucket and a file's share, not the lake's).
 """
 
 from __future__ import annotations
