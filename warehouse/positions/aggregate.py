@@ -108,7 +108,7 @@ def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: st
         across = SUMS.format(source="{source}", **SUMS_SUMMED)
         for rel, name, question in ((moves_rel, "sums", across), (top_rel, "top", TOP)):
             source = f"read_parquet({sql_string(f'{spill}/{name}-*.parquet')})"
-            written(lake, rel, con.sql(question.format(source=source)).fetch_record_batch(ROW_GROUP))
+            written(lake, rel, con.sql(question.format(source=source)).to_arrow_reader(ROW_GROUP))
     con.close()
 
 
