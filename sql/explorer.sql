@@ -3,10 +3,10 @@
 -- Definitions: the position is the FEN in variable explorer_fen (unset: the starting position), found by its
 --   PolyGlot key (fen_key): in the position index at any ply when it covers the lake (index_positions,
 --   index_gap in sql/views/schema.sql), else in the stored keys (plies.key: the first 10 plies), failing in
---   one line naming the index's build and the Python explorer when they hold no game at the position; when the
---   index covers the lake, holds the position in its pre-aggregate (explorer_aggregate) and the filters are
---   bounds of its cells (explorer_aligned: the same rule as warehouse.positions.aggregate.at), the answer is
---   summed from the pre-aggregate's cells the filters keep (the same rows, without reading games). A game
+--   one line naming the index's build and the Python explorer when they hold no game at the position; when
+--   the index covers the lake, holds the position in its pre-aggregate (explorer_aggregate) and the filters
+--   are bounds of its cells (explorer_aligned: the same rule as warehouse.positions.aggregate.at), the answer
+--   is summed from the pre-aggregate's cells the filters keep (the same rows, without reading games). A game
 --   counts once: the move it played the first time it stood at the position (a game that ends there plays
 --   none). warehouse.positions.explore runs this file from Python with the moves of the games it found (the
 --   index, the replay scan: any ply), the table the variable explorer_positions names. san = the move in SAN
@@ -178,7 +178,8 @@ summed as (
             *,
             variant_selected(variant) and explorer_cell_kept(
                 type, band, month, getvariable('explorer_speed'), getvariable('explorer_min_rating'),
-                getvariable('explorer_max_rating'), getvariable('explorer_since'), getvariable('explorer_until')
+                getvariable('explorer_max_rating'), getvariable('explorer_since'),
+                getvariable('explorer_until')
             ) as kept
         from aggregated
         where uci is not null

@@ -666,7 +666,9 @@ create or replace temp macro explorer_aligned(player, min_rating, max_rating, si
     and coalesce(max_rating::double % 100 = 0, true)
     and coalesce(day(since::date) = 1, true)
     and coalesce(day(until::date + interval 1 day) = 1, true);
-create or replace temp macro explorer_cell_kept(type, band, month, speed, min_rating, max_rating, since, until) as
+create or replace temp macro explorer_cell_kept(
+    type, band, month, speed, min_rating, max_rating, since, until
+) as
     (speed is null or type = speed)
     and (min_rating is null or band >= 2 * min_rating::double)
     and (max_rating is null or band <= 2 * max_rating::double)
