@@ -27,12 +27,12 @@ on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import chess
 import duckdb
 import numpy as np
 import polars as pl
@@ -287,7 +287,8 @@ def at(
     """The pre-aggregate of the lake's `index` (None: no index) at the position `key` under `filters`, None
     when it cannot answer exactly (see the module's doc): the one choice between it and the games' moves,
     for the explorer and its page."""
-    if index is None or not index.record.explorer_files:
+    # Its moves' SAN is python-chess's (the optional extra): without it the row path answers (SQL's SAN).
+    if index is None or not index.record.explorer_files or importlib.util.find_spec("chess") is None:
         return None
     kept = cells(con, filters)
     if kept is None or index.uncovered():
@@ -335,6 +336,8 @@ def explored(con: duckdb.DuckDBPyConnection, fen: str, found: Cells) -> pl.DataF
         ).pl()
     finally:
         con.unregister(MOVES_AT)
+    import chess  # the optional extra, which `at` found
+
     board = chess.Board(fen)
     san = pl.Series("san", [board.san(chess.Move.from_uci(uci)) for uci in rows["uci"]], pl.String)
     return rows.insert_column(1, san)
