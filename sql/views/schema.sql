@@ -651,7 +651,7 @@ from query(if(
 -- position `key`, cell (`variant`, `type`, `band`, `month`) and move (`uci`, null for the games that end
 -- there) with the SAN's fields of one game, of the index in force (nothing when it has none). The cells are
 -- defined here once, for the build, the Python explorer and sql/explorer.sql alike:
---   rating_band(elo2): a game's band, of the sum of both Elos: a mean of a whole hundred is a band of its
+--   explorer_band(elo2): a game's band, of the sum of both Elos: a mean of a whole hundred is a band of its
 --     own, the means strictly between two hundreds another (its lowest sum + 1), so that a bound of whole
 --     hundreds is a bound of bands on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000);
 --   explorer_aligned(player, min_rating, max_rating, since, until): whether the explorer's filters are
@@ -659,7 +659,7 @@ from query(if(
 --     being the kept games' exactly;
 --   explorer_cell_kept(type, band, month, speed, min_rating, max_rating, since, until): whether the
 --     filters (aligned) keep a cell's games.
-create or replace temp macro rating_band(elo2) as if(elo2 % 200 = 0, elo2, elo2 - elo2 % 200 + 1);
+create or replace temp macro explorer_band(elo2) as if(elo2 % 200 = 0, elo2, elo2 - elo2 % 200 + 1);
 create or replace temp macro explorer_aligned(player, min_rating, max_rating, since, until) as
     player is null
     and coalesce(min_rating::double % 100 = 0, true)

@@ -17,7 +17,7 @@ first date); `top_games.parquet`, the `TOP_GAMES` games of each position and cel
 rating, then date (any top N of a union of cells is among its cells' top N). Both sorted by key, in small
 row groups: a position's rows are a read of the groups whose statistics can hold its key.
 
-The cells are defined once, in SQL (sql/views/schema.sql: `rating_band`, `explorer_aligned`,
+The cells are defined once, in SQL (sql/views/schema.sql: `explorer_band`, `explorer_aligned`,
 `explorer_cell_kept`), for the build, this module and sql/explorer.sql alike: rating bands are of the sum of
 both Elos (twice the mean, an integer): a mean of exactly a hundred (1500.0) is a band of its own, the means
 strictly between two hundreds another (1500.5-1599.5), so that a bound of whole hundreds is a bound of bands
@@ -130,7 +130,7 @@ def file_parts(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.T
     games = con.sql(
         f"""
         select variant, {", ".join(TOP_COLUMNS)}, white_elo + black_elo as elo2,
-            rating_band(elo2) as band,
+            explorer_band(elo2) as band,
             date_trunc('month', datetime)::date as month, n_plies
         from games
         where filename = $path
