@@ -33,6 +33,7 @@ def interrupted_while_starting(signum: int, frame: FrameType | None) -> None:
 # Installed before the imports below; `run` puts Python's own handler back.
 signal.signal(signal.SIGINT, interrupted_while_starting)
 
+from warehouse import extras  # noqa: E402
 from warehouse.errors import InputError, NotPublished, WarehouseError, describe  # noqa: E402
 from warehouse.lake.storage import printable  # noqa: E402
 from warehouse.queries import filters  # noqa: E402
@@ -46,6 +47,14 @@ def invoked_as(name: str) -> None:
     """Names the command the parsers made from now on show (`bgn load`), for a dispatcher."""
     global INVOKED_AS
     INVOKED_AS = name
+
+
+def command_name() -> str:
+    """The command as the user typed it: `bgn load`, `python -m loaders.pgn2parquet`, or the script's name."""
+    if INVOKED_AS is not None:
+        return INVOKED_AS
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return f"python -m {spec.name}" if spec is not None else os.path.basename(sys.argv[0])
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -163,6 +172,12 @@ def run(command: Callable[[], int], interrupted: str) -> int:
         return EXIT_USER_ERROR
     except (WarehouseError, OSError) as e:  # OSError: the disk or the network, not the command
         error(describe(e))
+        return EXIT_USER_ERROR
+    except ModuleNotFoundError as e:
+        line = extras.missing(e, command_name())
+        if line is None:
+            raise
+        error(line)
         return EXIT_USER_ERROR
     except Exception as e:
         damage = duckdb_damage(e)

@@ -18,7 +18,6 @@ from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
 from warehouse.positions.book import DEFAULT_MAX_PLY, Filters, build
-from warehouse.positions.graph import graph_outputs, min_games
 from warehouse.queries.sql import connect
 
 
@@ -56,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from warehouse.positions.graph import graph_outputs, min_games  # python-chess draws its boards (an extra)
+
     if Path(args.out).suffix != ".dot":
         raise InputError(f"{args.out}: name a .dot file")
     lake = Lake.open_existing(args.lake)

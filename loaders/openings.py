@@ -13,7 +13,6 @@ from pathlib import Path
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.positions.openings import code_map, eco_book, write_tsv
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -30,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from warehouse.positions.openings import (  # the FENs: python-chess (an extra)
+        code_map,
+        eco_book,
+        write_tsv,
+    )
+
     out = Path(args.out)
     for name, rows in (("opening_codes.tsv", code_map()), ("eco_book.tsv", eco_book())):
         write_tsv(rows, out / name)

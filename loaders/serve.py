@@ -13,7 +13,6 @@ import sys
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.errors import InputError
 from warehouse.lake.location import Lake
 from warehouse.queries.sql import connect
 
@@ -39,13 +38,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:  # the board's drawing and the moves' reading: python-chess, an optional dependency
-        from warehouse.explorer_page.answers import Answers
-        from warehouse.explorer_page.server import HOST, ExplorerServer
-    except ModuleNotFoundError as e:
-        if e.name != "chess":
-            raise
-        raise InputError("the explorer page needs python-chess: pip install 'bgn-warehouse[chess]'") from None
+    # The board's drawing and the moves' reading: python-chess, an extra (`cli.run` names it when missing).
+    from warehouse.explorer_page.answers import Answers
+    from warehouse.explorer_page.server import HOST, ExplorerServer
+
     lake = Lake.open_existing(args.lake)
     connect(lake.location).close()  # a lake the views cannot read is refused now, not on the first page
     with ExplorerServer(Answers(lake.location), args.port, args.verbose) as server:

@@ -223,3 +223,30 @@ def test_the_bgn_command_from_outside_the_checkout(installed: Installed, checkou
     # PolyGlot's weight: 2 x wins + draws of the side to move (White), the moves weighing 0 left out.
     weights = zip(start["uci"], 2 * start["white_wins"] + start["draws"], strict=True)
     assert first_moves == {uci: weight for uci, weight in weights if weight > 0}
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        (["graph", "tree.dot"], "tree.dot"),
+        (["openings", "tables"], "tables"),
+        (["serve"], None),
+        (["export", "study", "--fen", "study"], "study"),
+    ],
+)
+def test_a_command_of_the_chess_extra_names_it_when_missing(
+    installed: Installed, checkout_lake: Path, command: list[str], output: str | None
+) -> None:
+    """The wheel's `[cli]` install has no python-chess: a command that needs it is one line naming the extra,
+    exit 2, nothing written (it was a traceback for `graph` and `openings`)."""
+    assert installed.python("-c", "import importlib.util as u; print(u.find_spec('chess'))") == "None\n"
+    lake = [] if command[0] == "openings" else ["--lake", str(checkout_lake)]
+    done = subprocess.run(
+        ["bgn", *command, *lake], cwd=installed.work, env=installed.env, capture_output=True, text=True
+    )
+    name = " ".join(command[:2] if command[0] == "export" else command[:1])
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: bgn {name} needs python-chess: pip install 'bgn-warehouse[chess]'\n",
+    )
+    assert output is None or not (installed.work / output).exists()

@@ -19,7 +19,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from warehouse.errors import OutputError
 from warehouse.exports import study_sql
 from warehouse.exports.bgn_json import ExportResult
 from warehouse.exports.lake_scan import ALL, Selection, grouped, scan
@@ -42,13 +41,9 @@ class Positions:
     writes it (the en passant square after every double step)."""
 
     def __init__(self) -> None:
-        try:
-            import chess
-            import chess.variant
-        except ImportError:
-            raise OutputError(
-                "--fen needs python-chess: pip install 'bgn-warehouse[chess]' (or chess)"
-            ) from None
+        import chess  # an extra: `--fen` without it is one line (loaders/cli.py `run`)
+        import chess.variant
+
         self.chess = chess
 
     def start(self, game: dict[str, Any]) -> Any:

@@ -27,7 +27,6 @@ on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from warehouse import extras
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.queries.filters import GameFilters
@@ -288,7 +288,7 @@ def at(
     when it cannot answer exactly (see the module's doc): the one choice between it and the games' moves,
     for the explorer and its page."""
     # Its moves' SAN is python-chess's (the optional extra): without it the row path answers (SQL's SAN).
-    if index is None or not index.record.explorer_files or importlib.util.find_spec("chess") is None:
+    if index is None or not index.record.explorer_files or not extras.installed("chess"):
         return None
     kept = cells(con, filters)
     if kept is None or index.uncovered():
