@@ -23,17 +23,12 @@ with letters as materialized (
 
 counted as (
     -- each phase named by phase() at its first ply
-    select phase(0) as phase, upper(p) as piece, sum(opening)::bigint as moves
-    from letters
-    group by all
-    union all
     select
-        phase(phase_plies()[1]) as phase, upper(p) as piece, sum(moves - opening - endgame)::bigint as moves
+        phase(list_concat([0], phase_plies())[i]) as phase,
+        upper(p) as piece,
+        sum([opening, moves - opening - endgame, endgame][i])::bigint as moves
     from letters
-    group by all
-    union all
-    select phase(phase_plies()[2]) as phase, upper(p) as piece, sum(endgame)::bigint as moves
-    from letters
+    cross join range(1, 4) as phases (i)
     group by all
 ),
 
