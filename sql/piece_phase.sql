@@ -8,19 +8,27 @@
 set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
-with letters as (
-    -- by ply and letter first: grouping 65 plies a game by two plain columns is twice as fast as by the
-    -- phase and piece computed on each
-    select ply, p, count(*) as moves
+with letters as materialized (
+    -- by the letter alone, each phase a count of its plies: one plain grouping column (12 groups) costs ~20%
+    -- less CPU than grouping by ply and letter. Materialized: DuckDB turns final's window into a join of
+    -- the counts with their sums, which would otherwise scan the plies twice
+    select
+        p,
+        count(*) as moves,
+        count(*) filter (ply < phase_plies()[1]) as opening,
+        count(*) filter (ply >= phase_plies()[2]) as endgame
     from plies
-    group by ply, p
+    group by p
 ),
 
-counted as materialized (
-    -- materialized: DuckDB turns the window below into a join of this with its sums, which would
-    -- otherwise scan the plies twice
-    select phase(ply) as phase, upper(p) as piece, sum(moves)::bigint as moves
+counted as (
+    -- each phase named by phase() at its first ply
+    select
+        phase(list_concat([0], phase_plies())[i]) as phase,
+        upper(p) as piece,
+        sum([opening, moves - opening - endgame, endgame][i])::bigint as moves
     from letters
+    cross join range(1, 4) as phases (i)
     group by all
 ),
 

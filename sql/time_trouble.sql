@@ -17,11 +17,13 @@
 set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.queries.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
-with timed as materialized (
-    -- materialized: both scales read it, which would otherwise scan the plies twice
-    select type, clock_before, tc_base, nag in (2, 4, 6) as mistake
+with clocks as (
+    -- the moves by their clock, base and NAG first: a thousand-odd groups, which are then bucketed (cheaper
+    -- than bucketing every move on both scales)
+    select type, clock_before, tc_base, nag, count(*) as moves
     from timed_plies
     where analysed and has_eval and tc_base is not null and clock_before is not null
+    group by all
 ),
 
 bucketed as (
@@ -35,8 +37,9 @@ bucketed as (
             when clock_before < 180 then 4
             else 5
         end as bucket_order,
-        mistake
-    from timed
+        nag,
+        moves
+    from clocks
     union all
     select
         type,
@@ -49,13 +52,19 @@ bucketed as (
             when 100 * clock_before < 50 * tc_base then 4
             else 5
         end as bucket_order,
-        mistake
-    from timed
+        nag,
+        moves
+    from clocks
     where tc_base > 0
 ),
 
 counted as (
-    select type, scale_order, bucket_order, count(*) as moves, count(*) filter (mistake) as mistakes
+    select
+        type,
+        scale_order,
+        bucket_order,
+        sum(moves)::bigint as moves,
+        coalesce(sum(moves) filter (nag in (2, 4, 6)), 0)::bigint as mistakes
     from bucketed
     group by all
 ),

@@ -342,9 +342,12 @@ create or replace temp macro min_sample() as 100;
 create or replace temp macro rating_band(elo) as floor(elo / 200)::int * 200;
 
 -- Phase of a position by the 0-based ply index: plies 0-19 (moves 1-10) 'opening', 20-59 (moves 11-30)
--- 'middlegame', from 60 (move 31) on 'endgame'.
+-- 'middlegame', from 60 (move 31) on 'endgame'. phase_plies(): the first plies of the middlegame and the
+-- endgame, a constant, for a question that counts each phase's plies by a filter on `ply` (piece_phase).
+create or replace temp macro phase_plies() as [20, 60];
 create or replace temp macro phase(ply) as
-    case when ply < 20 then 'opening' when ply < 60 then 'middlegame' else 'endgame' end;
+    case when ply < phase_plies()[1] then 'opening' when ply < phase_plies()[2] then 'middlegame' else 'endgame'
+    end;
 
 -- Sort key of a phase, in the order games go through them.
 create or replace temp macro phase_order(phase) as
