@@ -185,7 +185,7 @@ def count_file(lake: Lake, counter: _core.BookCounter, rel: str, kept: SortedIds
     counter.start_file(
         pa.RecordBatch.from_arrays([c.combine_chunks() for c in columns.values()], list(columns))
     )
-    with read_parquet(lake, plies_twin(rel)) as parquet:
+    with read_parquet(lake, plies_twin(rel), read_dictionary=MOVE_COLUMNS) as parquet:
         for batch in parquet.iter_batches(PLY_BATCH_ROWS, columns=MOVE_COLUMNS, use_threads=False):
             counter.add_moves(*batch.columns)
     counter.end_file()

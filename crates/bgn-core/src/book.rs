@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, Int64Array, PrimitiveArray, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_buffer::NullBuffer;
 use shakmaty::{Chess, Role};
 
 use crate::book_rows::{Entry, RunWriter};
@@ -615,16 +616,24 @@ pub(crate) struct Counted {
 }
 
 /// A move field of a batch of plies (`f`, `t`, `promote`) as codes, read row by row: the rows a book
-/// skips (past its depth, other variants) cost nothing. The lake's dictionaries (int8 keys) are read
-/// through a table of their values' codes; other layouts are coded whole (`san::codes`).
+/// skips (past its depth, other variants) cost nothing. Dictionaries with int8 keys (the lake's schema)
+/// or int32 keys (pyarrow's when it reads the pages' dictionaries as they are, `read_dictionary`: no cast)
+/// are read through a table of their values' codes; other layouts are coded whole (`san::codes`).
 enum Field<'a> {
     Dictionary {
-        keys: &'a PrimitiveArray<Int8Type>,
+        keys: Keys<'a>,
+        nulls: Option<&'a NullBuffer>,
         /// The code of each key, `none` for keys outside the dictionary.
         table: [u8; 128],
         none: u8,
     },
     Coded(Vec<u8>),
+}
+
+/// A dictionary's keys, of either width.
+enum Keys<'a> {
+    Int8(&'a [i8]),
+    Int32(&'a [i32]),
 }
 
 impl<'a> Field<'a> {
@@ -634,20 +643,21 @@ impl<'a> Field<'a> {
         code: impl Fn(&str) -> u8,
     ) -> Result<Field<'a>, BookError> {
         let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
-        let Some(dictionary) = array.as_dictionary_opt::<Int8Type>() else {
+        let (keys, nulls, values) = if let Some(d) = array.as_dictionary_opt::<Int8Type>() {
+            (Keys::Int8(d.keys().values()), d.keys().nulls(), d.values())
+        } else if let Some(d) = array.as_dictionary_opt::<Int32Type>() {
+            (Keys::Int32(d.keys().values()), d.keys().nulls(), d.values())
+        } else {
             return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
         };
-        let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
+        let texts = Texts::of(values, "a move field's dictionary").map_err(fail)?;
         let mut table = [none; 128];
-        for (i, entry) in table
-            .iter_mut()
-            .enumerate()
-            .take(dictionary.values().len().min(128))
-        {
-            *entry = values.get(i).map_or(none, &code);
+        for (i, entry) in table.iter_mut().enumerate().take(values.len().min(128)) {
+            *entry = texts.get(i).map_or(none, &code);
         }
         Ok(Field::Dictionary {
-            keys: dictionary.keys(),
+            keys,
+            nulls,
             table,
             none,
         })
@@ -656,10 +666,22 @@ impl<'a> Field<'a> {
     #[inline]
     fn get(&self, i: usize) -> u8 {
         match self {
-            Field::Dictionary { keys, table, none } => match keys.is_valid(i) {
-                true => *table.get(keys.value(i) as usize).unwrap_or(none),
-                false => *none,
-            },
+            Field::Dictionary {
+                keys,
+                nulls,
+                table,
+                none,
+            } => {
+                if nulls.is_some_and(|n| n.is_null(i)) {
+                    return *none;
+                }
+                // A negative key, cast, lands past the table: `none`, as a key past the dictionary.
+                let key = match keys {
+                    Keys::Int8(k) => k[i] as usize,
+                    Keys::Int32(k) => k[i] as usize,
+                };
+                *table.get(key).unwrap_or(none)
+            }
             Field::Coded(codes) => codes[i],
         }
     }
