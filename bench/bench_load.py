@@ -79,7 +79,8 @@ def run_measured(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, floa
         peak_kb = max(peak_kb, high_water_kb(proc.pid))
         time.sleep(0.01)
     wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen would think it running
+    if proc.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}")
     return wall, usage.ru_utime + usage.ru_stime, (peak_kb or usage.ru_maxrss) // 1024
 
