@@ -165,3 +165,41 @@ def test_damaged_file_stops_the_build_in_one_line(inputs: list[Path], tmp_path: 
     support.one_line_error(run, damaged.name)
     assert sorted((lake / "_loads").iterdir()) == records
     assert not list((lake / "_staging").rglob("*")) and not (lake / INDEX_DIR).exists()
+
+
+# The build in a small budget (`BUCKET_POSITIONS`), without the explorer's pre-aggregate (DuckDB's own
+# limit, `aggregate.MEMORY_LIMIT`): its peak over its start, in MB, on stdout. clear_refs' 5 resets the
+# peak (VmHWM) to the RSS of then: the build's, not the imports'.
+BUILD_PEAK = """
+import sys
+from pathlib import Path
+from warehouse.lake.location import Lake
+from warehouse.positions import index
+
+def status(field):
+    line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+index.BUCKET_POSITIONS = 100_000
+lake = Lake.open_existing(sys.argv[1])
+Path("/proc/self/clear_refs").write_text("5")
+start = status("VmRSS")
+index.build(lake, frequent_games=1 << 62)
+print(status("VmHWM") - start)
+"""
+# Its bound on a lake of 24,000 games (1.6 M positions) in twelve monthly files: the build holds a file's
+# positions and a bucket's at a time, ~80 MB over its start here (~35 MB of it the libraries' first use and
+# the allocator's); one holding the lake's positions at once (all in one bucket), ~190 MB.
+BUILD_PEAK_MB = 120
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc peak RSS")
+def test_index_build_holds_a_bucket_not_the_lake(tmp_path: Path) -> None:
+    months = [
+        support.write_zst(tmp_path / f"{month}.pgn.zst", support.make_games(month * 2000, 2000, month=month))
+        for month in range(1, 13)
+    ]
+    lake = support.loaded(months, tmp_path / "lake")
+    run = support.run_command(support.python("-c", BUILD_PEAK, lake))
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout) < BUILD_PEAK_MB, f"the build's peak: {float(run.stdout):.0f} MB over its start"

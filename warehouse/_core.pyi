@@ -150,7 +150,8 @@ class BookCounter:
     def add_moves(
         self, f: ArrowArrayExportable, t: ArrowArrayExportable, promote: ArrowArrayExportable
     ) -> None:
-        """The next rows of the file's plies: their `f`, `t` and `promote` columns."""
+        """The next rows of the file's plies: their `f`, `t` and `promote` columns (dictionaries with int32
+        keys, as pyarrow's `read_dictionary` gives them, read key by key; other layouts coded whole)."""
 
     def end_file(self) -> None:
         """Ends the file, checking that its plies were as many as its games' (`start_file` and `book_rows`

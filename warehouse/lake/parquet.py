@@ -164,11 +164,21 @@ def naming_damage(lake: Lake, rel: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def read_parquet(lake: Lake, rel: str, *, pre_buffer: bool = True) -> Iterator[pq.ParquetFile]:
-    """The lake's file `rel` open for reading (`READ_OPTIONS`), its damage named (`naming_damage`)."""
+def read_parquet(
+    lake: Lake, rel: str, *, pre_buffer: bool = True, read_dictionary: list[str] | None = None
+) -> Iterator[pq.ParquetFile]:
+    """The lake's file `rel` open for reading (`READ_OPTIONS`), its damage named (`naming_damage`); the
+    columns `read_dictionary` names come as their pages' dictionaries with int32 keys, whatever the stored
+    schema's key type (pyarrow would cast them to it)."""
     with (
         naming_damage(lake, rel),
-        pq.ParquetFile(lake.path(rel), filesystem=lake.fs, pre_buffer=pre_buffer, **READ_OPTIONS) as parquet,
+        pq.ParquetFile(
+            lake.path(rel),
+            filesystem=lake.fs,
+            pre_buffer=pre_buffer,
+            read_dictionary=read_dictionary,
+            **READ_OPTIONS,
+        ) as parquet,
     ):
         yield parquet
 

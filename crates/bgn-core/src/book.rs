@@ -23,7 +23,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, Int8Type};
+use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int64Array, PrimitiveArray, RecordBatch, StringArray};
 use shakmaty::{Chess, Role};
 
@@ -615,11 +615,12 @@ pub(crate) struct Counted {
 }
 
 /// A move field of a batch of plies (`f`, `t`, `promote`) as codes, read row by row: the rows a book
-/// skips (past its depth, other variants) cost nothing. The lake's dictionaries (int8 keys) are read
+/// skips (past its depth, other variants) cost nothing. The lake's dictionaries as pyarrow reads them
+/// with `read_dictionary` (int32 keys: the pages' own, not cast to the stored schema's int8) are read
 /// through a table of their values' codes; other layouts are coded whole (`san::codes`).
 enum Field<'a> {
     Dictionary {
-        keys: &'a PrimitiveArray<Int8Type>,
+        keys: &'a PrimitiveArray<Int32Type>,
         /// The code of each key, `none` for keys outside the dictionary.
         table: [u8; 128],
         none: u8,
@@ -634,7 +635,7 @@ impl<'a> Field<'a> {
         code: impl Fn(&str) -> u8,
     ) -> Result<Field<'a>, BookError> {
         let fail = |e: crate::san::FillError| error(format!("book: {}", e.0));
-        let Some(dictionary) = array.as_dictionary_opt::<Int8Type>() else {
+        let Some(dictionary) = array.as_dictionary_opt::<Int32Type>() else {
             return Ok(Field::Coded(codes(array, none, code).map_err(fail)?));
         };
         let values = Texts::of(dictionary.values(), "a move field's dictionary").map_err(fail)?;
@@ -656,6 +657,7 @@ impl<'a> Field<'a> {
     #[inline]
     fn get(&self, i: usize) -> u8 {
         match self {
+            // A negative key, cast, lands past the table: `none`, as a key past the dictionary.
             Field::Dictionary { keys, table, none } => match keys.is_valid(i) {
                 true => *table.get(keys.value(i) as usize).unwrap_or(none),
                 false => *none,
@@ -756,8 +758,21 @@ mod tests {
         max_ply: usize,
         memory: usize,
     ) -> (RecordBatch, usize) {
-        let dir = spill_dir(&format!("{max_ply}-{memory}"));
+        book_of(moves, results, max_ply, memory, "plain", |a| a)
+    }
+
+    /// `book`, its plies' columns handed over as `encode` makes them (`name`: its runs' folder's).
+    fn book_of(
+        moves: &[&[&str]],
+        results: &[&str],
+        max_ply: usize,
+        memory: usize,
+        name: &str,
+        encode: impl Fn(ArrayRef) -> ArrayRef,
+    ) -> (RecordBatch, usize) {
+        let dir = spill_dir(&format!("{name}-{max_ply}-{memory}"));
         let (games, plies) = lake(moves, results);
+        let plies = plies.map(encode);
         let mut counts = BookCounts::new(max_ply, memory, &dir, "t");
         counts.start_file(&games).unwrap();
         let mut at = 0;
@@ -859,6 +874,29 @@ mod tests {
             strings(&whole, "uci")[sans.iter().position(|s| s == "O-O").unwrap()],
             "e1g1"
         );
+    }
+
+    /// `strings` (a plain string column) dictionary-encoded with keys of type `K`.
+    fn dictionary<K: arrow_array::types::ArrowDictionaryKeyType>(strings: ArrayRef) -> ArrayRef {
+        let strings = strings.as_string::<i32>();
+        Arc::new(strings.iter().collect::<arrow_array::DictionaryArray<K>>())
+    }
+
+    #[test]
+    fn dictionary_columns_count_as_plain_strings() {
+        // int32 keys: pyarrow's `read_dictionary` (the table of codes); int8: the lake's schema (coded
+        // whole). Batches of 3 rows: keys and nulls at an offset.
+        let games: &[&[&str]] = &[ITALIAN, PROMOTES, SICILIAN, PROMOTES];
+        let results = ["W", "D", "B", "*"];
+        let of = |name, encode: fn(ArrayRef) -> ArrayRef| {
+            book_of(games, &results, 40, 1 << 20, name, encode).0
+        };
+        let plain = of("dict-plain", |a| a);
+        let int32 = of("dict-int32", dictionary::<Int32Type>);
+        let int8 = of("dict-int8", dictionary::<arrow_array::types::Int8Type>);
+        assert_eq!(plain, int32);
+        assert_eq!(plain, int8);
+        assert!(strings(&plain, "san").contains(&"bxa8=Q".to_owned()));
     }
 
     #[test]
