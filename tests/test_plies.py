@@ -19,7 +19,7 @@ from game_keys import expected_key
 from oracle import expected_games
 from pychess_counts import Game, think_time
 
-from warehouse.lake.plies import MOVE_FIELDS, plies_of
+from warehouse.lake.plies import MOVE_FIELDS, Replayed, plies_of
 
 CORPORA = support.CORPORA
 INPUTS = [
@@ -116,8 +116,11 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
-        """The plies of moves that are no real moves: position keys given (none), not replayed."""
-        return plies_of(batch, pa.nulls(len(batch.column("moves").flatten()), pa.int64()))
+        """The plies of moves that are no real moves: replayed columns given (none), not replayed."""
+        n = len(batch.column("moves").flatten())
+        return plies_of(
+            batch, Replayed(pa.nulls(n, pa.int64()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.int8()))
+        )
 
     def think(g: int, i: int) -> Decimal | None:
         before = base[g].as_py() if i < 2 else clocks[g, i - 2]

@@ -78,11 +78,15 @@ def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowA
 
 def named_positions(
     games: ArrowArrayExportable, keyed_plies: int, named_keys: ArrowArrayExportable
-) -> tuple[ArrowArray, ArrowArray, ArrowArray]:
-    """`(plies, finals, named)`: `plies` and `finals` as `position_keys(games, keyed_plies)` gives them, and
-    `named` (int32): for each game, the index in `named_keys` (a sorted int64 array without nulls) of its
-    deepest position found there (the positions before its plies in order, then its final one), null when
-    none is and for games of other variants. One replay gives both.
+) -> tuple[ArrowArray, ArrowArray, ArrowArray, ArrowArray, ArrowArray, ArrowArray]:
+    """`(plies, finals, named, material, phase, games)`: `plies` and `finals` as
+    `position_keys(games, keyed_plies)` gives them; `named` (int32): for each game, the index in
+    `named_keys` (a sorted int64 array without nulls) of its deepest position found there (the positions
+    before its plies in order, then its final one), null when none is and for games of other variants;
+    `material` (int64, packed) and `phase` (int8) after each move; `games`, a struct array of the per-game
+    columns `white_castled`, `white_castle`, `black_castled`, `black_castle`, `middlegame_ply`,
+    `endgame_ply`, `final_material` (`warehouse.lake.material`). One replay gives all; nulls for games of
+    other variants.
 
     :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
     :raises TypeError: when `games` is not a record batch, or `named_keys` not int64 without nulls."""

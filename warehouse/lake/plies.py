@@ -9,6 +9,8 @@ compaction, the layout upgrade and Spark all derive it here, so the two tables c
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 
@@ -34,16 +36,37 @@ MATES = pa.field("mates", pa.bool_(), nullable=False)
 # ply. Loads write analysed games in row groups of their own (`warehouse.lake.parquet`), so this column's
 # statistics let a question on analysed games (lichess writes NAGs only then) skip the others' row groups.
 ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
+# The material on the board after the move, packed: each side's pawns, knights, bishops, rooks and
+# queens, four bits each (white's in bits 0-19, black's in 20-39; `sql/views` unpacks it). It changes on
+# captures and promotions only, so it costs little in runs; null for variants other than Standard and
+# Chess960 (`warehouse.lake.material` documents both).
+MATERIAL = pa.field("material", pa.int64())
+# The phase after the move by lichess's Divider: 0 opening, 1 middlegame, 2 endgame.
+PHASE = pa.field("phase", pa.int8())
 
 
-def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa.RecordBatch:
+class Replayed(NamedTuple):
+    """The per-ply columns of a batch of games that a replay gives (`_core.named_positions`)."""
+
+    key: pa.Array
+    material: pa.Array
+    phase: pa.Array
+
+
+def replayed(games: pa.RecordBatch) -> Replayed:
+    """The replayed columns of the plies of `games` (no opening lookup)."""
+    keys, _, _, material, phase, _ = _core.named_positions(games, KEYED_PLIES, pa.array([], pa.int64()))
+    return Replayed(pa.array(keys), pa.array(material), pa.array(phase))
+
+
+def plies_of(games: pa.RecordBatch, replay: Replayed | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval` and
     `variant`), in
     the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
     `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
     `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
-    null after (`position_keys` when the caller has them, as `warehouse.lake.positions.derive`; else
-    computed from `moves`, `start_fen` and `variant`)."""
+    null after, `material` and `phase` after the move (`replay` when the caller has them, as
+    `warehouse.lake.positions.derive`; else replayed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -57,9 +80,7 @@ def plies_of(games: pa.RecordBatch, position_keys: pa.Array | None = None) -> pa
     columns.append(mates_of(games, lengths))
     columns.append(pa.array(np.repeat(games.column("has_eval").to_numpy(zero_copy_only=False), lengths)))
     columns.append(games.column("variant").take(game))
-    if position_keys is None:
-        position_keys = pa.array(_core.position_keys(games, KEYED_PLIES)[0])
-    columns.append(position_keys)
+    columns += replay or replayed(games)
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
 
@@ -67,7 +88,7 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64())])
+    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64()), MATERIAL, PHASE])
 
 
 def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:

@@ -20,13 +20,23 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.lake.openings import opening_table
-from warehouse.lake.plies import KEYED_PLIES, plies_of, plies_schema
+from warehouse.lake.plies import KEYED_PLIES, Replayed, plies_of, plies_schema
 
 GAME_FIELDS = (
     pa.field("final_key", pa.int64()),
     pa.field("opening_eco", pa.string()),
     pa.field("opening_name", pa.string()),
     pa.field("opening_code", pa.string()),
+    # From the same replay (`warehouse.lake.material`): the ply (0-based, as `plies.ply`) and the
+    # `castle` letter of each side's first castling; the first ply after which the middlegame, the
+    # endgame holds; the packed material after the last move (as `plies.material`).
+    pa.field("white_castled", pa.int32()),
+    pa.field("white_castle", pa.string()),
+    pa.field("black_castled", pa.int32()),
+    pa.field("black_castle", pa.string()),
+    pa.field("middlegame_ply", pa.int32()),
+    pa.field("endgame_ply", pa.int32()),
+    pa.field("final_material", pa.int64()),
 )
 GAME_COLUMNS = tuple(f.name for f in GAME_FIELDS)
 
@@ -35,12 +45,14 @@ def derive(games: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """`games` with the position columns (`GAME_FIELDS`, last; replaced when present), and its plies."""
     games = games.drop_columns([name for name in GAME_COLUMNS if name in games.schema.names])
     keys, names = _openings()
-    ply_keys, finals, rows = (pa.array(a) for a in _core.named_positions(games, KEYED_PLIES, keys))
+    ply_keys, finals, rows, material, phase, summaries = (
+        pa.array(a) for a in _core.named_positions(games, KEYED_PLIES, keys)
+    )
     # A null row (no named position) takes a null name.
-    columns = [finals] + [column.take(rows) for column in names]
+    columns = [finals] + [column.take(rows) for column in names] + summaries.flatten()
     for field, column in zip(GAME_FIELDS, columns, strict=True):
         games = games.append_column(field, column)
-    return games, plies_of(games, ply_keys)
+    return games, plies_of(games, Replayed(ply_keys, material, phase))
 
 
 def derived_schemas(games: pa.Schema) -> tuple[pa.Schema, pa.Schema]:

@@ -16,6 +16,7 @@ pub mod derive;
 pub mod fen;
 pub mod framer;
 pub mod input;
+pub mod material;
 pub mod parallel;
 pub mod parse;
 pub mod reader;

@@ -17,13 +17,14 @@ use std::sync::OnceLock;
 
 use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch};
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
 use shakmaty::{
     CastlingSide, Chess, Color, EnPassantMode, File, Move, Piece, Position, Role, Square,
 };
 
 use crate::fen::chess_fen_fields;
+use crate::material::MaterialColumns;
 use crate::san::{codes, Texts};
 use crate::variant::chess_from_fen;
 
@@ -258,6 +259,11 @@ impl Board {
     }
 
     /// Plays a move of standard chess given by its squares and promotion, as UCI gives it: the piece is the one on `from`, and a king's two-square step castles.
+    /// The board's squares (a1 = 0, h8 = 63) as piece codes, `NONE` where empty.
+    pub(crate) fn squares(&self) -> &[u8; 64] {
+        &self.squares
+    }
+
     pub(crate) fn play_squares(
         &mut self,
         from: u8,
@@ -471,13 +477,13 @@ impl<'a> Games<'a> {
         })
     }
 
-    /// Replays game `game`, calling `visit(ply index, key before that ply)` for each ply, then
-    /// `visit(n_plies, final key)`; `visit` returns false to stop. `Ok(false)` for a game of another
+    /// Replays game `game`, calling `visit(ply index, board before that ply)` for each ply, then
+    /// `visit(n_plies, final board)`; `visit` returns false to stop. `Ok(false)` for a game of another
     /// variant, which has no keys.
     fn replay(
         &self,
         game: usize,
-        mut visit: impl FnMut(usize, u64) -> bool,
+        mut visit: impl FnMut(usize, &Board) -> bool,
     ) -> Result<bool, KeyError> {
         let chess960 = match self.variants.get(game) {
             Some("Standard") | None => false,
@@ -498,7 +504,7 @@ impl<'a> Games<'a> {
         let rows = m.rows(game);
         let first = rows.start;
         for row in rows.clone() {
-            if !visit(row - first, board.key) {
+            if !visit(row - first, &board) {
                 return Ok(true);
             }
             board
@@ -511,7 +517,7 @@ impl<'a> Games<'a> {
                 )
                 .map_err(|why| error(format!("{}, ply {}: {why}", name(), row - first + 1)))?;
         }
-        visit(rows.len(), board.key);
+        visit(rows.len(), &board);
         Ok(true)
     }
 }
@@ -528,18 +534,30 @@ pub struct Keys {
 /// The keys of `games` (a batch holding `moves`, `start_fen`, `variant`; `game_id` for messages), as
 /// signed 64-bit integers (PolyGlot's unsigned keys, same bits).
 pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, KeyError> {
-    Ok(named_positions(games, keyed_plies, &[])?.0)
+    Ok(named_positions(games, keyed_plies, &[])?.keys)
+}
+
+/// What one replay of a batch of games derives: the keys, the opening lookup, the material and phase.
+pub struct Derived {
+    pub keys: Keys,
+    /// For each game, the index in `named` of its deepest position found there.
+    pub named: Int32Array,
+    /// Per ply, and per game: see [`MaterialColumns`].
+    pub material: Int64Array,
+    pub phase: Int8Array,
+    pub games: RecordBatch,
 }
 
 /// The keys of `games` as [`position_keys`] gives them, and for each game the index in `named` (sorted
 /// keys) of its deepest position found there: its plies' positions in order, then its final one; null
-/// when none is, and for games of other variants. One replay gives both, so that a load classifies
-/// its games' openings at the cost of a lookup per position.
+/// when none is, and for games of other variants. The same replay gives the material and phase
+/// columns ([`MaterialColumns`]), so that a load classifies its games' openings and reads their
+/// material at the cost of a lookup and a count per position.
 pub fn named_positions(
     games: &RecordBatch,
     keyed_plies: usize,
     named: &[i64],
-) -> Result<(Keys, Int32Array), KeyError> {
+) -> Result<Derived, KeyError> {
     let g = Games::of(games)?;
     let n = games.num_rows();
     let offsets = g.moves.list.value_offsets();
@@ -547,6 +565,7 @@ pub fn named_positions(
     let mut plies = Int64Builder::with_capacity(span);
     let mut finals = Int64Builder::with_capacity(n);
     let mut deepest = Int32Builder::with_capacity(n);
+    let mut material = MaterialColumns::with_capacity(span, n);
     // Most positions are not named: a bit per value of a key's low 16 bits (8 KB, in L1) turns most
     // of them away before the binary search.
     let mut maybe = vec![0u64; 1 << 10];
@@ -565,14 +584,28 @@ pub fn named_positions(
         // Moves of a null list between games: none in a lake, but keep the alignment.
         let start = offsets[game] as usize - offsets[0] as usize;
         plies.append_nulls(start - plies.len());
-        let rows = g.moves.rows(game).len();
+        material.skip_plies(start - material.plies());
+        let rows = g.moves.rows(game);
+        let len = rows.len();
         let mut last = 0;
         let mut found = None;
-        let keyed = g.replay(game, |ply, key| {
+        material.begin();
+        for (ply, &castle) in g.moves.castle[rows].iter().enumerate() {
+            if castle != NONE {
+                material.castles(ply, castle);
+            }
+        }
+        let keyed = g.replay(game, |ply, board| {
+            let key = board.key;
             if let Some(at) = lookup(key as i64) {
                 found = Some(at as i32);
             }
-            if ply < rows {
+            if ply == 0 {
+                material.start(board.squares());
+            } else {
+                material.after(ply - 1, board.squares());
+            }
+            if ply < len {
                 if ply < keyed_plies {
                     plies.append_value(key as i64);
                 } else {
@@ -585,18 +618,28 @@ pub fn named_positions(
         })?;
         if keyed {
             finals.append_value(last as i64);
+            material.end();
         } else {
-            plies.append_nulls(rows);
+            plies.append_nulls(len);
             finals.append_null();
+            material.skip(len);
         }
         deepest.append_option(found);
     }
     plies.append_nulls(span - plies.len());
+    material.skip_plies(span - material.plies());
     let keys = Keys {
         plies: plies.finish(),
         finals: finals.finish(),
     };
-    Ok((keys, deepest.finish()))
+    let (material, phase, summaries) = material.finish();
+    Ok(Derived {
+        keys,
+        named: deepest.finish(),
+        material,
+        phase,
+        games: summaries,
+    })
 }
 
 /// For each game of `games`, the first ply from `from_ply` on whose position (before the move; the
@@ -610,8 +653,8 @@ pub fn find_position(
     let mut found = Int32Builder::with_capacity(games.num_rows());
     for game in 0..games.num_rows() {
         let mut at = None;
-        g.replay(game, |ply, k| {
-            if ply >= from_ply && k as i64 == key {
+        g.replay(game, |ply, board| {
+            if ply >= from_ply && board.key as i64 == key {
                 at = Some(ply as i32);
             }
             at.is_none()

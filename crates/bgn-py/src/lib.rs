@@ -441,16 +441,18 @@ fn position_keys(
     Ok((wrap(keys.plies), wrap(keys.finals)))
 }
 
-/// `(plies, finals, named)`: the keys `position_keys` gives, and for each game the index in
-/// `named_keys` (a sorted int64 array) of its deepest position found there (its plies' positions, then its
-/// final one), null when none is; one replay for both.
+/// `(plies, finals, named, material, phase, games)`: the keys `position_keys` gives; for each game the
+/// index in `named_keys` (a sorted int64 array) of its deepest position found there (its plies'
+/// positions, then its final one), null when none is; the packed material and the phase after each
+/// move; and a batch (a struct array) of the per-game material columns (`material::GAME_COLUMNS`). One
+/// replay for all.
 #[pyfunction]
 fn named_positions(
     py: Python<'_>,
     games: &Bound<'_, PyAny>,
     keyed_plies: usize,
     named_keys: &Bound<'_, PyAny>,
-) -> PyResult<(ArrowArray, ArrowArray, ArrowArray)> {
+) -> PyResult<NamedPositions> {
     let games = import_games(games, "named_positions")?;
     let named = arrow_array::make_array(import(named_keys)?);
     let named = named
@@ -460,16 +462,29 @@ fn named_positions(
     if !named.values().is_sorted() {
         return Err(PyValueError::new_err("named_keys must be sorted"));
     }
-    let (keys, found) = py
+    let derived = py
         .detach(|| zobrist::named_positions(&games, keyed_plies, named.values()))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let wrap = |a: ArrayRef| ArrowArray { array: Some(a) };
     Ok((
-        wrap(std::sync::Arc::new(keys.plies)),
-        wrap(std::sync::Arc::new(keys.finals)),
-        wrap(std::sync::Arc::new(found)),
+        wrap(std::sync::Arc::new(derived.keys.plies)),
+        wrap(std::sync::Arc::new(derived.keys.finals)),
+        wrap(std::sync::Arc::new(derived.named)),
+        wrap(std::sync::Arc::new(derived.material)),
+        wrap(std::sync::Arc::new(derived.phase)),
+        ArrowArray::of_batch(derived.games),
     ))
 }
+
+/// What `named_positions` returns.
+type NamedPositions = (
+    ArrowArray,
+    ArrowArray,
+    ArrowArray,
+    ArrowArray,
+    ArrowArray,
+    ArrowArray,
+);
 
 /// For each game, the first ply from `from_ply` on whose position (before the move; `n_plies` for the
 /// final position) has PolyGlot key `key` (as int64); null when none.

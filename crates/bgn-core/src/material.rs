@@ -1,0 +1,302 @@
+//! The material on the board and the game's phase, read off a replayed board after each move, for the
+//! `plies` and `games` columns SQL reads without replaying anything (docs/schema.md).
+//!
+//! - Material, packed in one integer: each side's count of pawns, knights, bishops, rooks and queens,
+//!   four bits each, white's in bits 0–19 (`P N B R Q` from the low end), black's in bits 20–39. Kings
+//!   are not counted. A count above 15 (only a hand-written start position can have one) has no
+//!   packing: the value is null rather than wrong.
+//! - Phase: lichess's Divider (scalachess `Divider.scala`), run over the positions after each move:
+//!   the middlegame starts at the first position with at most 10 majors and minors on the board
+//!   (both sides, kings and pawns not counted), or a sparse back rank (fewer than 4 of a side's own
+//!   pieces on its first rank), or a mixedness above 150; the endgame at the first position from the
+//!   middlegame on with at most 6 majors and minors.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, Int8Builder, StringBuilder};
+use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
+
+/// Board codes as [`crate::zobrist`] holds them: `1 + 6 * color + role - 1`, 0 for an empty square.
+const KINGS: [u8; 2] = [6, 12];
+
+/// The packed material of a board's squares; `None` when a count does not fit in four bits.
+pub fn packed(squares: &[u8; 64]) -> Option<i64> {
+    let mut counts = [0u8; 13];
+    for &code in squares {
+        counts[usize::from(code)] += 1;
+    }
+    let mut packed = 0i64;
+    for (nibble, code) in (1..=5).chain(7..=11).enumerate() {
+        let count = counts[code];
+        if count > 15 {
+            return None;
+        }
+        packed |= i64::from(count) << (4 * nibble);
+    }
+    Some(packed)
+}
+
+/// The phase of a position: what `plies.phase` holds.
+#[derive(Copy, Clone, Debug, Eq, PartialEq, PartialOrd, Ord)]
+pub enum Phase {
+    Opening = 0,
+    Middlegame = 1,
+    Endgame = 2,
+}
+
+/// The Divider's state through one game: fed each position in turn.
+#[derive(Default)]
+pub struct Divider {
+    middle: bool,
+    end: bool,
+}
+
+impl Divider {
+    /// The phase of the next position of the game, `squares`.
+    pub fn phase(&mut self, squares: &[u8; 64]) -> Phase {
+        if !self.middle {
+            self.middle = majors_and_minors(squares) <= 10
+                || backrank_sparse(squares)
+                || mixedness(squares) > 150;
+        }
+        if self.middle && !self.end {
+            self.end = majors_and_minors(squares) <= 6;
+        }
+        match (self.middle, self.end) {
+            (_, true) => Phase::Endgame,
+            (true, false) => Phase::Middlegame,
+            _ => Phase::Opening,
+        }
+    }
+}
+
+/// The material and phase columns of a batch of games, fed move by move: `plies.material` and
+/// `plies.phase` (after each move), and per game `white_castled`/`white_castle` (the ply of the side's
+/// first castling, 0-based as `plies.ply`, and its `castle` letter), the same for black,
+/// `middlegame_ply` and `endgame_ply` (the first ply after which the phase holds) and
+/// `final_material` (after the last move; the start position's for a game without moves).
+pub struct MaterialColumns {
+    material: Int64Builder,
+    phase: Int8Builder,
+    castled: [Int32Builder; 2],
+    castle: [StringBuilder; 2],
+    phase_ply: [Int32Builder; 2],
+    final_material: Int64Builder,
+    // The game being fed.
+    divider: Divider,
+    game_castled: [Option<(i32, u8)>; 2],
+    game_phase_ply: [Option<i32>; 2],
+    last: Option<i64>,
+}
+
+/// The names of the per-game columns of [`MaterialColumns`], in order.
+pub const GAME_COLUMNS: [&str; 7] = [
+    "white_castled",
+    "white_castle",
+    "black_castled",
+    "black_castle",
+    "middlegame_ply",
+    "endgame_ply",
+    "final_material",
+];
+
+impl MaterialColumns {
+    pub fn with_capacity(plies: usize, games: usize) -> MaterialColumns {
+        MaterialColumns {
+            material: Int64Builder::with_capacity(plies),
+            phase: Int8Builder::with_capacity(plies),
+            castled: std::array::from_fn(|_| Int32Builder::with_capacity(games)),
+            castle: std::array::from_fn(|_| StringBuilder::with_capacity(games, games)),
+            phase_ply: std::array::from_fn(|_| Int32Builder::with_capacity(games)),
+            final_material: Int64Builder::with_capacity(games),
+            divider: Divider::default(),
+            game_castled: [None; 2],
+            game_phase_ply: [None; 2],
+            last: None,
+        }
+    }
+
+    /// The plies appended so far.
+    pub fn plies(&self) -> usize {
+        self.material.len()
+    }
+
+    /// Starts a game.
+    pub fn begin(&mut self) {
+        self.divider = Divider::default();
+        self.game_castled = [None; 2];
+        self.game_phase_ply = [None; 2];
+        self.last = None;
+    }
+
+    /// The game's start position, `squares`, when it is replayed.
+    pub fn start(&mut self, squares: &[u8; 64]) {
+        self.last = packed(squares);
+    }
+
+    /// Ply `ply` castles: `castle` its letter, upper-case for White's (any variant: no board needed).
+    pub fn castles(&mut self, ply: usize, castle: u8) {
+        let side = &mut self.game_castled[usize::from(castle.is_ascii_lowercase())];
+        if side.is_none() {
+            *side = Some((ply as i32, castle));
+        }
+    }
+
+    /// Ply `ply` of the game has been played: `squares` is the board after it.
+    pub fn after(&mut self, ply: usize, squares: &[u8; 64]) {
+        self.last = packed(squares);
+        self.material.append_option(self.last);
+        let phase = self.divider.phase(squares);
+        self.phase.append_value(phase as i8);
+        for (at, reached) in [(0, Phase::Middlegame), (1, Phase::Endgame)] {
+            if phase >= reached && self.game_phase_ply[at].is_none() {
+                self.game_phase_ply[at] = Some(ply as i32);
+            }
+        }
+    }
+
+    /// Ends the game started last.
+    pub fn end(&mut self) {
+        for side in 0..2 {
+            self.castled[side].append_option(self.game_castled[side].map(|(ply, _)| ply));
+            let letter = self.game_castled[side].map(|(_, c)| [c]);
+            let letter = letter.as_ref().and_then(|c| std::str::from_utf8(c).ok());
+            self.castle[side].append_option(letter);
+            self.phase_ply[side].append_option(self.game_phase_ply[side]);
+        }
+        self.final_material.append_option(self.last);
+    }
+
+    /// Ends a game that is not replayed (another variant): nulls for its `plies` plies' material and
+    /// phase and for its own, its castling kept.
+    pub fn skip(&mut self, plies: usize) {
+        self.material.append_nulls(plies);
+        self.phase.append_nulls(plies);
+        self.end();
+    }
+
+    /// Null plies between games (a null list of moves).
+    pub fn skip_plies(&mut self, plies: usize) {
+        self.material.append_nulls(plies);
+        self.phase.append_nulls(plies);
+    }
+
+    /// The per-ply columns, and the per-game ones as a batch of [`GAME_COLUMNS`].
+    pub fn finish(mut self) -> (Int64Array, Int8Array, RecordBatch) {
+        let [wc, bc] = &mut self.castled;
+        let [wl, bl] = &mut self.castle;
+        let [mid, end] = &mut self.phase_ply;
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(wc.finish()),
+            Arc::new(wl.finish()),
+            Arc::new(bc.finish()),
+            Arc::new(bl.finish()),
+            Arc::new(mid.finish()),
+            Arc::new(end.finish()),
+            Arc::new(self.final_material.finish()),
+        ];
+        let games = RecordBatch::try_from_iter(GAME_COLUMNS.into_iter().zip(columns))
+            .expect("columns of one length");
+        (self.material.finish(), self.phase.finish(), games)
+    }
+}
+
+fn is_white(code: u8) -> bool {
+    (1..=6).contains(&code)
+}
+
+fn is_black(code: u8) -> bool {
+    code >= 7
+}
+
+fn majors_and_minors(squares: &[u8; 64]) -> usize {
+    let pawn_or_king = |c: u8| c == 1 || c == 7 || KINGS.contains(&c);
+    squares
+        .iter()
+        .filter(|&&c| c != 0 && !pawn_or_king(c))
+        .count()
+}
+
+fn backrank_sparse(squares: &[u8; 64]) -> bool {
+    let white = squares[..8].iter().filter(|&&c| is_white(c)).count();
+    let black = squares[56..].iter().filter(|&&c| is_black(c)).count();
+    white < 4 || black < 4
+}
+
+/// The Divider's mixedness: over each 2×2 block of squares, a score of how many pieces of each side
+/// stand in it and how far up the board (`y`, 1–7, of its lower rank) it is.
+fn mixedness(squares: &[u8; 64]) -> i32 {
+    let mut total = 0;
+    for y in 0..7 {
+        for x in 0..7 {
+            let (mut white, mut black) = (0, 0);
+            for sq in [8 * y + x, 8 * y + x + 1, 8 * y + x + 8, 8 * y + x + 9] {
+                white += i32::from(is_white(squares[sq]));
+                black += i32::from(is_black(squares[sq]));
+            }
+            total += score(y as i32 + 1, white, black);
+        }
+    }
+    total
+}
+
+fn score(y: i32, white: i32, black: i32) -> i32 {
+    match (white, black) {
+        (1, 0) => 1 + (8 - y),
+        (2, 0) if y > 2 => 2 + (y - 2),
+        (3 | 4, 0) if y > 1 => 3 + (y - 1),
+        (0, 1) => 1 + y,
+        (1, 1) => 5 + (4 - y).abs(),
+        (2, 1) => 4 + (y - 1),
+        (3, 1) => 5 + (y - 1),
+        (0, 2) if y < 6 => 2 + (6 - y),
+        (1, 2) => 4 + (7 - y),
+        (2, 2) => 7,
+        (0, 3 | 4) if y < 7 => 3 + (7 - y),
+        (1, 3) => 5 + (7 - y),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> [u8; 64] {
+        let mut squares = [0u8; 64];
+        let back = [4, 2, 3, 5, 6, 3, 2, 4];
+        for f in 0..8 {
+            squares[f] = back[f];
+            squares[8 + f] = 1;
+            squares[48 + f] = 7;
+            squares[56 + f] = back[f] + 6;
+        }
+        squares
+    }
+
+    #[test]
+    fn the_start_packs_each_count_in_its_nibble() {
+        let m = packed(&start()).unwrap();
+        let white = 8 | 2 << 4 | 2 << 8 | 2 << 12 | 1 << 16;
+        assert_eq!(m, white | white << 20);
+    }
+
+    #[test]
+    fn more_than_fifteen_of_a_kind_has_no_packing() {
+        let mut squares = [0u8; 64];
+        squares[..16].fill(5);
+        assert_eq!(packed(&squares), None);
+    }
+
+    #[test]
+    fn the_start_is_the_opening_and_bare_kings_the_endgame() {
+        let mut divider = Divider::default();
+        assert_eq!(divider.phase(&start()), Phase::Opening);
+        let mut bare = [0u8; 64];
+        bare[4] = 6;
+        bare[60] = 12;
+        assert_eq!(divider.phase(&bare), Phase::Endgame);
+        // The endgame stays once reached.
+        assert_eq!(divider.phase(&start()), Phase::Endgame);
+    }
+}

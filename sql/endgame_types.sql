@@ -1,0 +1,57 @@
+-- Question: which endgames do games reach, and how do they end?
+-- Grain: one row per endgame type reached by at least one game.
+-- Definitions: games of standard chess and Chess960 that reach the endgame by lichess's Divider
+--   (games.endgame_ply: the first ply after which at most 6 queens, rooks, bishops and knights stand on the
+--   board, the middlegame reached). Its type, from the pieces on the board after that ply besides kings and
+--   pawns (plies.material): 'pawn' none; 'minor piece' bishops and knights only; 'rook' rooks only; 'rook
+--   and minor' rooks and minor pieces only; 'queen' queens only; 'queen and other' queens and other pieces.
+--   white_wins, draws, black_wins count their games by result; mated those ending in mate;
+--   avg_plies = mean of n_plies - endgame_ply - 1 (the plies played after that one), 1 decimal.
+-- Output: endgame, games, white_wins, draws, black_wins, mated, avg_plies; by games (most
+--   first), endgame.
+import database 'sql/views';
+
+-- How: the games that reach an endgame name its first ply; their material there is one row of plies each,
+-- found by a join on (game_key, ply).
+with reached as (
+    select game_key, endgame_ply, n_plies, result, mate
+    from games
+    where endgame_ply is not null
+),
+
+pieces as (
+    select
+        reached.*,
+        material_count(material, 'Q') + material_count(material, 'q') as queens,
+        material_count(material, 'R') + material_count(material, 'r') as rooks,
+        material_count(material, 'B') + material_count(material, 'b')
+            + material_count(material, 'N') + material_count(material, 'n') as minors
+    from plies
+    join reached on reached.game_key = plies.game_key and plies.ply = reached.endgame_ply
+),
+
+typed as (
+    select
+        *,
+        case
+            when queens > 0 and rooks + minors > 0 then 'queen and other'
+            when queens > 0 then 'queen'
+            when rooks > 0 and minors > 0 then 'rook and minor'
+            when rooks > 0 then 'rook'
+            when minors > 0 then 'minor piece'
+            else 'pawn'
+        end as endgame
+    from pieces
+)
+
+select
+    endgame,
+    count(*) as games,
+    count(*) filter (result = 'W') as white_wins,
+    count(*) filter (result = 'D') as draws,
+    count(*) filter (result = 'B') as black_wins,
+    count(*) filter (mate) as mated,
+    round(avg(n_plies - endgame_ply - 1), 1) as avg_plies
+from typed
+group by endgame
+order by games desc, endgame;
