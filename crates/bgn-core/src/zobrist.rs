@@ -795,7 +795,8 @@ mod tests {
         let mut named = vec![ply(2), ply(4), keys.finals.value(1), 12345];
         named.sort_unstable();
         let at = |key: i64| named.iter().position(|&k| k == key).unwrap() as i32;
-        let (again, found) = named_positions(&batch, 3, &named).unwrap();
+        let derived = named_positions(&batch, 3, &named).unwrap();
+        let (again, found) = (derived.keys, derived.named);
         assert_eq!(found.value(0), at(ply(4)), "the deeper of two");
         assert_eq!(
             found.value(1),
