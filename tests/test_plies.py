@@ -53,7 +53,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for game in games:
         by_source[game["source_file"]].append(game)
-    compared = thinks = mates = analysed = 0
+    compared = thinks = mates = analysed = materials = 0
     for source, stored in by_source.items():
         stored.sort(key=lambda g: g["source_offset"])
         expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
@@ -62,7 +62,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
             assert game["game_key"] == expected_key(game["game_id"])
             rows = plies[game["game_key"]]
             assert [r["ply"] for r in rows] == list(range(len(want["moves"]))), game["game_id"]
-            oracle_game = Game(want, [], [], [], [], 0)
+            oracle_game = Game(want, [], [], [], [], 0, [])
             for row, move in zip(rows, want["moves"], strict=True):
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"
@@ -72,6 +72,11 @@ def test_plies_match_python_chess(lake: Path) -> None:
                 )
                 assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
                 assert row["analysed"] == want["has_eval"]
+                assert (row["material"], row["phase"]) == (
+                    want["ply_material"][row["ply"]],
+                    want["ply_phase"][row["ply"]],
+                ), f"{game['game_id']} ply {row['ply']}"
+                materials += row["material"] is not None
                 analysed += row["analysed"]
                 mates += row["mates"]
                 thinks += row["think"] is not None
@@ -87,6 +92,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     assert thinks > 10_000, "think times of timed games compared"
     assert mates > 10, "mating moves compared"
     assert 1000 < analysed < compared, "plies of analysed games and of others compared"
+    assert materials > 100_000, "material and phase compared"
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
