@@ -142,9 +142,12 @@ impl MaterialColumns {
         }
     }
 
-    /// Ply `ply` of the game has been played: `squares` is the board after it.
-    pub fn after(&mut self, ply: usize, squares: &[u8; 64]) {
-        self.last = packed(squares);
+    /// Ply `ply` of the game has been played: `squares` is the board after it; `counted` false when the
+    /// move took nothing and promoted nothing, so that the material is the one before it (not counted again).
+    pub fn after(&mut self, ply: usize, squares: &[u8; 64], counted: bool) {
+        if counted {
+            self.last = packed(squares);
+        }
         self.material.append_option(self.last);
         let phase = self.divider.phase(squares);
         self.phase.append_value(phase as i8);

@@ -259,6 +259,21 @@ impl Board {
     }
 
     /// Plays a move of standard chess given by its squares and promotion, as UCI gives it: the piece is the one on `from`, and a king's two-square step castles.
+    /// Whether move `row` of `moves`, played next on this board, changes the material: it takes a piece
+    /// (en passant included) or promotes.
+    fn changes_material(&self, row: usize, moves: &Moves<'_>) -> bool {
+        let (piece, from, to) = (moves.piece[row], moves.from[row], moves.to[row]);
+        if moves.promote[row] != NONE || moves.castle[row] != NONE {
+            return moves.promote[row] != NONE;
+        }
+        let taken = self
+            .squares
+            .get(usize::from(to))
+            .is_some_and(|&c| c != NONE);
+        let en_passant = (piece == WHITE_PAWN || piece == BLACK_PAWN) && from % 8 != to % 8;
+        taken || en_passant
+    }
+
     /// The board's squares (a1 = 0, h8 = 63) as piece codes, `NONE` where empty.
     pub(crate) fn squares(&self) -> &[u8; 64] {
         &self.squares
@@ -589,8 +604,9 @@ pub fn named_positions(
         let len = rows.len();
         let mut last = 0;
         let mut found = None;
+        let mut changes = false;
         material.begin();
-        for (ply, &castle) in g.moves.castle[rows].iter().enumerate() {
+        for (ply, &castle) in g.moves.castle[rows.clone()].iter().enumerate() {
             if castle != NONE {
                 material.castles(ply, castle);
             }
@@ -603,9 +619,10 @@ pub fn named_positions(
             if ply == 0 {
                 material.start(board.squares());
             } else {
-                material.after(ply - 1, board.squares());
+                material.after(ply - 1, board.squares(), changes);
             }
             if ply < len {
+                changes = board.changes_material(rows.start + ply, &g.moves);
                 if ply < keyed_plies {
                     plies.append_value(key as i64);
                 } else {
