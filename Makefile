@@ -14,13 +14,27 @@ INSTALL ?= -e '.[cli]'
 rust:
 	@command -v cargo >/dev/null || { echo "setup needs a Rust toolchain (https://rustup.rs)"; exit 1; }
 
-# What the package and the demo need: Python and Rust, nothing else.
-setup: rust
-	$(PYTHON) -m pip install --disable-pip-version-check -q $(INSTALL)
+# What the package and the demo need: Python and Rust, nothing else. The install shows the build's progress
+# (pip -v: cargo's lines) and is done once per PYTHON and INSTALL, recorded by a stamp in .make/: done
+# again when pyproject.toml or the Rust crates change, or when PYTHON cannot import the package (another
+# virtual environment). Python files need no reinstall (editable). A rebuilt wheel of the same name:
+# make -B setup. (STAMP=FILE: the stamp elsewhere.)
+STAMP ?= .make/setup-$(shell echo "$(PYTHON) $(INSTALL)" | cksum | cut -d' ' -f1)
+ifneq ($(shell $(PYTHON) -I -c 'import warehouse._core, duckdb' 2>/dev/null && command -v duckdb),)
+else
+.PHONY: $(STAMP)
+endif
+
+setup: rust $(STAMP)
+
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
+	$(PYTHON) -m pip install --disable-pip-version-check -v $(INSTALL)
+	@mkdir -p $(@D) && touch $@
 
 # Everything the tests need besides: their Python packages (with the duckdb CLI), a Java runtime 17+ for
-# PySpark (tests/test_spark.py) and Graphviz (the opening graph, tests/test_book.py), which apt-get installs
-# when run as root. One editable install, one build.
+# PySpark (tests/test_spark.py), Graphviz (the opening graph, tests/test_book.py) and Chromium with its
+# driver (the explorer page, tests/test_serve.py), which apt-get installs when run as root. One editable
+# install, one build.
 setup-test: rust
 	@java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -34,7 +48,13 @@ setup-test: rust
 		else \
 			echo "the tests need Graphviz's dot for the opening graph: install it (e.g. sudo apt-get install graphviz)"; exit 1; \
 		fi; }
-	$(PYTHON) -m pip install --disable-pip-version-check -q -e '.[test]'
+	@{ command -v chromium && command -v chromedriver; } >/dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+		else \
+			echo "the tests need Chromium and its driver for the explorer page: install them (e.g. sudo apt-get install chromium chromium-driver)"; exit 1; \
+		fi; }
+	$(PYTHON) -m pip install --disable-pip-version-check -v -e '.[test]'
 	@# The CLI's httpfs, for S3 lakes (tests/test_sql_s3.py); --no-deps: the package declares a Python duckdb
 	@# of its own version, which the project does not use.
 	$(PYTHON) -m pip install --disable-pip-version-check -q --no-deps duckdb-extension-httpfs==1.5.5

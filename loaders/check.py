@@ -1,4 +1,4 @@
-"""Verify a lake: bgn-check (python -m warehouse.check) [--lake DIR|s3://bucket/prefix] [--full]
+"""Verify a lake: bgn check (python -m warehouse.check) [--lake DIR|s3://bucket/prefix] [--full]
 
 What it checks, and its exit codes: `warehouse.check`.
 """

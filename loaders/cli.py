@@ -37,9 +37,25 @@ from warehouse import filters  # noqa: E402
 from warehouse.errors import InputError, NotPublished, WarehouseError, describe  # noqa: E402
 from warehouse.lake.storage import printable  # noqa: E402
 
+# The command as the user typed it, when a dispatcher ran this one (`bgn load`): the name every parser shows
+# in its usage instead of its own `python -m …` (see `invoked_as`).
+INVOKED_AS: str | None = None
+
+
+def invoked_as(name: str) -> None:
+    """Names the command the parsers made from now on show (`bgn load`), for a dispatcher."""
+    global INVOKED_AS
+    INVOKED_AS = name
+
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with its errors as one line (`error: …`, exit 2) instead of the usage and the error."""
+    """argparse with its errors as one line (`error: …`, exit 2) instead of the usage and the error, and
+    its usage naming the command the user typed (`INVOKED_AS`, else its own `prog`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if INVOKED_AS is not None:
+            kwargs["prog"] = INVOKED_AS
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USER_ERROR, f"error: {message} (see --help)\n")
@@ -113,8 +129,8 @@ def add_lake_argument(parser: argparse.ArgumentParser) -> None:
         "--lake",
         default=None,
         type=location,
-        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake); S3 credentials, "
-        "region and endpoint come from the AWS_* environment variables",
+        help="lake directory or s3://bucket/prefix (default: $CHESS_LAKE, else ./lake if it exists); S3 "
+        "credentials, region and endpoint come from the AWS_* environment variables",
     )
 
 
@@ -134,6 +150,8 @@ def run(command: Callable[[], int], interrupted: str) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return command()
+    except BrokenPipeError:
+        return reader_gone()
     except KeyboardInterrupt as e:
         print(f"interrupted: {e.args[0] if e.args else interrupted}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -152,6 +170,15 @@ def run(command: Callable[[], int], interrupted: str) -> int:
             raise
         error(str(damage))
         return EXIT_USER_ERROR
+
+
+def reader_gone() -> int:
+    """Standard output's reader left (`bgn query … | head`): nothing more to say, and nothing is wrong.
+    Later writes, and Python's flush at exit, go to /dev/null instead of raising again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def duckdb_damage(error: Exception) -> WarehouseError | None:

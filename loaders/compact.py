@@ -1,4 +1,4 @@
-"""Merge small files: bgn-compact (python -m warehouse.compact) [--lake DIR|s3://…] [--target-games N]
+"""Merge small files: bgn compact (python -m warehouse.compact) [--lake DIR|s3://…] [--target-games N]
 [--dry-run]
 
 What it merges and how it verifies: `warehouse.compact`, docs/operations.md.

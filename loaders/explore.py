@@ -1,4 +1,4 @@
-"""The opening explorer: python -m loaders.explore [--lake DIR|s3://...] FEN [filters]
+"""The opening explorer: python -m loaders.explore [--lake DIR|s3://...] [FEN] [filters]
 
 Prints the moves played from the position, at any ply: UCI and SAN, games, white wins, draws, black wins,
 mean Elo, mean eval after the move, mean think time, first date played (sql/explorer.sql's columns; a game
@@ -22,11 +22,19 @@ from warehouse.lake.location import Lake
 from warehouse.positions.explorer import explore
 from warehouse.sql import connect
 
+STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = cli.OneLineParser(prog="python -m loaders.explore", description=cli.paragraph(__doc__))
     cli.add_lake_argument(p)
-    p.add_argument("fen", metavar="FEN", help="the position, as a FEN (its move counters are ignored)")
+    p.add_argument(
+        "fen",
+        metavar="FEN",
+        nargs="?",
+        default=STARTING_FEN,
+        help="the position, as a FEN (its move counters are ignored; default: the starting position)",
+    )
     p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
     cli.add_game_filters(p)
     return p.parse_args(argv)
@@ -39,11 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
-    filters = {"speed": args.type, "min_rating": args.min_rating, "max_rating": args.max_rating}
-    filters |= {"since": args.since, "until": args.until, "player": args.player}
+    filters = cli.game_filters(args).chosen()
     moves = explore(args.fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
     if moves.is_empty():
-        kept = " the filters keep" if any(v is not None for v in filters.values()) else ""
+        kept = " the filters keep" if filters else ""
         raise LakeError(f"{lake.location}: no game{kept} plays a move from this position")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
         print(moves)

@@ -108,6 +108,23 @@ def _hms(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+def grand_total(results: list[LoadResult], inputs: int) -> str:
+    """The last line of a load of several inputs: their games added up (those already loaded count none)."""
+    records = [r.record for r in results if r.already_loaded is None]
+    seen, written = sum(r.games_seen for r in records), sum(r.games_written for r in records)
+    rejected, duplicates = sum(r.games_rejected for r in records), sum(r.games_duplicate for r in records)
+    seconds = sum(r.seconds for r in records)
+    skipped = len(results) - len(records)
+    counts = f"{len(records):,} loaded" + (f", {skipped:,} already in the lake" if skipped else "")
+    counts += f", {inputs - len(results):,} failed" if len(results) < inputs else ""
+    return (
+        f"total of {inputs:,} inputs ({counts}): {seen:,} games seen = {written:,} "
+        f"written + {rejected:,} rejected"
+        + (f" + {duplicates:,} duplicates" if duplicates else "")
+        + f", {sum(len(r.files) for r in records)} files, {seconds:.1f} s"
+    )
+
+
 def summary(result: LoadResult) -> str:
     r = result.record
     if result.already_loaded is not None:
@@ -145,9 +162,10 @@ Load = Callable[..., LoadResult]
 def load_all(args: argparse.Namespace, load: Load = load_input) -> int:
     """Every input in turn (`args.inputs`), each by `load` (`load_input`'s signature): an error with one
     input is its line, and the next input loads."""
-    lake = Lake.open(args.lake)
+    lake = Lake.open(args.lake, creating=True)
     show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     status = 0
+    loaded: list[LoadResult] = []
     for path in args.inputs:
         try:
             result = load_one(path, lake, args, ProgressBar(path) if show else None, load)
@@ -172,6 +190,9 @@ def load_all(args: argparse.Namespace, load: Load = load_input) -> int:
         for line in result.recovered:
             print(f"{lake.location}: {line}", file=sys.stderr)
         print(summary(result))
+        loaded.append(result)
+    if len(args.inputs) > 1:
+        print(grand_total(loaded, len(args.inputs)))
     return status
 
 

@@ -11,22 +11,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.export_out import output_file
-from warehouse.export_pgn import COLUMNS, texts
-from warehouse.lake.layout import PARTITION_COLUMNS, Partition
+from warehouse.export_pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.positions.search import search
 from warehouse.sql import connect
-
-PARTITION = list(PARTITION_COLUMNS)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -59,12 +54,7 @@ def run(args: argparse.Namespace) -> int:
     # Opened before the search: an existing OUT, or one inside the lake, is refused at once.
     with output_file(args.pgn, lake) as out:
         found = find(args, lake, con)
-        con.register("found_keys", pa.table({"game_key": found["game_key"].to_arrow()}))
-        games = con.sql(
-            f"select {', '.join(PARTITION + COLUMNS)} from games where game_key in "
-            "(select game_key from found_keys) order by type, year, month, datetime, game_id"
-        ).to_arrow_table()
-        for _, _, text in texts(by_partition(games)):
+        for text in keyed_pgn(con, found["game_key"].to_arrow()):
             out.write(text.encode())
     print(f"{args.pgn}: {len(found):,} games")
     return 0
@@ -77,18 +67,6 @@ def find(args: argparse.Namespace, lake: Lake, con: duckdb.DuckDBPyConnection) -
     if args.player:
         found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))
     return found
-
-
-def by_partition(games: pa.Table) -> Iterator[tuple[Partition, pa.RecordBatch]]:
-    """The batches of `games` (sorted by type, year, month) with their partition, as the exports take them."""
-    partitions = games.select(PARTITION).to_pylist()
-    start = 0
-    for end in range(1, len(partitions) + 1):
-        if end == len(partitions) or partitions[end] != partitions[start]:
-            key = Partition(**partitions[start])
-            for batch in games.slice(start, end - start).drop_columns(PARTITION).to_batches():
-                yield key, batch
-            start = end
 
 
 if __name__ == "__main__":

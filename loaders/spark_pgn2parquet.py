@@ -63,7 +63,7 @@ def load_all(args: argparse.Namespace) -> int:
 
     from warehouse.spark_load import expand, spark_load
 
-    lake = Lake.open(args.lake)
+    lake = Lake.open(args.lake, creating=True)
     paths = expand(args.inputs)  # before the JVM starts: a user error is told at once
     builder = SparkSession.builder.appName("bgn-warehouse spark_pgn2parquet")
     if args.master:

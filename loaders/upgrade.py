@@ -1,4 +1,4 @@
-"""Upgrade a lake in place: bgn-upgrade (python -m loaders.upgrade) [--lake DIR|s3://bucket/prefix]
+"""Upgrade a lake in place: bgn upgrade (python -m loaders.upgrade) [--lake DIR|s3://bucket/prefix]
 
 What changes and how it stays crash-safe: `warehouse.upgrade`, docs/operations.md.
 """

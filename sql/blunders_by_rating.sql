@@ -4,8 +4,11 @@
 --   whose mover's Elo is known; band = 200-point band (its lower bound) of the mover's Elo.
 --   inaccuracies = moves with NAG 6 (`?!`), mistakes = NAG 2 (`?`), blunders = NAG 4 (`??`);
 --   error_pct = 100 x (inaccuracies + mistakes + blunders) / moves, blunder_pct = 100 x blunders / moves,
---   2 decimals.
+--   2 decimals. A rate of fewer than min_sample() moves (sql/views/schema.sql: 100) is not drawn by the
+--   notebooks.
 -- Output: type, band, moves, inaccuracies, mistakes, blunders, error_pct, blunder_pct; by type, band.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with analysed as (

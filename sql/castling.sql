@@ -7,6 +7,8 @@
 --   side. A game where both sides castle, or castle on different wings, counts in each of those columns.
 -- Output: type, within_moves, games, games_castled, white_castled, black_castled, kingside_castled,
 --   queenside_castled; by type, within_moves.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 -- How: each game's first castling of each side is stored in games (white_castled, the 0-based ply, and

@@ -8,6 +8,8 @@
 --   (K/k) / castlings, both sides (2 decimals).
 -- Output: band, games, white_castled_pct, black_castled_pct, white_castle_move, black_castle_move,
 --   kingside_pct; by band.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 -- How: one scan of games (their castling columns); no ply is read.

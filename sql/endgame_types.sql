@@ -9,6 +9,8 @@
 --   avg_plies = mean of n_plies - endgame_ply - 1 (the plies played after that one), 1 decimal.
 -- Output: endgame, games, white_wins, draws, black_wins, mated, avg_plies; by games (most
 --   first), endgame.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 -- How: the games that reach an endgame name its first ply; their material there is one row of plies each,

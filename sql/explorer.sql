@@ -20,6 +20,8 @@
 --   From the CLI: duckdb -cmd "set variable explorer_fen = '<fen>'" < sql/explorer.sql
 -- Output: uci, san, games, white_wins, draws, black_wins, mean_elo, mean_eval_cp, mean_think, first_played;
 --   by games descending, then uci.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with target as (
@@ -70,26 +72,24 @@ stored as (
 -- The moves of the games the index found, by their file and row; or those Python gives, read by row number
 -- (warehouse.positions.explorer: faster than this join on game_key and ply).
 addressed as (
-    select indexed.filename, indexed.row, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle,
-        plies.promote, plies.mates, plies.eval_cp, plies.think
+    select games.game_key, plies.p, plies.f, plies.t, plies.x, plies.c, plies.castle, plies.promote,
+        plies.mates, plies.eval_cp, plies.think
     from indexed
     join all_games as games on games.filename = indexed.filename and games.file_row_number = indexed.row
     join plies on plies.game_key = games.game_key and plies.ply = indexed.ply
     union all
     from query(coalesce(
-        'select filename, row, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
+        'select game_key, p, f, t, x, c, castle, promote, mates, eval_cp, think from '
         || getvariable('explorer_positions'),
-        'select null::varchar as filename, null::bigint as row, p, f, t, x, c, castle, promote, mates, '
-        || 'eval_cp, think from plies where false'
+        'select game_key, p, f, t, x, c, castle, promote, mates, eval_cp, think from plies where false'
     ))
 ),
 
--- The games' columns the question reads, and whether the filters keep the game.
+-- The games' columns the question reads, and whether the filters keep the game: read once, joined once
+-- (a second join would materialize them for every game of the lake).
 candidates as (
     select
         game_key,
-        filename,
-        file_row_number,
         result,
         mean_elo,
         datetime,
@@ -110,15 +110,10 @@ candidates as (
 
 -- The move each game found played there (none for a game that ends there), with its game's columns.
 moves as (
-    select stored.* exclude (game_key, ply), candidates.result, candidates.mean_elo, candidates.datetime,
+    select found.* exclude (game_key), candidates.result, candidates.mean_elo, candidates.datetime,
         candidates.kept
-    from stored
-    join candidates on candidates.game_key = stored.game_key
-    union all
-    select addressed.* exclude (filename, row), candidates.result, candidates.mean_elo, candidates.datetime,
-        candidates.kept
-    from addressed
-    join candidates on candidates.filename = addressed.filename and candidates.file_row_number = addressed.row
+    from (select stored.* exclude (ply) from stored union all from addressed) as found
+    join candidates on candidates.game_key = found.game_key
 ),
 
 -- The SAN from the fields of any game that played the move (the same in all; Python gives them on one,

@@ -8,6 +8,8 @@
 --   clamped to -5..5 (-5 holds every lead <= -5, 5 every lead >= 5).
 --   white_score = mean over those positions of White's points in their game (1, 0.5, 0), 3 decimals.
 -- Output: phase, white_lead, positions, white_score; by phase (opening first), white_lead.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 -- How: the lead only changes on a capture or a promotion (a quarter of the plies). Those plies and each

@@ -11,6 +11,8 @@
 --   Other positions are not counted. ahead_score = mean over the positions of the ahead side's points in
 --   its game (1, 0.5, 0), 3 decimals; white_ahead_pct = 100 x positions where White is ahead / positions.
 -- Output: phase, imbalance, positions, white_ahead_pct, ahead_score; by phase (opening first), imbalance.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 -- How: one scan of plies.material and plies.phase; positions grouped by game first (a game keeps an

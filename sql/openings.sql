@@ -5,6 +5,8 @@
 --   Elos. share_pct = 100 x games / the band's games (2 decimals); white_score = (white wins + draws / 2)
 --   / games (3 decimals).
 -- Output: band, family, games, share_pct, white_score; by band, games descending, family.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with rated as (

@@ -4,6 +4,8 @@
 --   phase by the move's 0-based ply index: 'opening' plies 0-19, 'middlegame' 20-59, 'endgame' 60 on.
 --   pct = 100 x moves / the phase's moves (2 decimals).
 -- Output: phase, piece, moves, pct; by phase (opening first), piece (P N B R Q K).
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with letters as (

@@ -3,6 +3,8 @@
 -- Definitions: band = 200-point band (its lower bound) of the mean of the two players' Elo; games with both
 --   Elos known and a result (W, B or D) only. white_score = (white wins + draws / 2) / games.
 -- Output: type, band, games, white_wins, draws, black_wins, white_score (3 decimals); by type, band.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with rated as (

@@ -5,6 +5,8 @@
 --   band 300 every d >= 300). white_score = (white wins + draws / 2) / games; expected_score = mean over the
 --   games of the Elo expectation 1 / (1 + 10^(-d / 400)).
 -- Output: type, diff_band, games, white_score, expected_score (3 decimals); by type, diff_band.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with rated as (

@@ -5,6 +5,8 @@
 --   'check' when it gives check (mates included), 'blunder' when its NAG is 4 (`??`). A move counts once
 --   under each kind it has.
 -- Output: kind, square, file (a-h), rank (1-8), n; by kind, square.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with kinds as (

@@ -4,6 +4,8 @@
 --   mated = share of games whose mainline ends in checkmate; avg_plies = mean mainline length.
 --   with_clock, with_eval = share of games with some [%clk], [%eval]. Ratios rounded to 3 decimals.
 -- Output: type, games, avg_plies, white_score, mated, with_clock, with_eval; by games descending, type.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with final as (

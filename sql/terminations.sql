@@ -1,10 +1,13 @@
 -- Question: how do games end, by speed?
 -- Grain: one row per type and Termination tag.
--- Definitions: termination = the Termination tag ('?' when absent; lichess writes Normal, Time forfeit,
---   Abandoned, Rules infraction, Unterminated); pct = 100 x games / the type's games (2 decimals);
+-- Definitions: termination = the termination column ('?' when absent): the Termination tag in lichess's
+--   words (Normal, Time forfeit, Abandoned, Rules infraction, Unterminated; chess.com's `X won by
+--   checkmate` is Normal: docs/schema.md); pct = 100 x games / the type's games (2 decimals);
 --   mated = games of the row whose mainline ends in checkmate; white_wins, draws, black_wins by result.
 -- Output: type, termination, games, pct, mated, white_wins, draws, black_wins; by type, games descending,
 --   termination.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with ended as (

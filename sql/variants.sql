@@ -8,6 +8,8 @@
 --   Percentages rounded to 2 decimals.
 -- Output: variant, games, avg_plies, decisive_pct, drops, pawn_drop_pct, knight_drop_pct, bishop_drop_pct,
 --   rook_drop_pct, queen_drop_pct, explosions; by games descending, variant.
+.bail on
+set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
 with game_stats as (

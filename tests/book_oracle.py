@@ -15,7 +15,16 @@ from typing import Any
 import chess
 import chess.pgn
 import chess.polyglot
-from oracle import RESULTS, VARIANT_NAMES, player, read_games, rejection, result_text, speed, time_control
+from oracle import (
+    RESULTS,
+    VARIANT_NAMES,
+    game_time_control,
+    player,
+    read_games,
+    rejection,
+    result_text,
+    speed,
+)
 
 SIGNED = 1 << 64
 RESULT_COLUMNS = {"W": "white_wins", "D": "draws", "B": "black_wins"}
@@ -96,12 +105,11 @@ def book_row(game: Any) -> dict[str, Any]:
     fields, the costly part of a row."""
     tags = dict(game.tags)
     board = game.board()
-    base, inc = time_control(tags.get("TimeControl"))
     return {
         "result": RESULTS.get(result_text(game, tags), "*"),
         "players": [player(tags, "White"), player(tags, "Black")],
         "variant": VARIANT_NAMES.get(type(board)) or ("Chess960" if board.chess960 else "Standard"),
-        "type": speed(tags.get("TimeControl"), base, inc),
+        "type": speed(game_time_control(tags)),
     }
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,36 @@ COLUMN_TAGS = frozenset(
 )
 LICHESS_URL = re.compile(r"https://lichess\.org/([A-Za-z0-9]{8})")
 INTEGER = re.compile(r"[+-]?[0-9]+")
-TIME_CONTROL = re.compile(r"([0-9]+)(?:\+([0-9]+))?")
+# A base+inc of whole seconds (the tc_base and tc_inc columns): 1 to 9 digits each.
+TIME_CONTROL = re.compile(r"([0-9]{1,9})(?:\+([0-9]{1,9}))?")
+SECONDS = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,3})?")  # TCEC writes fractional increments: 180+0.5
+PERIOD = re.compile(r"([0-9]{1,9})/([0-9]{1,9})")  # moves/seconds: 40/900, chess.com's daily 1/86400
+DAY = 86400
+# The PGN standard's Termination values as lichess spells them, found whatever their case.
+TERMINATION_WORDS = {
+    word.lower(): word
+    for word in (
+        "Normal", "Time forfeit", "Abandoned", "Rules infraction", "Unterminated", "Adjudication", "Death",
+        "Emergency",
+    )
+}  # fmt: skip
+# chess.com's sentences, `Game drawn <how>` or `<winner> won <how>`, by their <how>.
+CHESSCOM_ENDING = re.compile(r"(?:Game drawn|.+? won) (.+)")
+CHESSCOM_TERMINATIONS = {
+    **dict.fromkeys(
+        (
+            "checkmate",
+            "resignation",
+            "agreement",
+            "repetition",
+            "stalemate",
+            "insufficient material",
+            "50-move rule",
+        ),
+        "Normal",
+    ),
+    "timeout vs insufficient material": "Time forfeit",
+}
 DATE_SEPARATOR = re.compile(r"[./-]")
 YEAR = re.compile(r"[0-9]{4}")
 NUMBER = re.compile(r"[0-9]+")
@@ -242,7 +272,7 @@ def rejection(game: _Game) -> str | None:
 def game_row(game: _Game) -> Row:
     tags = dict(game.tags)
     mainline = game.lines[0].nodes
-    tc_base, tc_inc = time_control(tags.get("TimeControl"))
+    tc_base, tc_inc = time_control(game_time_control(tags))
     date, time = date_time(tags)
     year, month, _ = date_parts(date)
     board = game.board()
@@ -256,11 +286,11 @@ def game_row(game: _Game) -> Row:
         "round": tags.get("Round"),
         "datetime": timestamp(date, time),
         "result": RESULTS.get(result_text(game, tags), "*"),
-        "termination": tags.get("Termination"),
+        "termination": termination(tags.get("Termination")),
         "time_control": tags.get("TimeControl"),
         "tc_base": tc_base,
         "tc_inc": tc_inc,
-        "type": speed(tags.get("TimeControl"), tc_base, tc_inc),
+        "type": speed(game_time_control(tags)),
         "year": year or 0,
         "month": month or 0,
         "opening": opening(tags),
@@ -311,7 +341,24 @@ def spelled_by_column(name: str, value: str, variant: str) -> bool:
         return INTEGER.fullmatch(value) is not None and value in (str(int(value)), f"{int(value):+d}")
     if name == "Variant":
         return value == variant
+    if name == "Termination":
+        return termination(value) == value
     return True
+
+
+def termination(value: str | None) -> str | None:
+    """The `termination` column: lichess's word for the standard's values and chess.com's sentences
+    (`cancer0707 won by checkmate` → Normal), any other text as written."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.lower() in TERMINATION_WORDS:
+        return TERMINATION_WORDS[text.lower()]
+    ending = CHESSCOM_ENDING.fullmatch(text)
+    how = ending.group(1) if ending else ""
+    if how.startswith("by ") and how[3:] in CHESSCOM_TERMINATIONS:
+        return CHESSCOM_TERMINATIONS[how[3:]]
+    return {"on time": "Time forfeit", "- game abandoned": "Abandoned"}.get(how, value)
 
 
 def result_text(game: _Game, tags: dict[str, str]) -> str | None:
@@ -320,19 +367,41 @@ def result_text(game: _Game, tags: dict[str, str]) -> str | None:
     return tag if tag not in (None, "*") else game.marker or tag
 
 
+def game_time_control(tags: dict[str, str]) -> str | None:
+    """The text the game's time control is read from: its TimeControl tag, else TCEC's WhiteTimeControl
+    and BlackTimeControl when they agree."""
+    if "TimeControl" in tags:
+        return tags["TimeControl"]
+    white, black = tags.get("WhiteTimeControl"), tags.get("BlackTimeControl")
+    return white if white is not None and black is not None and white.strip() == black.strip() else None
+
+
 def time_control(tag: str | None) -> tuple[int | None, int | None]:
-    match = TIME_CONTROL.fullmatch(tag or "")
+    """tc_base and tc_inc: a base+inc (or bare base) of whole seconds, else None."""
+    match = TIME_CONTROL.fullmatch((tag or "").strip())
     if match is None:
         return None, None
     return int(match.group(1)), int(match.group(2) or 0)
 
 
-def speed(tag: str | None, base: int | None, inc: int | None) -> str:
-    if tag == "-":
+def speed(tag: str | None) -> str:
+    """lichess's speed: base + 40 x inc seconds, 40 moves' share of a moves/seconds period; `-` or a day
+    or more per move is correspondence."""
+    text = (tag or "").strip()
+    if text == "-":
         return "correspondence"
-    if base is None or inc is None:
-        return "unknown"
-    estimate = base + 40 * inc
+    if period := PERIOD.fullmatch(text):
+        moves, seconds = int(period.group(1)), int(period.group(2))
+        if moves == 0:
+            return "unknown"
+        if Fraction(seconds, moves) >= DAY:
+            return "correspondence"
+        estimate = Fraction(40 * seconds, moves)
+    else:
+        parts = text.split("+")
+        if len(parts) > 2 or not all(SECONDS.fullmatch(part) for part in parts):
+            return "unknown"
+        estimate = Fraction(parts[0]) + 40 * Fraction(parts[1] if len(parts) == 2 else "0")
     return next((name for limit, name in SPEEDS if estimate < limit), "classical")
 
 

@@ -26,7 +26,16 @@ VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.
 PIECES = "PNBRQK"
 PHASES = ("opening", "middlegame", "endgame")
 THINK_BUCKETS = ((1, "<1s"), (10, "1-10s"), (120, "10-120s"))
+THINK_LABELS = [label for _, label in THINK_BUCKETS] + ["120s+"]
+# The think time as a percentage of the game's base time (clock_pace's second scale).
+THINK_SHARES = ((Decimal("0.5"), "<0.5%"), (2, "0.5-2%"), (5, "2-5%"))
+SHARE_LABELS = [label for _, label in THINK_SHARES] + ["5%+"]
 CLOCK_BUCKETS = ((10, "<10s"), (30, "10-30s"), (60, "30-60s"), (180, "60-180s"))
+CLOCK_LABELS = [label for _, label in CLOCK_BUCKETS] + ["180s+"]
+# The clock as a percentage of the game's base time (time_trouble's second scale).
+CLOCK_SHARES = ((5, "<5%"), (10, "5-10%"), (25, "10-25%"), (50, "25-50%"))
+CLOCK_SHARE_LABELS = [label for _, label in CLOCK_SHARES] + ["50%+"]
+SCALES = ("seconds", "base")
 MISTAKES = (2, 4, 6)
 # What the views count unless the variable `variant` says otherwise: standard chess, Chess960 included.
 STANDARD = ("Standard", "Chess960")
@@ -117,7 +126,7 @@ def phase(ply: int) -> str:
     return "opening" if ply < 20 else "middlegame" if ply < 60 else "endgame"
 
 
-def bucket(value: Decimal | int, bounds: tuple[tuple[int, str], ...], last: str) -> str:
+def bucket(value: Decimal | int, bounds: tuple[tuple[Decimal | int, str], ...], last: str) -> str:
     """The label of the first bound `value` is below, else `last`."""
     return next((label for bound, label in bounds if value < bound), last)
 
@@ -200,15 +209,26 @@ def ply_bucket(ply: int) -> tuple[int, str]:
 
 
 def count_blunders(games: tuple[Game, ...]) -> list[Row]:
-    counts: Counter[tuple[str, str, int, str]] = Counter()
+    moves: Counter[tuple[str, int, str]] = Counter()
+    blunders: Counter[tuple[str, int, str, str]] = Counter()
     for game in games:
+        if not game.row["has_eval"]:
+            continue
         for ply, move in enumerate(game.moves):
-            if move["nag"] == 4:
-                counts[(game.row["type"], move["p"].upper(), *ply_bucket(ply))] += 1
-    keys = sorted(counts, key=lambda key: (-counts[key], key))
+            key = (game.row["type"], *ply_bucket(ply))
+            moves[key] += 1
+            blunders[(*key, move["p"].upper())] += move["nag"] == 4
     return [
-        {"type": t, "piece": p, "bucket": label, "nblunders": counts[t, p, k, label]}
-        for t, p, k, label in keys
+        {
+            "type": kind,
+            "bucket": label,
+            "piece": piece,
+            "moves": moves[kind, low, label],
+            "blunders": blunders[kind, low, label, piece],
+            "per_1000": 1000 * blunders[kind, low, label, piece] / moves[kind, low, label],
+        }
+        for kind, low, label in sorted(moves)
+        for piece in PIECES
     ]
 
 
@@ -233,17 +253,35 @@ def count_castling(games: tuple[Game, ...]) -> list[Row]:
 
 
 def count_clock_pace(games: tuple[Game, ...]) -> list[Row]:
-    counts: Counter[tuple[str, int]] = Counter()
-    labels = [label for _, label in THINK_BUCKETS] + ["120s+"]
+    counts: Counter[tuple[str, int, int]] = Counter()
     for game in games:
         if not game.row["has_clock"] or game.row["tc_base"] is None:
             continue
+        base = game.row["tc_base"]
         for ply in range(len(game.moves)):
             think = think_time(game, ply)
             if think is not None and think >= 0:
-                counts[game.row["type"], labels.index(bucket(think, THINK_BUCKETS, "120s+"))] += 1
-    rows = [{"type": t, "bucket": labels[i], "moves": counts[t, i]} for t, i in sorted(counts)]
-    return with_share(rows, "type", "pct")
+                counts[game.row["type"], 0, THINK_LABELS.index(bucket(think, THINK_BUCKETS, "120s+"))] += 1
+                if base > 0:
+                    share = bucket(100 * think / base, THINK_SHARES, "5%+")
+                    counts[game.row["type"], 1, SHARE_LABELS.index(share)] += 1
+    return scaled_rows(counts, (THINK_LABELS, SHARE_LABELS), "bucket", "pct")
+
+
+def scaled_rows(
+    counts: Counter[tuple[str, int, int]], labels: tuple[list[str], list[str]], column: str, share: str
+) -> list[Row]:
+    """Rows of every bucket of each (type, scale) counted, empty ones too, with `share` = 100 x moves / the
+    (type, scale)'s moves."""
+    scales = sorted({(kind, scale) for kind, scale, _ in counts})
+    rows = []
+    for kind, scale in scales:
+        total = sum(counts[kind, scale, i] for i in range(len(labels[scale])))
+        for i, label in enumerate(labels[scale]):
+            moves = counts[kind, scale, i]
+            rows.append({"type": kind, "scale": SCALES[scale], column: label, "moves": moves})
+            rows[-1][share] = percent(moves, total)
+    return rows
 
 
 def count_results_by_rating(games: tuple[Game, ...]) -> list[Row]:
@@ -321,30 +359,28 @@ def count_openings(games: tuple[Game, ...]) -> list[Row]:
 
 
 def count_time_trouble(games: tuple[Game, ...]) -> list[Row]:
-    labels = [label for _, label in CLOCK_BUCKETS] + ["180s+"]
-    nags: defaultdict[tuple[str, int], list[int | None]] = defaultdict(list)
+    nags: defaultdict[tuple[str, int, int], list[int | None]] = defaultdict(list)
     for game in games:
         if not game.row["has_eval"] or game.row["tc_base"] is None:
             continue
+        base = game.row["tc_base"]
         for ply, move in enumerate(game.moves):
             clock = clock_before(game, ply)
             # a later move counts when its think time is known: its own clock too
             if clock is not None and (ply < 2 or think_time(game, ply) is not None):
-                nags[game.row["type"], labels.index(bucket(clock, CLOCK_BUCKETS, "180s+"))].append(
-                    move["nag"]
-                )
-    rows = []
-    for (kind, index), values in sorted(nags.items()):
-        mistakes = sum(1 for nag in values if nag in MISTAKES)
-        rows.append(
-            {
-                "type": kind,
-                "clock_bucket": labels[index],
-                "moves": len(values),
-                "mistakes": mistakes,
-                "mistake_pct": percent(mistakes, len(values)),
-            }
-        )
+                kind = game.row["type"]
+                nags[kind, 0, CLOCK_LABELS.index(bucket(clock, CLOCK_BUCKETS, "180s+"))].append(move["nag"])
+                if base > 0:
+                    share = bucket(100 * clock / base, CLOCK_SHARES, "50%+")
+                    nags[kind, 1, CLOCK_SHARE_LABELS.index(share)].append(move["nag"])
+    counts = Counter({key: len(values) for key, values in nags.items()})
+    rows = scaled_rows(counts, (CLOCK_LABELS, CLOCK_SHARE_LABELS), "clock_bucket", "share_pct")
+    for row in rows:
+        scale = SCALES.index(row["scale"])
+        labels = (CLOCK_LABELS, CLOCK_SHARE_LABELS)[scale]
+        values = nags.get((row["type"], scale, labels.index(row["clock_bucket"])), [])
+        row["mistakes"] = sum(1 for nag in values if nag in MISTAKES)
+        row["mistake_pct"] = percent(row["mistakes"], len(values)) if values else None
     return rows
 
 
@@ -592,7 +628,7 @@ def explorer_rows(
 
 def digits(column: str) -> int:
     """Decimals the SQL files round a ratio column to."""
-    return 1 if column == "avg_plies" else 2 if column.endswith("pct") else 3
+    return 1 if column == "avg_plies" else 2 if column.endswith(("pct", "per_1000")) else 3
 
 
 def assert_rows_match(actual: list[Row], expected: list[Row], where: str = "") -> None:

@@ -33,6 +33,17 @@ SAMPLE = DATA / "lichess_2025-05_sample.pgn.zst"
 SAMPLE_GAMES = 438
 # Larger PGN collections beside the checkout (absent in most clones: the tests using them skip).
 CORPORA = REPO.parent / "shared" / "corpora"
+
+
+def present(*paths: Path) -> list[Path]:
+    """`paths`, all of which exist; else the test is skipped, naming the first missing (the corpora are
+    absent in most clones)."""
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        pytest.skip(f"{missing[0]} is absent")
+    return list(paths)
+
+
 LOAD_MEMORY_MB = 700  # a load's peak RSS stays under this whatever the input
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -82,8 +93,8 @@ class Peaks:
 
 
 class Started:
-    """A command running in the background from the repository's root, its output collected; `finish`
-    waits for it, `stop` ends it with a signal first (the crash and Ctrl-C tests)."""
+    """A command running in the background from the repository's root (or `cwd`), its output collected;
+    `finish` waits for it, `stop` ends it with a signal first (the crash and Ctrl-C tests)."""
 
     def __init__(
         self,
@@ -93,6 +104,7 @@ class Started:
         env: dict[str, str] | None = None,
         nofile: int | None = None,
         new_session: bool = False,
+        cwd: Path = REPO,
     ):
         # `ulimit -n` in the child only: the test process keeps its own limit.
         limit = (
@@ -103,7 +115,7 @@ class Started:
         self._start = time.monotonic()
         self.proc = subprocess.Popen(
             command,
-            cwd=REPO,
+            cwd=cwd,
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -153,7 +165,7 @@ def start(command: list[Arg], **options: Any) -> Started:
 
 def run_command(command: list[Arg], *, timeout: float = 60, **options: Any) -> Run:
     """`command` from the repository's root to its end, killed and failed past `timeout` seconds, with
-    its peak RSS and file descriptors (see `Peaks`); options: `stdin` bytes, `env`, `nofile` (see
+    its peak RSS and file descriptors (see `Peaks`); options: `stdin` bytes, `env`, `nofile`, `cwd` (see
     `Started`)."""
     return start(command, **options).finish(timeout)
 

@@ -120,7 +120,7 @@ def oracle(games: list[Game], fen: str, **keep: Any) -> list[Row]:
 
 
 def kept(
-    speed: str | None = None, min_rating: int | None = None, since: dt.date | None = None
+    type: str | None = None, min_rating: int | None = None, since: dt.date | None = None
 ) -> Callable[[Game], bool]:
     """Whether a game passes the explorer's filters (sql/explorer.sql's definitions)."""
 
@@ -129,7 +129,7 @@ def kept(
         mean = None if white is None or black is None else (white + black) / 2
         date = game.row["datetime"]
         return (
-            (speed is None or game.row["type"] == speed)
+            (type is None or game.row["type"] == type)
             and (min_rating is None or (mean is not None and mean >= min_rating))
             and (since is None or (date is not None and date.date() >= since))
         )
@@ -154,7 +154,7 @@ def test_python_explore_filters(full: Path, games: list[Game], probes: list[str]
     """Filters on the games' speed and mean Elo, and on their date (the sample's second and third copies
     are of June and July), at the first probes where some games pass them."""
     con = warehouse.connect(full)
-    for filters in ({"speed": "blitz", "min_rating": 1500}, {"since": dt.date(2025, 6, 1)}):
+    for filters in ({"type": "blitz", "min_rating": 1500}, {"since": dt.date(2025, 6, 1)}):
         for fen in kept_at(games, probes, filters)[:3]:
             for index in (True, False):
                 got = explore(fen, full, con=con, index=index, **filters).rows(named=True)
@@ -205,7 +205,7 @@ def test_duckdb_cli_explorer_equals_python_chess_with_the_index(
 ) -> None:
     statements = VIEWS_IMPORT + "\n" + "".join(explorer_statements(fen) for fen in probes)
     filtered = "set variable explorer_speed = 'blitz'; set variable explorer_min_rating = 1500;\n"
-    blitz = kept_at(games, probes, {"speed": "blitz", "min_rating": 1500})[0]
+    blitz = kept_at(games, probes, {"type": "blitz", "min_rating": 1500})[0]
     statements += explorer_statements(blitz, filtered)
     done = run_duckdb(full, statements)
     assert done.returncode == 0 and not done.stderr, done.stderr
@@ -214,7 +214,7 @@ def test_duckdb_cli_explorer_equals_python_chess_with_the_index(
     for fen, got in zip(probes, results, strict=False):
         assert_rows_match(got, oracle(games, fen), fen)
     assert_rows_match(
-        results[-1], oracle(games, blitz, speed="blitz", min_rating=1500), f"{blitz}, blitz 1500+"
+        results[-1], oracle(games, blitz, type="blitz", min_rating=1500), f"{blitz}, blitz 1500+"
     )
 
 

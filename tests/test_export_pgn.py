@@ -21,8 +21,8 @@ import chess.pgn
 import pytest
 import zstandard
 from corpora import BATCHES, CorpusLoad, CorpusLoader, folder_lakes
-from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands
-from support import Run, run_module
+from oracle import COMMAND, INTEGER, RESULTS, TAG_ESCAPE, read_bytes, strip_commands, termination
+from support import Run, loaded, read_games, run_module
 
 from warehouse.export_pgn import pgn_games
 from warehouse.lake import Lake
@@ -175,6 +175,40 @@ def first_difference(want: list[Any], got: list[Any], where: str = "") -> str:
     return f"{where}: {len(want)} moves != {len(got)}"
 
 
+# The PGN of games with one tag each: what the Rust core writes for them (export_pgn.rs), read back.
+NUMBERED = """[Result "*"]
+
+1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ( ) ) 2. Nf3 { dev } Nc6 *
+
+[Result "*"]
+[FEN "8/8/8/8/8/8/8/K6k b - - 0 12"]
+
+{ late } 12... Kg2 13. Kb2 *
+
+[Result "*"]
+
+{ %s } 1. e4 e5 *
+
+"""
+ROSTER = '[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "*"]\n'
+
+
+def test_movetext_numbers_moves_nests_lines_and_wraps(tmp_path: Path) -> None:
+    """Black's move is numbered first in a line and after a comment or a variation; an empty line is left
+    out; a line inside a line is opened after the move it replaces; lines break at 79 characters, between
+    tokens only; a bare game gets the Seven Tag Roster."""
+    long = "c" * 100
+    (tmp_path / "games.pgn").write_text(NUMBERED % long)
+    lake = loaded([tmp_path / "games.pgn"], tmp_path / "lake")
+    texts = [text for _, _, text in pgn_games(Lake.open(lake))]
+    assert texts == [
+        ROSTER
+        + "\n1. e4 e5 { hi } ( { Sicilian } 1... c5 2. Nf3 ( 2. Nc3 ) ) 2. Nf3 { dev }\n2... Nc6 *\n\n",
+        ROSTER + '[FEN "8/8/8/8/8/8/8/K6k b - - 0 12"]\n\n{ late } 12... Kg2 13. Kb2 *\n\n',
+        ROSTER + f"\n{{ {long} }}\n1. e4 e5 *\n\n",
+    ]
+
+
 def parquet2pgn(*args: str) -> Run:
     return run_module("loaders.parquet2pgn", list(args), timeout=300)
 
@@ -217,3 +251,38 @@ def test_cli_user_errors_are_one_line(
     assert process.returncode == 2
     assert message in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr
+
+
+# Other sites' wordings, the column's text for each (the test's own reading of what lichess writes), and
+# the time controls they write: chess.com's daily `1/259200`, TCEC's per-side tags.
+OTHER_SOURCES = [
+    ("cancer0707 won by checkmate", "Normal", '[TimeControl "180"]', "blitz"),
+    ("Game drawn by repetition", "Normal", '[TimeControl "1/259200"]', "correspondence"),
+    ("hikaru won on time", "Time forfeit", '[TimeControl "1/86400"]', "correspondence"),
+    ("someone won - game abandoned", "Abandoned", '[TimeControl "600"]', "rapid"),
+    ("Game drawn by timeout vs insufficient material", "Time forfeit", '[TimeControl "60"]', "bullet"),
+    ("Game drawn by 50-move rule", "Normal", '[WhiteTimeControl "180+0.5"]\n[BlackTimeControl "180+0.5"]',
+     "blitz"),
+    ("adjudication", "Adjudication", '[WhiteTimeControl "40/900"]\n[BlackTimeControl "40/900"]', "rapid"),
+    ("White mates", "White mates", '[WhiteTimeControl "60+1"]\n[BlackTimeControl "600+1"]', "unknown"),
+]  # fmt: skip
+
+
+def test_other_sources_terminations_and_time_controls(tmp_path: Path) -> None:
+    """chess.com's and TCEC's tags: the `termination` column in lichess's words, the text in `headers`,
+    written back as it was by the PGN export; daily and per-side time controls typed."""
+    source = tmp_path / "others.pgn"
+    source.write_text(
+        "".join(
+            f'[Event "game {i}"]\n[Result "1-0"]\n{tc}\n[Termination "{raw}"]\n\n1. e4 e5 1-0\n\n'
+            for i, (raw, _, tc, _) in enumerate(OTHER_SOURCES)
+        )
+    )
+    lake = loaded([source], tmp_path / "lake")
+    games = sorted(read_games(lake, ["event", "termination", "type", "headers"]), key=lambda g: g["event"])
+    for game, (raw, word, _, kind) in zip(games, OTHER_SOURCES, strict=True):
+        assert (game["termination"], game["type"]) == (termination(raw), kind) == (word, kind)
+        assert ("Termination", raw) in game["headers"] or raw == word
+    exported = {read(text).headers["Event"]: read(text).headers for _, _, text in pgn_games(Lake.open(lake))}
+    for i, (raw, _, _, _) in enumerate(OTHER_SOURCES):
+        assert exported[f"game {i}"]["Termination"] == raw

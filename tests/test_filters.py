@@ -64,7 +64,7 @@ def test_help_says_the_speed_rule(command: str) -> None:
 
 def test_python_functions_refuse(sample_lake: Path) -> None:
     for call in [
-        lambda: explore(START, sample_lake, speed="Blitz"),
+        lambda: explore(START, sample_lake, type="Blitz"),
         lambda: explore(START, sample_lake, since=dt.date(2025, 6, 1), until=dt.date(2025, 5, 1)),
         lambda: search(START, sample_lake, type="Blitz"),
         lambda: Filters(type="Blitz"),
@@ -74,4 +74,4 @@ def test_python_functions_refuse(sample_lake: Path) -> None:
         with pytest.raises(InputError):
             call()
     assert "lower case" in SPEED_RULE
-    assert len(explore(START, sample_lake, speed="blitz")) > 0
+    assert len(explore(START, sample_lake, type="blitz")) > 0

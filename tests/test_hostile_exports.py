@@ -523,14 +523,20 @@ def test_the_graph_refuses_existing_outputs(existing: str, small_lake: Path, tmp
 
 
 def test_a_graph_that_fails_leaves_nothing(small_lake: Path, tmp_path: Path) -> None:
-    """Rendering fails (no Graphviz on the PATH): one line, and neither the .dot nor the boards are left."""
+    """Rendering fails (a Graphviz `dot` that fails): one line, and neither the .dot nor the boards are
+    left. (Without any `dot`, the .dot is written: tests/test_front_door.py.)"""
+    tools, out = tmp_path / "tools", tmp_path / "out"
+    tools.mkdir()
+    out.mkdir()
+    (tools / "dot").write_text("#!/bin/sh\necho 'Error: out of memory' >&2\nexit 1\n")
+    (tools / "dot").chmod(0o755)
     run = run_module(
         "loaders.opening_graph",
-        ["--lake", str(small_lake), str(tmp_path / "tree.dot")],
-        env={**os.environ, "PATH": str(tmp_path / "nothing")},
+        ["--lake", str(small_lake), str(out / "tree.dot")],
+        env={**os.environ, "PATH": str(tools)},
     )
-    one_line_error(run, "Graphviz")
-    assert list(tmp_path.iterdir()) == []
+    one_line_error(run, "dot failed: Error: out of memory")
+    assert list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", list(writers(Path("lake"), Path("out"))))

@@ -1,31 +1,44 @@
-"""Every notebook of notebooks/ runs top to bottom in a real Jupyter kernel, and is committed without
-outputs."""
+"""Every notebook of notebooks/ runs top to bottom in a real Jupyter kernel on the lake CHESS_LAKE names (a
+copy of the run's sample lake: the positions notebook writes the position index into it), and is committed
+without outputs; without CHESS_LAKE a notebook reads the bundled sample, saying so."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 from support import REPO
 
+from warehouse.sample import lake_or_sample
+
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 SECONDS_PER_CELL = 60
 
 
+@pytest.fixture(scope="module")
+def own_lake(sample_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's lake: the run's sample lake, copied (the run's one is read only)."""
+    lake = tmp_path_factory.mktemp("notebooks") / "my lake"
+    shutil.copytree(sample_lake, lake)
+    return lake
+
+
 @pytest.fixture(autouse=True)
-def kernel_environment(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def kernel_environment(repo: Path, own_lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel imports this checkout's warehouse, whatever is installed, and draws without a display.
     path = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), path])))
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("CHESS_LAKE", str(own_lake))
     # jupyter_core warns (DeprecationWarning) until it is told to use platformdirs' folders.
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs(path: Path) -> None:
+def test_notebook_runs(path: Path, own_lake: Path) -> None:
     from nbclient import NotebookClient  # imported here: it reads JUPYTER_PLATFORM_DIRS on import
 
     notebook = nbformat.read(path, as_version=4)
@@ -43,6 +56,17 @@ def test_notebook_runs(path: Path) -> None:
         if "image/png" in output.get("data", {})
     ]
     assert figures, f"{path.name} drew nothing"
+    printed = "".join(output.get("text", "") for output in notebook.cells[1].get("outputs", []))
+    assert printed == f"lake: {own_lake} (CHESS_LAKE)\n", f"{path.name} must read the lake CHESS_LAKE names"
+
+
+def test_without_chess_lake_a_notebook_reads_the_sample(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("CHESS_LAKE")
+    lake = Path(lake_or_sample())
+    assert "lake: the bundled sample" in capsys.readouterr().out
+    assert sum(1 for _ in (lake / "_loads").glob("*.json")) == 1
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])

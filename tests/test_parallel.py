@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import zstandard
-from support import CORPORA, DATA, lake_table, load, load_summary, make_games, read_records
+from support import CORPORA, DATA, lake_table, load, load_summary, make_games, present, read_records
 
 from warehouse import _core
 from warehouse.lake import parquet
@@ -65,19 +65,19 @@ def assert_same_lakes(
 
 
 def test_lichess_sample_and_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    inputs = [DATA / "lichess_2025-05_sample.pgn.zst", CORPORA / "tournament" / "twic1599_sample.pgn"]
+    inputs = present(DATA / "lichess_2025-05_sample.pgn.zst", CORPORA / "tournament" / "twic1599_sample.pgn")
     assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=20_000)
 
 
 def test_engine_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    inputs = sorted((CORPORA / "engine").glob("*.pgn"))
+    inputs = sorted(present(CORPORA / "engine")[0].glob("*.pgn"))
     assert inputs
     assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=200_000)
 
 
 @pytest.mark.parametrize("chunk", [1, 3000])
 def test_edge_files_with_rejects(chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    inputs = [CORPORA / rel for rel in EDGE_WITH_REJECTS]
+    inputs = present(*(CORPORA / rel for rel in EDGE_WITH_REJECTS))
     loads = assert_same_lakes(inputs, tmp_path, monkeypatch, chunk=chunk)
     kinds = {kind for load in loads for kind in load["rejects_by_kind"]}
     assert {"not_a_game", "unsupported_variant", "null_move", "truncated"} <= kinds, kinds
@@ -102,7 +102,7 @@ def test_damaged_and_truncated_zst_and_cr_only(tmp_path: Path, monkeypatch: pyte
 
 def test_batches_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below the lake: the reader hands over the same batches, rejects and counts in the same order."""
-    path = str(CORPORA / "edge/pychess/testing/gamefiles/schess.pgn")
+    path = str(present(CORPORA / "edge/pychess/testing/gamefiles/schess.pgn")[0])
 
     def read(jobs: int) -> tuple[list[Any], tuple[int, int, int]]:
         reader = _core.PgnReader(path, batch_games=3, jobs=jobs)

@@ -199,6 +199,21 @@ def test_search_finds_what_python_chess_finds(lake: Path, games: list[tuple[dict
     assert set(blitz["game_id"]) == want and want
 
 
+def test_search_reads_the_connections_lake(
+    lake: Path, games: list[tuple[dict, Replayed]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`search(fen, con=…)` without `lake=` searches the connection's lake, not the default one (here an
+    empty folder): the same games as with the lake named, deep or shallow."""
+    con = warehouse.connect(lake)
+    monkeypatch.setenv("CHESS_LAKE", str(tmp_path / "elsewhere"))
+    probes = probe_fens(games)
+    for fen in (probes[0], probes[4], probes[5]):  # the start, plies 15 and 40
+        for deep in (True, False):
+            want = search(fen, lake, deep=deep, con=con)["game_id"].to_list()
+            assert search(fen, deep=deep, con=con)["game_id"].to_list() == want, fen
+            assert want or not deep, fen
+
+
 def test_explorer_with_filters(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
     """The moves from the position after 1. e4 in the blitz games of players rated 1500+ (mean Elo): counts
     and results as python-chess's replay gives them (the SQL library's test checks the other columns)."""
@@ -212,7 +227,7 @@ def test_explorer_with_filters(lake: Path, games: list[tuple[dict, Replayed]]) -
         for ply, k in enumerate(game.keys[: min(10, len(game.ucis))]):  # positions before a move
             if k == key:
                 want.setdefault(game.ucis[ply], []).append(row["result"])
-    got = explore(fen, lake, speed="blitz", min_rating=1500).rows(named=True)
+    got = explore(fen, lake, type="blitz", min_rating=1500).rows(named=True)
     assert {r["uci"]: (r["games"], r["white_wins"], r["draws"], r["black_wins"]) for r in got} == {
         uci: (len(results), results.count("W"), results.count("D"), results.count("B"))
         for uci, results in want.items()

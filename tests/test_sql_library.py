@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 from pychess_counts import COUNTS, Row, assert_rows_match, expected, replay, standard
 from random_variants import BOARDS, random_games
-from support import CORPORA, SAMPLE, loaded, run_command, sample_pgn
+from support import CORPORA, REPO, SAMPLE, loaded, run_command, sample_pgn
 
-from warehouse.lake.layout import SPEEDS
-from warehouse.sql import SQL_DIR, VIEWS_IMPORT, connect, query, questions
+from warehouse.sql import PREAMBLE, SQL_DIR, connect, query, questions
 
 CORPUS = CORPORA / "lichess"
 MIXED = "mixed"  # the sample and variant games, written by the `source` fixture
@@ -87,7 +86,24 @@ def test_header_states_the_output_columns(name: str, lake: Path) -> None:
     assert sections is not None, f"sql/{name}.sql: header comment missing or out of order"
     columns = [re.sub(r" \(.*\)$", "", column.strip()) for column in sections.group(1).split(",")]
     assert columns == query(name, lake).columns
-    assert next(line for line in lines if line and not line.startswith("--")) == VIEWS_IMPORT
+    code = [line for line in lines if line and not line.startswith("--")]
+    assert "\n".join(code[:3]) == PREAMBLE
+
+
+def test_min_sample_is_stated_as_the_views_define_it(lake: Path) -> None:
+    """The questions whose rates the notebooks leave out below min_sample() moves state the views' value
+    in their header; the notebooks that plot them read it from the views."""
+    value = connect(lake).sql("select min_sample()").fetchall()[0][0]
+    stating = []
+    for name in questions():
+        lines = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8").splitlines()
+        header = " ".join(line.removeprefix("--").strip() for line in lines if line.startswith("--"))
+        if "min_sample()" in header:
+            assert f"min_sample() moves (sql/views/schema.sql: {value})" in header, name
+            stating.append(name)
+    assert {"blunders", "blunders_by_rating", "clock_pace", "time_trouble"} <= set(stating)
+    for notebook in ("blunders", "clock_pace", "ratings"):
+        assert "select min_sample()" in (REPO / "notebooks" / f"{notebook}.ipynb").read_text()
 
 
 def test_lake_from_environment(
@@ -178,8 +194,23 @@ def test_unknown_question_names_the_known_ones(lake: Path) -> None:
         query("no_such_question", lake)
 
 
-def test_clock_pace_scans_every_speed() -> None:
-    """clock_pace.sql reads the plies one speed at a time (a scan per `type`): it names every speed the
-    loader writes, so that no ply is left out."""
-    named = re.findall(r"where type = '([a-z]+)'", (SQL_DIR / "clock_pace.sql").read_text())
-    assert sorted(named) == sorted(SPEEDS)
+OTHER_SITES = [CORPORA / "chesscom", CORPORA / "engine"]
+LICHESS_WORDS = {"Normal", "Time forfeit", "Abandoned", "Rules infraction", "Unterminated", "Adjudication"}
+
+
+@pytest.mark.parametrize("folder", OTHER_SITES, ids=[folder.name for folder in OTHER_SITES])
+def test_other_sites_end_in_lichess_words(folder: Path, tmp_path: Path) -> None:
+    """chess.com's and TCEC's games: terminations.sql counts them by lichess's words (not one row per
+    player's `X won by checkmate`), summary.sql by speed (chess.com's daily games correspondence, TCEC's
+    per-side and fractional time controls typed), as python-chess's reading of the files does."""
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    files = sorted(folder.glob("*.pgn"))
+    lake = loaded(files, tmp_path / "lake", "--allow-duplicates")
+    games = tuple(game for path in files for game in standard(replay(path)))
+    terminations = query("terminations", lake).rows(named=True)
+    assert_rows_match(terminations, COUNTS["terminations"](games))
+    assert {row["termination"] for row in terminations} <= LICHESS_WORDS | {"?"}
+    assert_rows_match(query("summary", lake).rows(named=True), COUNTS["summary"](games))
+    if folder.name == "chesscom":
+        assert "correspondence" in {row["type"] for row in terminations}

@@ -23,7 +23,7 @@ import pytest
 
 from warehouse.compact import Digest, groups
 from warehouse.errors import LakeError, NotPublished
-from warehouse.export_pgn import escape, game_pgn, movetext, signed, start_ply, tag_name, tag_pairs, wrap
+from warehouse.export_pgn import escape, signed, start_ply, tag_name, tag_pairs
 from warehouse.export_sql import branches, unfold
 from warehouse.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
@@ -333,13 +333,6 @@ def test_tag_values_as_pgn_writes_them() -> None:
     assert escape('say "hi" \\ bye') == 'say \\"hi\\" \\\\ bye'
 
 
-def test_a_bare_game_gets_the_seven_tag_roster() -> None:
-    assert game_pgn(pgn_game(moves=["e4"])) == (
-        '[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n'
-        '[Result "*"]\n\n1. e4 *\n\n'
-    )
-
-
 @pytest.mark.parametrize(
     ("fen", "ply"),
     [
@@ -355,33 +348,6 @@ def test_a_bare_game_gets_the_seven_tag_roster() -> None:
 )
 def test_start_ply(fen: str | None, ply: int) -> None:
     assert start_ply(fen) == ply
-
-
-def test_movetext_numbers_moves_and_nests_lines() -> None:
-    """Black's move is numbered first in a line and after a comment or a variation; an empty line is left
-    out; a line inside a line is opened after the move it replaces."""
-    game = pgn_game(
-        moves=["e4", "e5 { hi }", "Nf3 { dev }", "Nc6"],
-        variations=[
-            {"id": 1, "parent": 0, "ply": 1, "moves": ["c5", "Nf3"], "comment": "Sicilian"},
-            {"id": 2, "parent": 1, "ply": 1, "moves": ["Nc3"], "comment": None},
-            {"id": 3, "parent": 0, "ply": 3, "moves": [], "comment": None},
-        ],
-    )
-    assert movetext(game) == [
-        "1. e4", "e5 { hi }", "(", "{ Sicilian }", "1... c5", "2. Nf3", "(", "2. Nc3", ")", ")",
-        "2. Nf3 { dev }", "2... Nc6",
-    ]  # fmt: skip
-    from_black = pgn_game(start_fen="8/8/8/8/8/8/8/K6k b - - 0 12", moves=["Kg7", "Kb2"], comment="late")
-    assert movetext(from_black) == ["{ late }", "12... Kg7", "13. Kb2"]
-
-
-def test_wrap_breaks_between_tokens_only() -> None:
-    ten = "x" * 10
-    assert wrap([ten] * 8) == " ".join([ten] * 7) + "\n" + ten  # 7 tokens: 76 characters; 8: 87
-    long = "{ " + "c" * 100 + " }"
-    assert wrap(["1. e4", long, "e5"]) == f"1. e4\n{long}\ne5"
-    assert wrap([]) == ""
 
 
 # --- warehouse.inputs ---

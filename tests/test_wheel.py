@@ -20,10 +20,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import chess
+import chess.polyglot
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from loaders.explore import STARTING_FEN
+from warehouse.positions.explorer import explore
 from warehouse.sql import query, questions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,9 +146,20 @@ def test_demo_needs_neither_java_nor_test_packages(installed: Installed) -> None
 
 def test_the_issue_lines_print_the_blunders_table(installed: Installed, wheel_lake: Path) -> None:
     printed = installed.python("-c", "from warehouse import query; print(query('blunders', lake='wl'))")
-    assert "nblunders" in printed
+    assert "per_1000" in printed
     where = installed.python("-c", "import warehouse.sql as s; print(s.SQL_DIR)").strip()
     assert Path(where).is_relative_to(installed.venv), "the SQL library must come from the wheel"
+
+
+def test_the_explorer_page_assets_travel_in_the_wheel(installed: Installed) -> None:
+    """The CSS and script `python -m loaders.serve` serves, in the installed package (python-chess, which
+    the page needs, is not installed here: the folder is listed, not the server's module imported)."""
+    code = (
+        "import pathlib, warehouse.explorer_page as page; "
+        "print(sorted(p.name for p in (pathlib.Path(page.__file__).parent / 'assets').iterdir()))"
+    )
+    listed = installed.python("-c", code, cwd=installed.work)
+    assert listed.strip() == str(sorted(p.name for p in (ROOT / "warehouse/explorer_page/assets").iterdir()))
 
 
 def test_every_question_answers_as_in_the_checkout(
@@ -165,11 +180,11 @@ def test_every_question_answers_as_in_the_checkout(
 
 
 def test_exports_write_every_game(installed: Installed, wheel_lake: Path) -> None:
-    installed.run("bgn-export-json", "bgn", "--lake", "wl")
+    installed.run("bgn", "export", "json", "bgn", "--lake", "wl")
     files = sorted((installed.work / "bgn").glob("*/*/*/G.*.json.bz2"))
     assert files
     assert sum(len(bz2.decompress(path.read_bytes()).splitlines()) for path in files) == SAMPLE_GAMES
-    installed.run("bgn-export-pgn", "games.pgn", "--lake", "wl")
+    installed.run("bgn", "export", "pgn", "games.pgn", "--lake", "wl")
     pgn = (installed.work / "games.pgn").read_text(encoding="utf-8")
     assert pgn.count("\n[Event ") + pgn.startswith("[Event ") == SAMPLE_GAMES
 
@@ -184,3 +199,27 @@ def test_duckdb_runs_a_question_file_of_the_wheel(installed: Installed, wheel_la
             ["duckdb", "-csv"], stdin=question, cwd=sql_dir.parent, env=env, capture_output=True, check=True
         )
     same_rows(pl.read_csv(io.BytesIO(done.stdout)), query("blunders", lake=wheel_lake))
+
+
+def test_the_bgn_command_from_outside_the_checkout(installed: Installed, checkout_lake: Path) -> None:
+    """The issue's lines (28), with the installed `bgn` only: load a real .pgn.zst, list the questions, ask
+    one (equal to the duckdb CLI running the checkout's file), explore, build a book."""
+    mine = installed.work / "bgn-lake"
+    loaded = installed.run("bgn", "load", SAMPLE, "--lake", mine, "--progress", "never")
+    assert f"{SAMPLE_GAMES:,} games seen = {SAMPLE_GAMES:,} written" in loaded
+    assert [line.split()[0] for line in installed.run("bgn", "list").splitlines()] == questions()
+    asked = installed.run("bgn", "query", "blunders", "--lake", mine, "--format", "csv")
+    env = {**os.environ, "CHESS_LAKE": str(mine)}
+    with (ROOT / "sql" / "blunders.sql").open("rb") as question:
+        cli = subprocess.run(["duckdb", "-csv"], stdin=question, cwd=ROOT, env=env, capture_output=True)
+    assert cli.returncode == 0, cli.stderr
+    assert_frame_equal(pl.read_csv(io.StringIO(asked)), pl.read_csv(io.BytesIO(cli.stdout)))
+    start = explore(STARTING_FEN, lake=checkout_lake)
+    explored = installed.run("bgn", "explore", "--lake", mine)
+    assert explored.endswith(f"\n{len(start)} moves, {start['games'].sum():,} games\n"), explored
+    installed.run("bgn", "book", "--lake", mine, "book.bin", "--max-ply", "8")
+    with chess.polyglot.open_reader(installed.work / "book.bin") as book:
+        first_moves = {entry.move.uci(): entry.weight for entry in book.find_all(chess.Board())}
+    # PolyGlot's weight: 2 x wins + draws of the side to move (White), the moves weighing 0 left out.
+    weights = zip(start["uci"], 2 * start["white_wins"] + start["draws"], strict=True)
+    assert first_moves == {uci: weight for uci, weight in weights if weight > 0}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["connect", "query", "sample_lake"]
+__all__ = ["connect", "lake_or_sample", "query", "sample_lake"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,8 +13,8 @@ def __getattr__(name: str) -> Any:
         from warehouse import sql
 
         return getattr(sql, name)
-    if name == "sample_lake":
-        from warehouse.sample import sample_lake
+    if name in ("sample_lake", "lake_or_sample"):
+        from warehouse import sample
 
-        return sample_lake
+        return getattr(sample, name)
     raise AttributeError(f"module 'warehouse' has no attribute {name!r}")

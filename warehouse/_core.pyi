@@ -64,6 +64,22 @@ def fill_san(games: ArrowArrayExportable) -> ArrowArray:
         ply), an unreadable `start_fen`, an unknown `variant`, or a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def pgn_texts(games: ArrowArrayExportable) -> ArrowArray:
+    """The PGN of each game of `games` (a record batch of lake games with their SAN filled: `fill_san`), as
+    `warehouse/export_pgn.py` describes it, each ending in a blank line: a large_string array whose data
+    buffer is the batch's PGN, game after game (`pyarrow.array(pgn_texts(batch))`).
+
+    :raises ValueError: for a batch without the columns needed, or a null `san`.
+    :raises TypeError: when `games` is not a record batch."""
+
+def json_lines(games: ArrowArrayExportable) -> ArrowArray:
+    """The BGN JSON line of each game of `games` (a record batch of lake games with their partition's
+    `type`), as `warehouse/export_json.py` describes it, each ending in a newline: a large_string array
+    whose data buffer is the lines, one after the other.
+
+    :raises ValueError: for a batch without the columns needed.
+    :raises TypeError: when `games` is not a record batch."""
+
 def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowArray, ArrowArray]:
     """`(plies, finals)` of `games` (a record batch holding `moves`, `start_fen`, `variant`; `game_id` for
     messages), rebuilt from the moves' squares by XOR updates: `plies` (int64, aligned with
@@ -107,6 +123,11 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""
+
+def termination(value: str) -> str:
+    """The `termination` column's text for a `Termination` tag's: lichess's words (`Normal`, `Time forfeit`,
+    `Abandoned`, …) for the PGN standard's values in any case and chess.com's sentences (`X won by
+    checkmate`), any other text as written."""
 
 class BookCounter:
     """Counts an opening book of the moves of each standard game's first `max_ply` plies over a lake's

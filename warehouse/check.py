@@ -1,4 +1,4 @@
-"""Verifying a lake (`bgn-check`, `python -m warehouse.check`; the command's options are in `loaders.check`).
+"""Verifying a lake (`bgn check`, `python -m warehouse.check`; the command's options are in `loaders.check`).
 
 Checks that every data file is readable (its footer and `game_id` column; every column with `--full`, each
 page against its checksum where the file has them: `warehouse.lake.parquet.READ_OPTIONS`), that the files

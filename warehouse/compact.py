@@ -1,4 +1,4 @@
-"""Merging small files (`bgn-compact`, `python -m warehouse.compact`; the command's options are in
+"""Merging small files (`bgn compact`, `python -m warehouse.compact`; the command's options are in
 `loaders.compact`).
 
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans

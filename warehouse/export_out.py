@@ -46,7 +46,7 @@ BZ2_LEVEL = 9
 
 
 class Sink(Protocol):
-    def write(self, data: bytes) -> object: ...
+    def write(self, data: bytes | memoryview) -> object: ...
 
     def close(self) -> object: ...
 
@@ -65,8 +65,8 @@ class Bz2Writer:
         self.pending: deque[Future[bytes]] = deque()
         self.max_pending = 2 * (os.cpu_count() or 1)
 
-    def write(self, data: bytes) -> None:
-        self.buffer.append(data)
+    def write(self, data: bytes | memoryview) -> None:
+        self.buffer.append(bytes(data))
         self.buffered += len(data)
         if self.buffered >= self.chunk_bytes:
             data = b"".join(self.buffer)
@@ -123,7 +123,7 @@ class OutputFile:
         # Where the bytes go, compressed by the name: a file object, for writers that want one (Parquet's).
         self.sink: Sink = compressor(path, self.raw, pool)
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         with naming(self.shown):
             self.sink.write(data)
 
@@ -257,28 +257,38 @@ def output_file(out: str | os.PathLike[str], lake: Lake | None) -> Iterator[Outp
         file = OutputFile(fs, path, pool, str(out))
         try:
             yield file
+            # Inside the `try`: an interrupt while the last chunks compress drops the file too.
+            file.close()
         except BaseException:
             file.abort()
             raise
-        file.close()
 
 
 def write_texts(
     out: str | os.PathLike[str], texts: Iterable[str], lake: Lake | None
 ) -> tuple[int, int, str | None]:
-    """Writes `texts`, one game each, one after the other to the file `out` (see `output_file`; `lake`: the
-    lake they come from), or to standard output when `out` is `-`. Returns the games written, the bytes
-    of the file and its path (None for stdout)."""
+    """Writes `texts`, one game each, one after the other (see `write_blocks`)."""
+    return write_blocks(out, ((1, text.encode()) for text in texts), lake)
+
+
+def write_blocks(
+    out: str | os.PathLike[str], blocks: Iterable[tuple[int, bytes | memoryview]], lake: Lake | None
+) -> tuple[int, int, str | None]:
+    """Writes `blocks`, each `(games, their text in UTF-8)`, one after the other to the file `out` (see
+    `output_file`; `lake`: the lake they come from), or to standard output when `out` is `-`. Returns the
+    games written, the bytes of the file and its path (None for stdout)."""
     games = 0
     if str(out) == "-":
-        for text in texts:
-            sys.stdout.write(text)
-            games += 1
+        sys.stdout.flush()
+        for count, data in blocks:
+            sys.stdout.buffer.write(data)
+            games += count
+        sys.stdout.buffer.flush()
         return games, 0, None
     with output_file(out, lake) as file:
-        for text in texts:
-            file.write(text.encode())
-            games += 1
+        for count, data in blocks:
+            file.write(data)
+            games += count
     return games, file.size, file.path
 
 

@@ -1,11 +1,10 @@
-"""DuckDB over one Arrow batch of games at a time: the vectorised half of the exports.
+"""DuckDB over one Arrow batch of games at a time: the vectorised half of the study export.
 
-The exports turn nested move lists into text. Doing that per move in Python costs ~1 µs a field; DuckDB's
-list lambdas build the same strings in C++ on all cores. The SQL lives in sql/exports/: text.sql is the one
-definition of how an eval and a clock are written, shared by the JSON and PGN exports; json.sql and pgn.sql
-hold each export's table macros over a batch.
-
-Both exports then nest a game's variations in Python: `branches` and `unfold` are that walk, shared.
+The study export turns nested move lists into text. Doing that per move in Python costs ~1 µs a field;
+DuckDB's list lambdas build the same strings in C++. The SQL lives in sql/exports/: text.sql writes an eval
+and a clock as lichess does (the PGN and BGN JSON exports write the same in Rust: crates/bgn-core/src/
+export_pgn.rs), study.sql the study's table macros over a batch. Python nests a game's variations:
+`branches` and `unfold` are that walk.
 
 The lake stores a move's `san` only where the source wrote something else than the SAN the position gives;
 `with_san` fills the others back (the Rust core replays the batch) before an export's SQL reads them.

@@ -46,15 +46,19 @@ def install_httpfs(cli: str = "duckdb") -> str:
     return str(binary) if source != "httpfs" else "DuckDB's extension repository"
 
 
-def main() -> None:
+def main() -> int:
     try:
         source = install_httpfs()
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-        # Not fatal: local lakes need no extension; S3 lakes from the CLI will say what is missing.
-        print(f"httpfs not installed for the duckdb CLI ({e}): S3 lakes need it there", file=sys.stderr)
-        return
+        # A failure (exit 1) for whoever runs this; local lakes need no extension, S3 lakes from the CLI say
+        # what is missing.
+        print(
+            f"error: httpfs not installed for the duckdb CLI ({e}): S3 lakes need it there", file=sys.stderr
+        )
+        return 1
     print(f"httpfs installed for the duckdb CLI from {source}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

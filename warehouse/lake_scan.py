@@ -72,7 +72,9 @@ def scan(
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
     """The selected games' `columns`, partition by partition, in batches of at most `batch_games`.
 
-    Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path.
+    Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path. A
+    column may be a Parquet path inside a nested one (`moves.list.element.san`): only the fields named are
+    read, the column keeps its top-level name.
     The lake is opened and its partitions chosen now, before the first batch is asked for, so that an
     export can refuse a bad lake or selection before it makes any output.
 
@@ -144,8 +146,10 @@ def batches(
 
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:
-    """`batch` with the partition's values as constant columns, in the order of `columns`."""
+    """`batch` with the partition's values as constant columns, in the order of `columns` (by their
+    top-level names)."""
     values = partition._asdict()
+    columns = list(dict.fromkeys(c.split(".")[0] for c in columns))
     arrays = [
         pa.repeat(pa.scalar(values[c], PARTITION_SCHEMA.field(c).type), batch.num_rows)
         if c in values

@@ -1,7 +1,8 @@
-"""The bundled lichess sample as a lake, for notebooks and examples."""
+"""The bundled lichess sample as a lake, for notebooks and examples; the lake a notebook reads."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -17,4 +18,16 @@ def sample_lake(lake: Path | None = None) -> Path:
     lake = lake or Path(tempfile.mkdtemp(prefix="bgn-sample-"))
     command = [sys.executable, "-m", "loaders.pgn2parquet", str(SAMPLE), "--lake", str(lake)]
     subprocess.run([*command, "--progress", "never"], check=True, capture_output=True)
+    return lake
+
+
+def lake_or_sample() -> str:
+    """The lake a notebook reads: ``$CHESS_LAKE`` (a directory or s3://bucket/prefix), else the bundled sample
+    loaded into a temporary lake (`sample_lake`); which one is printed."""
+    named = os.environ.get("CHESS_LAKE")
+    if named:
+        print(f"lake: {named} (CHESS_LAKE)")
+        return named
+    lake = str(sample_lake())
+    print(f"lake: the bundled sample, 438 lichess games of May 2025 ({lake}); CHESS_LAKE=DIR for yours")
     return lake

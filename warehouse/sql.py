@@ -30,6 +30,15 @@ SQL_DIR = (Path(__file__).parent / "library" / "sql").resolve()
 VIEWS_DIR = SQL_DIR / "views"
 # The statement by which every question file reaches the shared views from the project's root.
 VIEWS_IMPORT = "import database 'sql/views';"
+# How every question file starts, for the duckdb CLI: stop at the first error (so the line saying what to do
+# is the only one), fail first where sql/views cannot be found from the working directory, import the views.
+# connect() has imported them: `question_text` drops these lines.
+PREAMBLE = (
+    ".bail on\n"
+    "set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not "
+    'found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql '
+    "--path)/..\"), or ask `bgn query NAME`'));\n" + VIEWS_IMPORT
+)
 # The environment variables the views read with getenv.
 VIEWS_ENV = re.compile(r"getenv\('(\w+)'\)")
 # How DuckDB names a data file it cannot read (an InvalidInputException): cut short ("No magic bytes found
@@ -79,6 +88,19 @@ def connect(
     return con
 
 
+def connected(
+    lake: str | os.PathLike[str] | None, con: duckdb.DuckDBPyConnection | None
+) -> tuple[Lake, duckdb.DuckDBPyConnection]:
+    """The lake and the connection of a function given either or both: `con` (from `connect()`) reads
+    its own lake (the `chess_lake` it was opened with) when `lake` is None, never the default one; without
+    `con`, a new connection to `lake`."""
+    if con is None:
+        return Lake.open(lake), connect(lake)
+    if lake is None:
+        ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
+    return Lake.open(lake), con
+
+
 def damaged_file(error: BaseException) -> DamagedFile | None:
     """The `DamagedFile` a DuckDB error over the lake stands for when it names a data file it could not
     read (`DAMAGED_FILE`), else None."""
@@ -97,11 +119,17 @@ def questions() -> list[str]:
 
 
 def question_text(name: str) -> str:
-    """The query of `sql/<name>.sql` without its views import, which `connect()` has done."""
+    """The query of `sql/<name>.sql` without its `PREAMBLE`: `connect()` has imported the views."""
     text = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
-    if text.count(VIEWS_IMPORT) != 1:
-        raise ValueError(f"sql/{name}.sql must hold `{VIEWS_IMPORT}` once")
-    return text.replace(VIEWS_IMPORT, "")
+    if text.count(PREAMBLE) != 1:
+        raise ValueError(f"sql/{name}.sql must hold its PREAMBLE (warehouse.sql) once")
+    return text.replace(PREAMBLE, "")
+
+
+def question_asked(name: str) -> str:
+    """The question `sql/<name>.sql` answers, as its first line says (`-- Question: …`)."""
+    first = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8").split("\n", 1)[0]
+    return first.removeprefix("-- Question: ")
 
 
 def query(

@@ -1,4 +1,4 @@
-"""Bringing a lake of layout 1 to 4 to layout 5 in place (`bgn-upgrade`, `python -m loaders.upgrade`).
+"""Bringing a lake of layout 1 to 4 to layout 5 in place (`bgn upgrade`, `python -m loaders.upgrade`).
 
 Layout 1 has `games/` only; layout 2 adds `game_key` to every game, `blast` to every move (null: layout 1
 held no variant game) and the `plies/` table; layout 3 adds `plies.think` and `plies.mates`, and `variant`

@@ -1,7 +1,8 @@
 """A lake's location, local or ``s3://bucket/prefix``, opened once as a `Lake`: the root every operation
 (loads, compaction, checks, exports, queries) reads and writes through.
 
-Without a location, the lake is ``$CHESS_LAKE``, else ``./lake``.
+Without a location, the lake is ``$CHESS_LAKE``, else ``./lake`` when it exists (said on stderr) or when
+the command creates it (a load); never a guess: with neither, a command that reads a lake refuses in one line.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import contextlib
 import json
 import os
 import posixpath
+import sys
 from dataclasses import dataclass
 
 import pyarrow.fs as pafs
@@ -23,9 +25,22 @@ DEFAULT_LOCATION = "lake"
 UPGRADE_COMMAND = "python -m loaders.upgrade"
 
 
-def default_lake() -> str:
-    """``$CHESS_LAKE`` when set and not empty, else ``./lake``."""
-    return os.environ.get("CHESS_LAKE") or DEFAULT_LOCATION
+NO_LAKE = "no lake named: give --lake DIR (or s3://bucket/prefix) or set CHESS_LAKE; ./lake does not exist"
+
+
+def default_lake(creating: bool = False) -> str:
+    """``$CHESS_LAKE`` when set and not empty, else ``./lake``, which a reader (not `creating`) uses only
+    when it exists. The lake chosen is named on stderr: which lake is read is never a guess.
+
+    :raises LakeError: when there is no lake to read (`NO_LAKE`)."""
+    named = os.environ.get("CHESS_LAKE")
+    if named:
+        print(f"lake: {named} (CHESS_LAKE)", file=sys.stderr)
+        return named
+    if not creating and not os.path.isdir(DEFAULT_LOCATION):
+        raise LakeError(NO_LAKE)
+    print(f"lake: ./{DEFAULT_LOCATION} (no --lake, no CHESS_LAKE)", file=sys.stderr)
+    return DEFAULT_LOCATION
 
 
 @dataclass(frozen=True)
@@ -37,10 +52,16 @@ class Lake:
     location: str
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str] | None = None, *, any_layout: bool = False) -> Lake:
-        """The lake at `location` (None: `default_lake()`). It may not exist yet (a load creates it), but a
-        local one must not be a file, and one that exists must be of this code's layout (`any_layout`:
-        of any, for the upgrade).
+    def open(
+        cls,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        any_layout: bool = False,
+        creating: bool = False,
+    ) -> Lake:
+        """The lake at `location` (None: `default_lake(creating)`). It may not exist yet (a load creates
+        it), but a local one must not be a file, and one that exists must be of this code's layout
+        (`any_layout`: of any, for the upgrade).
 
         A local lake's own folders and files (`layout.ENTRIES`) must not be symbolic links: one may lead
         out of the lake, or into another lake, where writing, moving and deleting the lake's files (its
@@ -50,7 +71,7 @@ class Lake:
         :raises LakeError: for a file, a lake whose own folders are links, or a lake of another layout
             (naming the command that upgrades it).
         """
-        location = os.fsdecode(location) if location is not None else default_lake()
+        location = os.fsdecode(location) if location is not None else default_lake(creating)
         fs, root = filesystem(location)
         lake = cls(fs, root, location)
         if lake.local and fs.get_file_info(root).type == pafs.FileType.File:

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -127,14 +127,12 @@ class LakeWriter(pq.ParquetWriter):
             super().__del__()
 
 
-def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> LakeWriter:
-    """The lake's Parquet settings, for both tables, in one place for every writer."""
+def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema, **overrides: Any) -> LakeWriter:
+    """The lake's Parquet settings, for both tables, in one place for every writer; `overrides` (pyarrow
+    `ParquetWriter` options) only to measure what a setting costs (bench/bench_storage.py)."""
     lake.make_parent(rel)
     leaves = leaf_paths(schema)
-    return LakeWriter(
-        lake.path(rel),
-        schema,
-        filesystem=lake.fs,
+    settings: dict[str, Any] = dict(
         compression="zstd",
         compression_level=3,
         # Min/max statistics where they prune scans (dates, ratings, ids); per-move columns
@@ -148,6 +146,7 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema) -> LakeWriter:
         use_dictionary=[path for path in leaves if path not in COLUMN_ENCODINGS],
         column_encoding={path: e for path, e in COLUMN_ENCODINGS.items() if path in leaves},
     )
+    return LakeWriter(lake.path(rel), schema, filesystem=lake.fs, **(settings | overrides))
 
 
 # How every reader of the lake's files reads them: each page checked against its checksum (files written

@@ -33,6 +33,7 @@ from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_parquet
 from warehouse.load import default_jobs
+from warehouse.sql import connected
 
 BOOK_SCHEMA = pa.schema(
     [
@@ -96,15 +97,15 @@ def count(
     the moves of their first `max_ply` plies, in batches of whole positions (`ROWS_SCHEMA`). The counters
     hold at most `memory` bytes of rows together and spill runs to `work` (an empty folder, removed by
     the caller); with any game filter, the games the view keeps (`Filters.where`) are the ones counted."""
-    ((location,),) = con.sql("select getvariable('chess_lake')").fetchall()
+    lake, _ = connected(None, con)
     kept = kept_keys(con, filters) if filters.selective() else None
-    counters = count_lake(Lake.open(location), kept, max_ply, memory, work)
+    counters = count_lake(lake, kept, max_ply, memory, work)
     try:
         rows = _core.book_rows(counters, filters.min_games, work, BATCH_ROWS)
         for array in rows:
             yield pa.record_batch(array).cast(ROWS_SCHEMA)
     except ValueError as e:  # a move its position does not allow: the lake's moves are damaged
-        raise LakeError(f"{location}: {str(e).splitlines()[0]}") from None
+        raise LakeError(f"{lake.location}: {str(e).splitlines()[0]}") from None
 
 
 def build(

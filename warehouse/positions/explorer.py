@@ -22,7 +22,7 @@ from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.search import position_key, positions_at
-from warehouse.sql import connect, question_text, resolve_lake, sql_string
+from warehouse.sql import connected, question_text, resolve_lake, sql_string
 
 # The name of the table of the moves played that sql/explorer.sql reads (its variable explorer_positions).
 PLAYED = "explorer_played"
@@ -32,7 +32,7 @@ MOVE_FIELDS = ("f", "t", "promote", "eval_cp", "think")
 SAN_FIELDS = ("p", "x", "c", "castle", "mates")
 # No move, with the columns and types `moves_at` gives.
 NO_MOVE = (
-    "select null::varchar as filename, null::integer as row, null::integer as ply, "
+    "select null::bigint as game_key, null::integer as ply, "
     f"{', '.join(f'plies.{c}' for c in MOVE_FIELDS + SAN_FIELDS)} from plies where false"
 )
 
@@ -44,12 +44,13 @@ def explore(
     con: duckdb.DuckDBPyConnection | None = None,
     deep: bool = True,
     index: bool = True,
-    speed: str | None = None,
+    type: str | None = None,
     min_rating: int | None = None,
     max_rating: int | None = None,
     since: dt.date | None = None,
     until: dt.date | None = None,
     player: str | None = None,
+    positions: pa.Table | None = None,
 ) -> pl.DataFrame:
     """The moves played from `fen`'s position in the lake's games, one row each, as sql/explorer.sql defines
     them (a game counts once, by the first ply it stands at the position), over the games the filters keep
@@ -57,20 +58,17 @@ def explore(
     replay scan of the others (`index=False`: the replay scan alone, past the stored keys); `deep=False`
     reads the stored keys only (the first `KEYED_PLIES` plies). `con`, when given, is a
     `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake). No row when no game
-    reaches the position.
+    reaches the position. `positions`: `positions_at`'s answer at the position (with the same `deep` and
+    `index`), when the caller has it (one read of the lake for the explorer and `search`).
 
     :raises InputError: for a FEN that is not a legal position, a filter `GameFilters` refuses, or, with
         `deep=False`, a position no game reaches in its first plies (the stored keys cannot tell a deeper
         one from one no game reaches)."""
     # One reading of a FEN, the Rust core's; a filter the shared parser refuses is refused here too.
     key = position_key(fen)
-    filters = GameFilters(speed, min_rating, max_rating, since, until, player)
-    if con is None:
-        con = connect(lake)
-    elif lake is None:  # the connection's lake, as warehouse.connect set it
-        ((lake,),) = con.sql("select getvariable('chess_lake')").fetchall()
-    opened = Lake.open(lake)
-    found = positions_at(opened, con, key, deep, index)
+    filters = GameFilters(type, min_rating, max_rating, since, until, player)
+    opened, con = connected(lake, con)
+    found = positions_at(opened, con, key, deep, index) if positions is None else positions
     if not deep:  # the index, when used, gave every ply
         found = found.filter(pc.less(found["ply"], KEYED_PLIES))
         if found.num_rows == 0:
@@ -93,12 +91,12 @@ def explore(
 
 def moves_at(lake: Lake, con: duckdb.DuckDBPyConnection, found: pa.Table) -> pa.Table:
     """The move each game of `found` (`warehouse.positions.index.POSITIONS`) played the first time it stood
-    at the position, as sql/explorer.sql reads them: the game's `filename` (as the views name it) and `row`
-    there, `ply`, `MOVE_FIELDS`, and `SAN_FIELDS` on one game of each move (null on the others); none for a
-    game that ends there. Read by row number, a file at a time: a `games/` file and its `plies/` twin hold
-    the same games in the same order, each game's plies in a row, so a game's ply is the twin's row (the
-    plies of the games before it) + ply, and DuckDB reads those rows alone (a join on `(game_key, ply)`
-    decodes `game_key` for every ply of the lake), the fewer columns the cheaper."""
+    at the position, as sql/explorer.sql reads them: the game's `game_key`, `ply`, `MOVE_FIELDS`, and
+    `SAN_FIELDS` on one game of each move (null on the others); none for a game that ends there. Read by
+    row number, a file at a time: a `games/` file and its `plies/` twin hold the same games in the same
+    order, each game's plies in a row, so a game's ply is the twin's row (the plies of the games before
+    it) + ply, and DuckDB reads those rows alone (a join on `(game_key, ply)` decodes `game_key` for every
+    ply of the lake), the fewer columns the cheaper."""
     targets = plies_rows(lake, found)
     if targets.num_rows == 0:
         return con.sql(NO_MOVE).to_arrow_table()
@@ -110,14 +108,14 @@ def moves_at(lake: Lake, con: duckdb.DuckDBPyConnection, found: pa.Table) -> pa.
     moves = moves.join(
         read_rows(con, sample, SAN_FIELDS), ["plies_file", "plies_row"], join_type="left outer"
     )
-    return moves.select(["filename", "row", "ply", *MOVE_FIELDS, *SAN_FIELDS])
+    return moves.select(["game_key", "ply", *MOVE_FIELDS, *SAN_FIELDS])
 
 
 def plies_rows(lake: Lake, found: pa.Table) -> pa.Table:
-    """Each game of `found` once, at its first ply there, but those that end there: the game's `filename`
-    (as the views name it), `row`, `ply`, and where its move is: `plies_file` (the twin, as DuckDB reads it)
-    and `plies_row` in it."""
-    first = found.group_by(["file", "row"]).aggregate([("ply", "min")]).rename_columns(["file", "row", "ply"])
+    """Each game of `found` once, at its first ply there, but those that end there: the game's `game_key`,
+    `ply`, and where its move is: `plies_file` (the twin, as DuckDB reads it) and `plies_row` in it."""
+    first = found.group_by(["file", "row", "game_key"]).aggregate([("ply", "min")])
+    first = first.rename_columns(["file", "row", "game_key", "ply"])
     root = resolve_lake(lake)
     parts = []
     for rel in sorted(set(first["file"].to_pylist())):
@@ -129,15 +127,14 @@ def plies_rows(lake: Lake, found: pa.Table) -> pa.Table:
         parts.append(
             pa.table(
                 {
-                    "filename": pa.repeat(f"{root}/{rel}", len(rows)),
-                    "row": pa.array(rows, pa.int32()),
+                    "game_key": games["game_key"].filter(moved),
                     "ply": pa.array(plies, pa.int32()),
                     "plies_file": pa.repeat(glob_literal(f"{root}/{plies_twin(rel)}"), len(rows)),
                     "plies_row": pa.array((np.cumsum(counts) - counts)[rows] + plies, pa.int64()),
                 }
             )
         )
-    names = ["filename", "row", "ply", "plies_file", "plies_row"]
+    names = ["game_key", "ply", "plies_file", "plies_row"]
     return pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
 
 

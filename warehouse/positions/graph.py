@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import subprocess
+import sys
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,7 +146,8 @@ class GraphOutputs:
 @contextmanager
 def graph_outputs(out: str | Path, svg: bool = True, lake: Lake | None = None) -> Iterator[GraphOutputs]:
     """The outputs of a graph, opened for the block to write (`GraphOutputs.write`): `out` (.dot), the
-    boards' folder `<out stem>_boards/` and with `svg` `<out stem>.svg`. Each is new, refused before the
+    boards' folder `<out stem>_boards/` and with `svg` `<out stem>.svg` (where Graphviz's `dot` is missing,
+    without it, saying so on stderr). Each is new, refused before the
     block runs if it exists (the folder: if it holds files) or is inside `lake` (the lake the book is built
     from), and appears whole when the block ends (`export_out`); a failure or Ctrl-C leaves none of them.
 
@@ -152,6 +155,14 @@ def graph_outputs(out: str | Path, svg: bool = True, lake: Lake | None = None) -
     """
     out = Path(out)
     boards = out.parent / f"{out.stem}_boards"
+    if svg and shutil.which("dot") is None:
+        # The graph is still worth its .dot: say how to get the SVG rather than fail.
+        svg = False
+        print(
+            f"no Graphviz `dot` here: wrote {out} only; for SVG install Graphviz (apt-get install graphviz, "
+            f"brew install graphviz) and run `dot -Tsvg {out} -o {out.with_suffix('.svg')}`",
+            file=sys.stderr,
+        )
     with contextlib.ExitStack() as files:
         dot_file = files.enter_context(output_file(out, lake))
         svg_file = files.enter_context(output_file(out.with_suffix(".svg"), lake)) if svg else None

@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.filters import speed
+from warehouse.filters import GameFilters, speed
 from warehouse.lake.layout import GAMES
 from warehouse.lake.location import Lake
 from warehouse.lake.plies import KEYED_PLIES
 from warehouse.positions.index import POSITIONS, PositionIndex
 from warehouse.positions.replay import replay_batch
-from warehouse.sql import connect
+from warehouse.sql import connected
 
 # The columns of the answer, from the games view, after `game_id`, `ply`.
 GAME_COLUMNS = (
@@ -53,28 +53,35 @@ def search(
     deep: bool = True,
     index: bool = True,
     con: duckdb.DuckDBPyConnection | None = None,
+    kept: GameFilters | None = None,
+    positions: pa.Table | None = None,
     **filters: Any,
 ) -> pl.DataFrame:
     """The games of `lake` that reach the position of `fen` (pieces, side to move, castling rights and
     en-passant file, as PolyGlot keys them; move counters ignored): `game_id`, `ply` (the first ply index
     the position stands before, `n_plies` for the final position), then `GAME_COLUMNS`; by date, then id.
     `filters` are equalities on columns of the games view (`type="blitz"`, `white_name="x"`, `year=2025`),
-    a speed read as `warehouse.filters.speed` reads it.
+    a speed read as `warehouse.filters.speed` reads it; `kept`, the games the shared filters keep (ratings
+    and dates as ranges, as `explore` reads them); `positions`, `positions_at`'s answer at the position
+    (with the same `deep` and `index`), when the caller has it.
     `deep=False` reads the stored keys only (the first `KEYED_PLIES` plies, final positions); `index=False`
     ignores the position index (the same answer, by the stored keys and the replay scan). `con`, when
-    given, is a `warehouse.connect(lake)` connection to reuse.
+    given, is a `warehouse.connect(lake)` connection to reuse (`lake` then defaults to its lake).
 
     :raises InputError: for an unreadable FEN or a filter on no column of the games view."""
     key = position_key(fen, chess960)
     if "type" in filters:
         speed(filters["type"])
-    con = con or connect(lake)
+    opened, con = connected(lake, con)
     if filters:  # `describe` binds the games view (~35 ms of a search): only to check filters
         known = {row[0] for row in con.sql("describe games").fetchall()}
         unknown = sorted(set(filters) - known)
         if unknown:
             raise InputError(f"no column {', '.join(unknown)} in the games view to filter on")
-    found = positions_at(Lake.open(lake), con, key, deep, index)
+    kept_where, kept_params = (kept or GameFilters()).where()
+    if set(kept_params) & set(filters):
+        raise InputError(f"{', '.join(sorted(set(kept_params) & set(filters)))}: filtered twice")
+    found = positions_at(opened, con, key, deep, index) if positions is None else positions
     con.register("positions_found", found)
     where = "".join(f" and games.{name} = ${name}" for name in filters)
     columns = ", ".join(f"games.{c}" for c in GAME_COLUMNS)
@@ -104,11 +111,11 @@ def search(
                 {columns}
             from found
             join games on games.game_key = found.game_key
-            where true {where}
+            where {kept_where} {where}
         )
         select * from answer where ply is not null
         """,
-        params=filters,
+        params=filters | kept_params,
     ).pl()
     # Sorted by Polars: DuckDB sorts the whole wide rows, ~0.4 s for 200,000 games against ~0.1 s here.
     # Lichess ids sort like their game_key (docs/schema.md; content ids' keys are negative): then the

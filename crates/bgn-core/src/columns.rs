@@ -551,7 +551,8 @@ impl GameColumns {
         self.round.append_option(tag(Known::Round));
         self.datetime.append_option(row.datetime);
         self.result.append_value(row.result);
-        self.termination.append_option(tag(Known::Termination));
+        self.termination
+            .append_option(tag(Known::Termination).map(tags::termination));
         self.time_control.append_option(tag(Known::TimeControl));
         self.tc_base.append_option(row.time_control.base);
         self.tc_inc.append_option(row.time_control.inc);

@@ -52,7 +52,11 @@ pub fn derive(g: &GameScratch) -> GameRow<'_> {
         None => (tag(Known::Date), tag(Known::Time)),
     };
     let (year, month, _) = date.map_or((None, None, None), tags::date_parts);
-    let time_control = tags::time_control(tag(Known::TimeControl));
+    let time_control = tags::game_time_control(
+        tag(Known::TimeControl),
+        tag(Known::WhiteTimeControl),
+        tag(Known::BlackTimeControl),
+    );
     let partition = Partition {
         kind: time_control.kind,
         year: year.and_then(|y| i16::try_from(y).ok()).unwrap_or(0),
@@ -138,7 +142,7 @@ impl<'a> KeyCounts<'a> {
 
 /// Whether the column of tag `k` gives back `value` exactly, so that `headers` need not keep it: not
 /// so for a non-numeric Elo (`?`), a Result other than the four PGN ones, a Variant tag other than the
-/// `variant` column's text.
+/// `variant` column's text, a Termination the column holds in lichess's words (`tags::termination`).
 fn column_holds(k: Known, value: &str, variant: &str) -> bool {
     match k {
         Known::Result => matches!(value, "1-0" | "0-1" | "1/2-1/2" | "*"),
@@ -147,6 +151,7 @@ fn column_holds(k: Known, value: &str, variant: &str) -> bool {
                 .is_some_and(|n| value == n.to_string() || value == format!("{n:+}"))
         }
         Known::Variant => value == variant,
+        Known::Termination => tags::termination(value) == value,
         _ => true,
     }
 }

@@ -13,6 +13,8 @@ pub mod book;
 pub mod book_rows;
 pub mod columns;
 pub mod derive;
+pub mod export_json;
+pub mod export_pgn;
 pub mod fen;
 pub mod framer;
 pub mod input;

@@ -215,7 +215,10 @@ impl Replay {
             if self.keep {
                 self.positions.push(board(pos.clone()));
             }
-            let Some((m, candidates)) = moves.legal_move(&pos, row) else {
+            // The candidates stay where shakmaty builds them: a `MoveList` is some 3.6 kB, which
+            // every move by value would copy (a third of the PGN export's time, once).
+            let candidates = moves.candidates(&pos, row);
+            let Some(m) = moves.legal_move(&pos, &candidates, row) else {
                 let squares = moves.squares(row);
                 return Err(error(format!(
                     "{}: no legal move goes {squares} (a damaged lake?)",
@@ -427,27 +430,32 @@ impl<'a> Moves<'a> {
         }
     }
 
-    /// The legal move of `pos` that move `row` describes, and the legal moves it was found among: those
-    /// of its piece to its square, or the castling moves of its side (all legal moves when the piece
-    /// is unknown).
-    fn legal_move<P: Position>(&self, pos: &P, row: usize) -> Option<(Move, MoveList)> {
-        let (from, to) = (self.from[row], self.to[row]);
-        if to == NO_SQUARE {
-            return None; // a null `from` is a drop's
+    /// The legal moves of `pos` that move `row` may be: those of its piece to its square, or the
+    /// castling moves of its side (all legal moves when the piece is unknown).
+    fn candidates<P: Position>(&self, pos: &P, row: usize) -> MoveList {
+        if self.to[row] == NO_SQUARE {
+            return MoveList::new(); // a null `from` is a drop's
         }
-        let (promote, castle, turn) = (self.promote[row], self.castle[row], pos.turn());
-        let candidates = match (castle, Role::from_char(char::from(self.piece[row]))) {
+        match (
+            self.castle[row],
+            Role::from_char(char::from(self.piece[row])),
+        ) {
             (b'K' | b'k', _) => pos.castling_moves(CastlingSide::KingSide),
             (b'Q' | b'q', _) => pos.castling_moves(CastlingSide::QueenSide),
-            (0, Some(role)) => pos.san_candidates(role, Square::new(u32::from(to))),
+            (0, Some(role)) => pos.san_candidates(role, Square::new(u32::from(self.to[row]))),
             _ => pos.legal_moves(),
-        };
+        }
+    }
+
+    /// The move of `candidates` (`candidates(pos, row)`) that move `row` describes.
+    fn legal_move<P: Position>(&self, pos: &P, candidates: &MoveList, row: usize) -> Option<Move> {
+        let (from, to) = (self.from[row], self.to[row]);
+        let (promote, castle, turn) = (self.promote[row], self.castle[row], pos.turn());
         // `castle` also tells a Chess960 castling from a king's step to the same square.
-        let found = candidates.iter().copied().find(|&m| {
+        candidates.iter().copied().find(|&m| {
             let d = describe(m, turn);
             d.from == from && d.to == to && d.promote == promote && (d.castle != 0) == (castle != 0)
-        })?;
-        Some((found, candidates))
+        })
     }
 
     /// `e2-e4`, `e7-e8=Q`: what move `row` says, for messages.

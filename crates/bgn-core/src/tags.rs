@@ -13,7 +13,8 @@ pub fn is_tag_name_byte(b: u8) -> bool {
 }
 
 /// The tags the lake reads. The first 18 have columns of their own; the others only feed derived
-/// fields (`datetime`, partitions) and stay in `headers` too.
+/// fields (`datetime`, partitions; TCEC's per-side time controls the time control) and stay in
+/// `headers` too.
 #[derive(Copy, Clone, Debug, Eq, PartialEq)]
 pub enum Known {
     Event,
@@ -38,10 +39,12 @@ pub enum Known {
     Time,
     UtcDate,
     UtcTime,
+    WhiteTimeControl,
+    BlackTimeControl,
 }
 
 impl Known {
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 24;
 
     /// Every known tag, in declaration order.
     pub const ALL: [Known; Known::COUNT] = {
@@ -69,6 +72,8 @@ impl Known {
             Time,
             UtcDate,
             UtcTime,
+            WhiteTimeControl,
+            BlackTimeControl,
         ]
     };
 
@@ -98,6 +103,8 @@ impl Known {
             Time => "Time",
             UtcDate => "UTCDate",
             UtcTime => "UTCTime",
+            WhiteTimeControl => "WhiteTimeControl",
+            BlackTimeControl => "BlackTimeControl",
         }
     }
 
@@ -127,6 +134,8 @@ impl Known {
             b"Time" => Time,
             b"UTCDate" => UtcDate,
             b"UTCTime" => UtcTime,
+            b"WhiteTimeControl" => WhiteTimeControl,
+            b"BlackTimeControl" => BlackTimeControl,
             _ => return None,
         })
     }
@@ -181,7 +190,28 @@ pub struct TimeControl {
     pub kind: &'static str,
 }
 
-/// lichess's speed rule: estimated duration = base + 40 × increment.
+/// A day in seconds: a period giving each move at least this long is correspondence (chess.com's
+/// daily games are written `1/86400` … `1/1209600`: one move in so many seconds).
+const DAY: i64 = 86_400;
+
+/// The game's time control: its `TimeControl` tag, else the per-side `WhiteTimeControl` and
+/// `BlackTimeControl` (TCEC's) when they agree.
+pub fn game_time_control(
+    tag: Option<&str>,
+    white: Option<&str>,
+    black: Option<&str>,
+) -> TimeControl {
+    match (tag, white, black) {
+        (Some(_), _, _) => time_control(tag),
+        (None, Some(w), Some(b)) if w.trim() == b.trim() => time_control(white),
+        _ => time_control(None),
+    }
+}
+
+/// lichess's speed rule: estimated duration = base + 40 × increment (`base+inc`, a bare `base`; TCEC
+/// writes fractional increments, `180+0.5`); a period of moves in seconds (`40/900`) estimates 40
+/// moves' share of it. `-`, or a day or more per move, is correspondence. `base` and `inc` are given
+/// for a `base+inc` of whole seconds only (the `tc_base`, `tc_inc` columns; think times need them).
 pub fn time_control(tag: Option<&str>) -> TimeControl {
     let unknown = TimeControl {
         base: None,
@@ -197,34 +227,111 @@ pub fn time_control(tag: Option<&str>) -> TimeControl {
             ..unknown
         };
     }
-    let (base, inc) = match tc.split_once('+') {
-        Some((b, i)) => (b, i),
-        None => (tc, "0"),
-    };
-    let (Some(base), Some(inc)) = (parse_uint(base), parse_uint(inc)) else {
+    if let Some((moves, seconds)) = tc.split_once('/') {
+        let (Some(moves), Some(seconds)) = (parse_uint(moves), parse_uint(seconds)) else {
+            return unknown;
+        };
+        let (moves, seconds) = (i64::from(moves), i64::from(seconds));
+        let kind = match moves {
+            0 => "unknown",
+            _ if seconds >= DAY * moves => "correspondence",
+            _ => speed(40 * seconds * MILLIS / moves),
+        };
+        return TimeControl { kind, ..unknown };
+    }
+    let (base, inc) = tc.split_once('+').unwrap_or((tc, "0"));
+    let (Some(base_ms), Some(inc_ms)) = (parse_millis(base), parse_millis(inc)) else {
         return unknown;
     };
-    let estimate = i64::from(base) + 40 * i64::from(inc);
-    let kind = match estimate {
+    TimeControl {
+        base: parse_uint(base).filter(|_| parse_uint(inc).is_some()),
+        inc: parse_uint(inc).filter(|_| parse_uint(base).is_some()),
+        kind: speed(base_ms + 40 * inc_ms),
+    }
+}
+
+const MILLIS: i64 = 1000;
+
+/// lichess's speed of an estimated duration in milliseconds.
+fn speed(estimate_ms: i64) -> &'static str {
+    match estimate_ms / MILLIS {
         e if e < 30 => "ultrabullet",
         e if e < 180 => "bullet",
         e if e < 480 => "blitz",
         e if e < 1500 => "rapid",
         _ => "classical",
-    };
-    TimeControl {
-        base: Some(base),
-        inc: Some(inc),
-        kind,
     }
 }
 
+/// Whole seconds: 1 to 9 digits (an `i32`).
 fn parse_uint(s: &str) -> Option<i32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+    if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     s.parse().ok()
 }
+
+/// Seconds with up to 3 decimals (`0.5`), in milliseconds.
+fn parse_millis(s: &str) -> Option<i64> {
+    let (whole, fraction) = match s.split_once('.') {
+        Some((_, "")) => return None,
+        Some(parts) => parts,
+        None => (s, ""),
+    };
+    if fraction.len() > 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let thousandths = fraction
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(3)
+        .fold(0, |n, b| n * 10 + i64::from(b - b'0'));
+    Some(i64::from(parse_uint(whole)?) * MILLIS + thousandths)
+}
+
+/// lichess's words for how a game ended (the PGN standard's: `Normal`, `Time forfeit`, `Abandoned`,
+/// `Rules infraction`, `Unterminated`, `Adjudication`, `Death`, `Emergency`) for the standard's words in
+/// any case (TCEC writes `adjudication`) and for chess.com's sentences (`cancer0707 won by checkmate`,
+/// `Game drawn by repetition`, `… won on time`, `… won - game abandoned`); any other text as it is.
+pub fn termination(value: &str) -> &str {
+    let trimmed = value.trim();
+    if let Some(word) = STANDARD_TERMINATIONS
+        .iter()
+        .find(|word| word.eq_ignore_ascii_case(trimmed))
+    {
+        return word;
+    }
+    // chess.com: `Game drawn <how>` or `<winner> won <how>`
+    let how = trimmed
+        .strip_prefix("Game drawn ")
+        .or_else(|| trimmed.split_once(" won ").map(|(_, how)| how));
+    match how {
+        Some(
+            "by checkmate"
+            | "by resignation"
+            | "by agreement"
+            | "by repetition"
+            | "by stalemate"
+            | "by insufficient material"
+            | "by 50-move rule",
+        ) => "Normal",
+        Some("on time" | "by timeout vs insufficient material") => "Time forfeit",
+        Some("- game abandoned") => "Abandoned",
+        _ => value,
+    }
+}
+
+/// The PGN standard's `Termination` values as lichess spells them.
+const STANDARD_TERMINATIONS: [&str; 8] = [
+    "Normal",
+    "Time forfeit",
+    "Abandoned",
+    "Rules infraction",
+    "Unterminated",
+    "Adjudication",
+    "Death",
+    "Emergency",
+];
 
 /// An integer tag value such as an Elo or a rating difference (`+5`, `-12`); `?` or text give `None`.
 pub fn parse_int(s: &str) -> Option<i32> {
@@ -364,6 +471,28 @@ mod tests {
         assert_eq!(kind("-"), "correspondence");
         assert_eq!(kind("40/7200:3600"), "unknown");
         assert_eq!(time_control(None).kind, "unknown");
+        // chess.com's daily games: one move in a day or more.
+        assert_eq!(kind("1/86400"), "correspondence");
+        assert_eq!(kind("1/259200"), "correspondence");
+        assert_eq!(kind("1/86399"), "classical");
+        assert_eq!(kind("40/900"), "rapid");
+        assert_eq!(kind("0/900"), "unknown");
+        assert_eq!(time_control(Some("1/86400")).base, None);
+        // TCEC's fractional increments: a speed, no whole-second columns.
+        assert_eq!(kind("180+0.5"), "blitz");
+        assert_eq!(kind("60+0.1"), "bullet");
+        assert_eq!(kind("0+0.5"), "ultrabullet");
+        assert_eq!(kind("0+0.75"), "bullet");
+        assert_eq!(kind("60+."), "unknown");
+        assert_eq!(kind("60+0.1234"), "unknown");
+        assert_eq!(
+            time_control(Some("180+0.5")),
+            TimeControl {
+                base: None,
+                inc: None,
+                kind: "blitz"
+            }
+        );
         assert_eq!(
             time_control(Some("300+3")),
             TimeControl {
@@ -372,6 +501,46 @@ mod tests {
                 kind: "blitz"
             }
         );
+    }
+
+    #[test]
+    fn per_side_time_controls() {
+        let kind = |tc, w, b| game_time_control(tc, w, b).kind;
+        assert_eq!(kind(None, Some("600+1"), Some("600+1")), "rapid");
+        assert_eq!(kind(None, Some("600+1"), Some("60+1")), "unknown");
+        assert_eq!(kind(None, Some("600+1"), None), "unknown");
+        assert_eq!(kind(Some("60+0"), Some("600+1"), Some("600+1")), "bullet");
+        assert_eq!(
+            game_time_control(None, Some("40/900"), Some("40/900")).base,
+            None
+        );
+    }
+
+    #[test]
+    fn terminations() {
+        for (raw, word) in [
+            ("Normal", "Normal"),
+            ("Time forfeit", "Time forfeit"),
+            ("adjudication", "Adjudication"),
+            ("abandoned", "Abandoned"),
+            ("cancer0707 won by checkmate", "Normal"),
+            ("Hikaru won by resignation", "Normal"),
+            ("Game drawn by repetition", "Normal"),
+            ("Game drawn by agreement", "Normal"),
+            ("Game drawn by stalemate", "Normal"),
+            ("Game drawn by insufficient material", "Normal"),
+            ("Game drawn by 50-move rule", "Normal"),
+            ("MagnusCarlsen won on time", "Time forfeit"),
+            (
+                "Game drawn by timeout vs insufficient material",
+                "Time forfeit",
+            ),
+            ("someone won - game abandoned", "Abandoned"),
+            ("someone won by fair play", "someone won by fair play"),
+            ("White mates", "White mates"),
+        ] {
+            assert_eq!(termination(raw), word, "{raw}");
+        }
     }
 
     #[test]

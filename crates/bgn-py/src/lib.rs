@@ -10,7 +10,10 @@ use std::sync::{Mutex, MutexGuard};
 use arrow_array::cast::AsArray;
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, RecordBatchIterator, StructArray};
+use arrow_array::{
+    Array, ArrayRef, Int64Array, LargeStringArray, RecordBatch, RecordBatchIterator, StructArray,
+};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::DataType;
@@ -22,6 +25,7 @@ use bgn_core::reject::RejectKind;
 use bgn_core::san;
 use bgn_core::tags::Known;
 use bgn_core::zobrist;
+use bgn_core::{export_json, export_pgn};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -404,6 +408,38 @@ fn fill_san(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
     Ok(ArrowArray::of_batch(filled))
 }
 
+/// The PGN text of each game of `games` (a lake batch with its SAN filled: `fill_san`), as a
+/// large_string array: its data buffer is the batch's PGN, game after game.
+#[pyfunction]
+fn pgn_texts(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
+    let games = import_games(games, "pgn_texts")?;
+    let texts = py.detach(|| export_pgn::pgn_texts(&games));
+    texts_array(texts)
+}
+
+/// The BGN JSON line (ending in a newline) of each game of `games` (a lake batch with its partition's
+/// `type`), as a large_string array: its data buffer is the lines, one after the other.
+#[pyfunction]
+fn json_lines(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
+    let games = import_games(games, "json_lines")?;
+    let lines = py.detach(|| export_json::json_lines(&games));
+    texts_array(lines)
+}
+
+/// A large_string array of texts written one after the other, `ends` where each ends.
+fn texts_array(
+    texts: Result<(Vec<u8>, Vec<usize>), export_pgn::ExportError>,
+) -> PyResult<ArrowArray> {
+    let (text, ends) = texts.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let offsets = std::iter::once(0i64).chain(ends.iter().map(|&e| e as i64));
+    let offsets = OffsetBuffer::new(ScalarBuffer::from_iter(offsets));
+    // SAFETY: `text` is made of `&str`s joined, cut at their ends: every slice is UTF-8.
+    let array = unsafe { LargeStringArray::new_unchecked(offsets, Buffer::from_vec(text), None) };
+    Ok(ArrowArray {
+        array: Some(std::sync::Arc::new(array)),
+    })
+}
+
 /// A record batch of games (a struct array without nulls), imported without a copy.
 fn import_games(games: &Bound<'_, PyAny>, what: &str) -> PyResult<RecordBatch> {
     let data = import(games)?;
@@ -524,6 +560,12 @@ fn is_tag_name(name: &str) -> bool {
     bgn_core::tags::is_tag_name(name.as_bytes())
 }
 
+/// The `termination` column's text for a `Termination` tag's (see `tags::termination`).
+#[pyfunction]
+fn termination(value: &str) -> &str {
+    bgn_core::tags::termination(value)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -531,12 +573,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GameBatches>()?;
     m.add_function(wrap_pyfunction!(game_keys, m)?)?;
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
+    m.add_function(wrap_pyfunction!(pgn_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(json_lines, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
     m.add_function(wrap_pyfunction!(named_positions, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
+    m.add_function(wrap_pyfunction!(termination, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add_class::<book::BookCounter>()?;
