@@ -36,9 +36,9 @@ V2_GAMES = 58
 LAKE_V3 = support.DATA / "lake_v3"
 V3_GAMES = 58
 LAKE_V4 = support.DATA / "lake_v4"
-# The columns layout 5 adds (`warehouse.lake.material`).
+# The columns layout 5 adds (`crates/bgn-core/src/material.rs`; plies.result, its game's).
 MATERIAL_GAME_COLUMNS = list(GAME_COLUMNS[4:])
-MATERIAL_PLY_COLUMNS = ["material", "phase"]
+MATERIAL_PLY_COLUMNS = ["result", "material", "phase"]
 
 
 def copy_lake(fixture: Path, tmp_path: Path) -> Path:

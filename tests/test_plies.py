@@ -80,11 +80,12 @@ def test_plies_match_python_chess(lake: Path) -> None:
                 analysed += row["analysed"]
                 mates += row["mates"]
                 thinks += row["think"] is not None
-                assert (row["type"], row["year"], row["month"], row["variant"]) == (
+                assert (row["type"], row["year"], row["month"], row["variant"], row["result"]) == (
                     game["type"],
                     game["year"],
                     game["month"],
                     want["variant"],
+                    want["result"],
                 )
             compared += len(rows)
     assert len(plies) == len(games), "every game, and no other, has its plies"
@@ -96,7 +97,8 @@ def test_plies_match_python_chess(lake: Path) -> None:
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
-    """Sliced batches keep each game's plies, variant, think times (nulls included) and analysis its own."""
+    """Sliced batches keep each game's plies, variant, result, think times (nulls included) and analysis its
+    own."""
     clocks = {
         (g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10
         for g in range(6)
@@ -112,13 +114,14 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     )
     keys = pa.array(range(100, 106), pa.int64())
     variants = pa.array([f"variant {g}" for g in range(6)])
+    results = pa.array(["WBD*WB"[g] for g in range(6)])
     base = pa.array([None if g == 3 else 10 * g for g in range(6)], pa.int32())
     inc = pa.array([None if g == 3 else g for g in range(6)], pa.int32())
     mate = pa.array([g % 2 == 1 for g in range(6)])
     analysed = pa.array([g % 3 == 0 for g in range(6)])
     games = pa.record_batch(
-        [keys, moves, variants, base, inc, mate, analysed],
-        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate", "has_eval"],
+        [keys, moves, variants, results, base, inc, mate, analysed],
+        names=["game_key", "moves", "variant", "result", "tc_base", "tc_inc", "mate", "has_eval"],
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -135,7 +138,8 @@ def test_plies_of_sliced_and_empty_batches() -> None:
 
     sliced = keyless(games.slice(2, 3)).to_pylist()
     got = [
-        (r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"], r["analysed"]) for r in sliced
+        (r["game_key"], r["ply"], r["p"], r["variant"], r["result"], r["think"], r["mates"], r["analysed"])
+        for r in sliced
     ]
     assert got == [
         (
@@ -143,6 +147,7 @@ def test_plies_of_sliced_and_empty_batches() -> None:
             i,
             f"p{g - 100}{i}",
             f"variant {g - 100}",
+            "WBD*WB"[g - 100],
             think(g - 100, i),
             g % 2 == 1 and i == g - 101,
             g == 103,

@@ -216,7 +216,7 @@ set variable chess_plies_source = if(
     || coalesce(' where filename not in ' || getvariable('chess_lake_orphans'), ''),
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
     || 'null::decimal(9, 1) as think, null::boolean as analysed, null::varchar as variant, '
-    || 'null::bigint as key, null::bigint as material, null::tinyint as phase, null::varchar as filename '
+    || 'null::varchar as result, null::bigint as key, null::bigint as material, null::tinyint as phase, null::varchar as filename '
     || 'where false'
 );
 
@@ -293,7 +293,7 @@ from plies_read(lake_table('plies'));
 -- (its game's, see games), `ply` (the move's 0-based index in the game), the move's fields as in
 -- games.moves (docs/schema.md): p f t x c castle promote blast nag eval_cp eval_mate clk (`f` null for a
 -- drop); `think`, the seconds the mover spent on it, and `mates`, whether it checkmates (docs/schema.md);
--- `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
+-- `variant` and `result` (its game's); `key`, `material` and `phase` (docs/schema.md); the hive partitions type, year, month (its game's); and `mover` 'white' or
 -- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
 -- Rows come in no set order (two scans, see selected_table): a question that reads neighbouring plies of a
 -- game in the table's order reads stored_plies. No join: a question that needs a game's columns reads
@@ -315,7 +315,7 @@ from plies_read('select * from (' || lake_table('plies') || ') where variant_sel
 create or replace temp view game_plies as
 select
     plies.*,
-    games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
+    games.* exclude (game_key, type, year, month, variant, result, moves, variations, headers),
     if(plies.mover = 'white', games.white_elo, games.black_elo) as mover_elo
 from plies
 join games on games.game_key = plies.game_key;

@@ -32,7 +32,7 @@ ENTRIES = (LAYOUT_FILE, LOCK, GAMES, PLIES, REJECTS, LOADS, STAGING, INDEX)
 # `variant` statistics in both tables (what the SQL views' questions and variant choice read).
 # 4: `plies.analysed`, and the games with an engine evaluation in row groups of their own in both tables.
 # 5: `plies.material` and `plies.phase`, and the games' castling, phase and final material columns
-# (`warehouse.lake.material`).
+# (`crates/bgn-core/src/material.rs`).
 LAYOUT = 5
 # What each older layout lacks, for the one line that names the upgrade.
 BEFORE = {

@@ -22,6 +22,10 @@ MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "blast", "nag", "ev
 # The game's `variant`, repeated on each of its plies (Parquet's dictionary and run lengths make it ~free),
 # so that a per-move question filters on the rules without a join.
 VARIANT = pa.field("variant", pa.string(), nullable=False)
+# The game's `result` (W, B, D or *), repeated on each of its plies as `variant` is (~1.2 B/game: a run a
+# game), so that a per-move question scoring positions by their game's result (material_by_phase,
+# material_imbalances) is one scan of plies, not a join with `games` through every ply.
+RESULT = pa.field("result", pa.string())
 # The plies whose position `key` is stored (null after): the openings, where books, the explorer and most
 # searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
 # why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
@@ -39,7 +43,7 @@ ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
 # The material on the board after the move, packed: each side's pawns, knights, bishops, rooks and
 # queens, four bits each (white's in bits 0-19, black's in 20-39; `sql/views` unpacks it). It changes on
 # captures and promotions only, so it costs little in runs; null for variants other than Standard and
-# Chess960 (`warehouse.lake.material` documents both).
+# Chess960 (`crates/bgn-core/src/material.rs` documents both).
 MATERIAL = pa.field("material", pa.int64())
 # The phase after the move by lichess's Divider: 0 opening, 1 middlegame, 2 endgame.
 PHASE = pa.field("phase", pa.int8())
@@ -60,11 +64,11 @@ def replayed(games: pa.RecordBatch) -> Replayed:
 
 
 def plies_of(games: pa.RecordBatch, replay: Replayed | None = None) -> pa.RecordBatch:
-    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval` and
-    `variant`), in
+    """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval`,
+    `variant` and `result`), in
     the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
     `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
-    `variant`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
+    `variant` and `result`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
     null after, `material` and `phase` after the move (`replay` when the caller has them, as
     `warehouse.lake.positions.derive`; else replayed from `moves`, `start_fen` and `variant`)."""
     moves: pa.ListArray = games.column("moves")
@@ -80,6 +84,7 @@ def plies_of(games: pa.RecordBatch, replay: Replayed | None = None) -> pa.Record
     columns.append(mates_of(games, lengths))
     columns.append(pa.array(np.repeat(games.column("has_eval").to_numpy(zero_copy_only=False), lengths)))
     columns.append(games.column("variant").take(game))
+    columns.append(games.column("result").take(game))
     columns += replay or replayed(games)
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(moves.type.value_type))
 
@@ -88,7 +93,7 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64()), MATERIAL, PHASE])
+    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, RESULT, pa.field("key", pa.int64()), MATERIAL, PHASE])
 
 
 def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:

@@ -27,7 +27,7 @@ GAME_FIELDS = (
     pa.field("opening_eco", pa.string()),
     pa.field("opening_name", pa.string()),
     pa.field("opening_code", pa.string()),
-    # From the same replay (`warehouse.lake.material`): the ply (0-based, as `plies.ply`) and the
+    # From the same replay (`crates/bgn-core/src/material.rs`): the ply (0-based, as `plies.ply`) and the
     # `castle` letter of each side's first castling; the first ply after which the middlegame, the
     # endgame holds; the packed material after the last move (as `plies.material`).
     pa.field("white_castled", pa.int32()),
