@@ -3,8 +3,9 @@
 -- Definitions: games of standard chess and Chess960 that reach the endgame by lichess's Divider
 --   (games.endgame_ply: the first ply after which at most 6 queens, rooks, bishops and knights stand on the
 --   board, the middlegame reached). Its type, from the pieces on the board after that ply besides kings and
---   pawns (plies.material): 'pawn' none; 'minor piece' bishops and knights only; 'rook' rooks only; 'rook
---   and minor' rooks and minor pieces only; 'queen' queens only; 'queen and other' queens and other pieces.
+--   pawns (games.endgame_material): 'pawn' none; 'minor piece' bishops and knights only; 'rook' rooks only;
+--   'rook and minor' rooks and minor pieces only; 'queen' queens only; 'queen and other' queens and other
+--   pieces.
 --   white_wins, draws, black_wins count their games by result; mated those ending in mate;
 --   avg_plies = mean of n_plies - endgame_ply - 1 (the plies played after that one), 1 decimal.
 -- Output: endgame, games, white_wins, draws, black_wins, mated, avg_plies; by games (most
@@ -13,23 +14,19 @@
 set variable chess_sql_found = if(exists(from glob('sql/views/schema.sql')), true, error('sql/views not found here: run from the folder holding sql/ (a checkout; installed: cd "$(python -m warehouse.sql --path)/.."), or ask `bgn query NAME`'));
 import database 'sql/views';
 
--- How: the games that reach an endgame name its first ply; their material there is one row of plies each,
--- found by a join on (game_key, ply).
-with reached as (
-    select game_key, endgame_ply, n_plies, result, mate
+-- How: one scan of games: each game that reaches an endgame stores its first ply and the material after it.
+with pieces as (
+    select
+        endgame_ply,
+        n_plies,
+        result,
+        mate,
+        material_count(endgame_material, 'Q') + material_count(endgame_material, 'q') as queens,
+        material_count(endgame_material, 'R') + material_count(endgame_material, 'r') as rooks,
+        material_count(endgame_material, 'B') + material_count(endgame_material, 'b')
+            + material_count(endgame_material, 'N') + material_count(endgame_material, 'n') as minors
     from games
     where endgame_ply is not null
-),
-
-pieces as (
-    select
-        reached.*,
-        material_count(material, 'Q') + material_count(material, 'q') as queens,
-        material_count(material, 'R') + material_count(material, 'r') as rooks,
-        material_count(material, 'B') + material_count(material, 'b')
-            + material_count(material, 'N') + material_count(material, 'n') as minors
-    from plies
-    join reached on reached.game_key = plies.game_key and plies.ply = reached.endgame_ply
 ),
 
 typed as (

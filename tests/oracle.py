@@ -612,9 +612,10 @@ def material_fields(board: chess.Board, moves: list[chess.Move]) -> Row:
         materials.append(packed_material(board))
         phases.append(0 if middle is None else 1 if end is None else 2)
     fields |= {"middlegame_ply": middle, "endgame_ply": end, "final_material": packed_material(board)}
+    fields["endgame_material"] = None if end is None else materials[end]
     fields |= {"ply_material": materials, "ply_phase": phases}
     if not standard:  # castling is read off the moves in any variant; the material needs a replay
-        fields |= {"middlegame_ply": None, "endgame_ply": None, "final_material": None}
+        fields |= {"middlegame_ply": None, "endgame_ply": None, "endgame_material": None, "final_material": None}
         fields |= {"ply_material": [None] * len(moves), "ply_phase": [None] * len(moves)}
     return fields
 

@@ -205,7 +205,8 @@ set variable chess_games_source = if(
     || 'null::integer as moves, null::integer as variations, null::integer as headers, '
     || 'null::bigint as final_key, null::integer as n_plies, null::integer as white_castled, '
     || 'null::varchar as white_castle, null::integer as black_castled, null::varchar as black_castle, '
-    || 'null::integer as middlegame_ply, null::integer as endgame_ply, null::bigint as final_material, '
+    || 'null::integer as middlegame_ply, null::integer as endgame_ply, null::bigint as endgame_material, '
+    || 'null::bigint as final_material, '
     || 'null::varchar as filename, '
     || 'null::bigint as file_row_number where false'
 );

@@ -73,30 +73,34 @@ impl Divider {
 /// The material and phase columns of a batch of games, fed move by move: `plies.material` and
 /// `plies.phase` (after each move), and per game `white_castled`/`white_castle` (the ply of the side's
 /// first castling, 0-based as `plies.ply`, and its `castle` letter), the same for black,
-/// `middlegame_ply` and `endgame_ply` (the first ply after which the phase holds) and
-/// `final_material` (after the last move; the start position's for a game without moves).
+/// `middlegame_ply` and `endgame_ply` (the first ply after which the phase holds), `endgame_material`
+/// (after that ply: what endgame the game reaches, without a join with its plies) and `final_material`
+/// (after the last move; the start position's for a game without moves).
 pub struct MaterialColumns {
     material: Int64Builder,
     phase: Int8Builder,
     castled: [Int32Builder; 2],
     castle: [StringBuilder; 2],
     phase_ply: [Int32Builder; 2],
+    endgame_material: Int64Builder,
     final_material: Int64Builder,
     // The game being fed.
     divider: Divider,
     game_castled: [Option<(i32, u8)>; 2],
     game_phase_ply: [Option<i32>; 2],
+    game_endgame_material: Option<i64>,
     last: Option<i64>,
 }
 
 /// The names of the per-game columns of [`MaterialColumns`], in order.
-pub const GAME_COLUMNS: [&str; 7] = [
+pub const GAME_COLUMNS: [&str; 8] = [
     "white_castled",
     "white_castle",
     "black_castled",
     "black_castle",
     "middlegame_ply",
     "endgame_ply",
+    "endgame_material",
     "final_material",
 ];
 
@@ -108,10 +112,12 @@ impl MaterialColumns {
             castled: std::array::from_fn(|_| Int32Builder::with_capacity(games)),
             castle: std::array::from_fn(|_| StringBuilder::with_capacity(games, games)),
             phase_ply: std::array::from_fn(|_| Int32Builder::with_capacity(games)),
+            endgame_material: Int64Builder::with_capacity(games),
             final_material: Int64Builder::with_capacity(games),
             divider: Divider::default(),
             game_castled: [None; 2],
             game_phase_ply: [None; 2],
+            game_endgame_material: None,
             last: None,
         }
     }
@@ -126,6 +132,7 @@ impl MaterialColumns {
         self.divider = Divider::default();
         self.game_castled = [None; 2];
         self.game_phase_ply = [None; 2];
+        self.game_endgame_material = None;
         self.last = None;
     }
 
@@ -154,6 +161,9 @@ impl MaterialColumns {
         for (at, reached) in [(0, Phase::Middlegame), (1, Phase::Endgame)] {
             if phase >= reached && self.game_phase_ply[at].is_none() {
                 self.game_phase_ply[at] = Some(ply as i32);
+                if reached == Phase::Endgame {
+                    self.game_endgame_material = self.last;
+                }
             }
         }
     }
@@ -167,6 +177,8 @@ impl MaterialColumns {
             self.castle[side].append_option(letter);
             self.phase_ply[side].append_option(self.game_phase_ply[side]);
         }
+        self.endgame_material
+            .append_option(self.game_endgame_material);
         self.final_material.append_option(self.last);
     }
 
@@ -196,6 +208,7 @@ impl MaterialColumns {
             Arc::new(bl.finish()),
             Arc::new(mid.finish()),
             Arc::new(end.finish()),
+            Arc::new(self.endgame_material.finish()),
             Arc::new(self.final_material.finish()),
         ];
         let games = RecordBatch::try_from_iter(GAME_COLUMNS.into_iter().zip(columns))
