@@ -615,7 +615,7 @@ def material_fields(board: chess.Board, moves: list[chess.Move]) -> Row:
     fields["endgame_material"] = None if end is None else materials[end]
     fields |= {"ply_material": materials, "ply_phase": phases}
     if not standard:  # castling is read off the moves in any variant; the material needs a replay
-        fields |= {"middlegame_ply": None, "endgame_ply": None, "endgame_material": None, "final_material": None}
+        fields |= dict.fromkeys(("middlegame_ply", "endgame_ply", "endgame_material", "final_material"))
         fields |= {"ply_material": [None] * len(moves), "ply_phase": [None] * len(moves)}
     return fields
 

@@ -65,12 +65,12 @@ def replayed(games: pa.RecordBatch) -> Replayed:
 
 def plies_of(games: pa.RecordBatch, replay: Replayed | None = None) -> pa.RecordBatch:
     """The plies of `games` (which holds `game_key`, `moves`, `tc_base`, `tc_inc`, `mate`, `has_eval`,
-    `variant` and `result`), in
-    the games' order, then by ply: `game_key`, `ply` (the move's 0-based index in the mainline, as
-    `variations.ply` counts), the move's fields, `think` (`think_of`), `mates` (`mates_of`), the game's
-    `variant` and `result`, then `key`: the PolyGlot key of the position before the move for the first `KEYED_PLIES`,
-    null after, `material` and `phase` after the move (`replay` when the caller has them, as
-    `warehouse.lake.positions.derive`; else replayed from `moves`, `start_fen` and `variant`)."""
+    `variant` and `result`), in the games' order, then by ply: `game_key`, `ply` (the move's 0-based index
+    in the mainline, as `variations.ply` counts), the move's fields, `think` (`think_of`), `mates`
+    (`mates_of`), the game's `variant` and `result`, then `key`: the PolyGlot key of the position before
+    the move for the first `KEYED_PLIES`, null after, `material` and `phase` after the move (`replay` when
+    the caller has them, as `warehouse.lake.positions.derive`; else replayed from `moves`, `start_fen` and
+    `variant`)."""
     moves: pa.ListArray = games.column("moves")
     offsets = moves.offsets.to_numpy()  # of this (possibly sliced) array, into the unsliced values
     lengths = np.diff(offsets)
@@ -93,7 +93,8 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, RESULT, pa.field("key", pa.int64()), MATERIAL, PHASE])
+    derived = [THINK, MATES, ANALYSED, VARIANT, RESULT, pa.field("key", pa.int64()), MATERIAL, PHASE]
+    return pa.schema([*fields, *derived])
 
 
 def think_of(games: pa.RecordBatch, clk: pa.Array, ply: np.ndarray, game: np.ndarray) -> pa.Array:
