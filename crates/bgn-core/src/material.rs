@@ -52,15 +52,16 @@ pub struct Divider {
 }
 
 impl Divider {
-    /// The phase of the next position of the game, `squares`.
-    pub fn phase(&mut self, squares: &[u8; 64]) -> Phase {
+    /// The phase of the next position of the game, `squares`, whose packed material is `material` (read
+    /// from it when known: a count, where the board takes a scan of its 64 squares).
+    pub fn phase(&mut self, squares: &[u8; 64], material: Option<i64>) -> Phase {
+        let pieces =
+            || material.map_or_else(|| majors_and_minors(squares), packed_majors_and_minors);
         if !self.middle {
-            self.middle = majors_and_minors(squares) <= 10
-                || backrank_sparse(squares)
-                || mixedness(squares) > 150;
+            self.middle = pieces() <= 10 || backrank_sparse(squares) || mixedness(squares) > 150;
         }
         if self.middle && !self.end {
-            self.end = majors_and_minors(squares) <= 6;
+            self.end = pieces() <= 6;
         }
         match (self.middle, self.end) {
             (_, true) => Phase::Endgame,
@@ -156,7 +157,7 @@ impl MaterialColumns {
             self.last = packed(squares);
         }
         self.material.append_option(self.last);
-        let phase = self.divider.phase(squares);
+        let phase = self.divider.phase(squares, self.last);
         self.phase.append_value(phase as i8);
         for (at, reached) in [(0, Phase::Middlegame), (1, Phase::Endgame)] {
             if phase >= reached && self.game_phase_ply[at].is_none() {
@@ -223,6 +224,14 @@ fn is_white(code: u8) -> bool {
 
 fn is_black(code: u8) -> bool {
     code >= 7
+}
+
+/// The queens, rooks, bishops and knights of both sides in a packed material.
+fn packed_majors_and_minors(material: i64) -> usize {
+    (1..5)
+        .chain(6..10)
+        .map(|nibble| ((material >> (4 * nibble)) & 15) as usize)
+        .sum()
 }
 
 fn majors_and_minors(squares: &[u8; 64]) -> usize {
@@ -298,6 +307,13 @@ mod tests {
     }
 
     #[test]
+    fn the_packed_count_of_majors_and_minors_is_the_boards() {
+        let board = start();
+        assert_eq!(packed_majors_and_minors(packed(&board).unwrap()), 14);
+        assert_eq!(majors_and_minors(&board), 14);
+    }
+
+    #[test]
     fn more_than_fifteen_of_a_kind_has_no_packing() {
         let mut squares = [0u8; 64];
         squares[..16].fill(5);
@@ -307,12 +323,12 @@ mod tests {
     #[test]
     fn the_start_is_the_opening_and_bare_kings_the_endgame() {
         let mut divider = Divider::default();
-        assert_eq!(divider.phase(&start()), Phase::Opening);
+        assert_eq!(divider.phase(&start(), packed(&start())), Phase::Opening);
         let mut bare = [0u8; 64];
         bare[4] = 6;
         bare[60] = 12;
-        assert_eq!(divider.phase(&bare), Phase::Endgame);
+        assert_eq!(divider.phase(&bare, None), Phase::Endgame);
         // The endgame stays once reached.
-        assert_eq!(divider.phase(&start()), Phase::Endgame);
+        assert_eq!(divider.phase(&start(), None), Phase::Endgame);
     }
 }
