@@ -101,8 +101,8 @@ def named_positions(
     before its plies in order, then its final one), null when none is and for games of other variants;
     `material` (int64, packed) and `phase` (int8) after each move; `games`, a struct array of the per-game
     columns `white_castled`, `white_castle`, `black_castled`, `black_castle`, `middlegame_ply`,
-    `endgame_ply`, `final_material` (`warehouse.lake.material`). One replay gives all; nulls for games of
-    other variants.
+    `endgame_ply`, `endgame_material`, `final_material` (`crates/bgn-core/src/material.rs`). One replay
+    gives all; nulls for games of other variants.
 
     :raises ValueError: as `position_keys` does, or when `named_keys` is not sorted.
     :raises TypeError: when `games` is not a record batch, or `named_keys` not int64 without nulls."""
