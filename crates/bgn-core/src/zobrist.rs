@@ -151,6 +151,8 @@ pub(crate) struct Board {
     /// The square a double step passed over, for one ply.
     ep: u8,
     pub(crate) key: u64,
+    /// The last move played took a piece (en passant included) or promoted: the material changed.
+    pub(crate) took: bool,
 }
 
 /// A [`Board`] in [`PACKED`] bytes: the squares' codes two to a byte, the side to move, the castling
@@ -185,6 +187,7 @@ impl Board {
                 .ep_square(EnPassantMode::Always)
                 .map_or(NO_SQUARE, |sq| sq as u8),
             key,
+            took: false,
         };
         if board.white {
             board.key ^= t.white_turn;
@@ -226,6 +229,11 @@ impl Board {
         self.key ^= tables().piece[usize::from(code)][at];
     }
 
+    /// The board's squares (a1 = 0, h8 = 63) as piece codes, `NONE` where empty.
+    pub(crate) fn squares(&self) -> &[u8; 64] {
+        &self.squares
+    }
+
     pub(crate) fn pack(&self) -> Packed {
         let mut packed = [0; PACKED];
         for (i, pair) in self.squares.chunks_exact(2).enumerate() {
@@ -254,6 +262,7 @@ impl Board {
             rooks: [[packed[33], packed[34]], [packed[35], packed[36]]],
             ep: packed[37],
             key,
+            took: false,
         }
     }
 
@@ -336,6 +345,7 @@ impl Board {
         let color = usize::from(!self.white);
         self.key ^= self.state_key();
         self.ep = NO_SQUARE;
+        self.took = promote != NONE;
         if castle != NONE {
             let side = usize::from(castle.eq_ignore_ascii_case(&b'Q'));
             let rook = self.rooks[color][side];
@@ -360,6 +370,7 @@ impl Board {
                     return Err("a capture of one's own piece".to_owned());
                 }
                 self.toggle(captured, to);
+                self.took = true;
             } else if pawn && from % 8 != to % 8 {
                 let taken = from - from % 8 + to % 8; // en passant: beside the pawn's from-square
                 let code = self.squares[usize::from(taken)];
@@ -367,6 +378,7 @@ impl Board {
                     return Err("an en-passant capture of nothing".to_owned());
                 }
                 self.toggle(code, taken);
+                self.took = true;
             }
             self.toggle(piece, from);
             let lands = if promote == NONE { piece } else { promote };
@@ -476,13 +488,18 @@ impl<'a> Games<'a> {
         self.moves.rows(game).len()
     }
 
-    /// Replays game `game`, calling `visit(ply index, key before that ply)` for each ply, then
-    /// `visit(n_plies, final key)`; `visit` returns false to stop. `Ok(false)` for a game of another
+    /// The `castle` code of each mainline move of game `game` (`NONE` for a move that does not castle).
+    pub(crate) fn castles(&self, game: usize) -> &[u8] {
+        &self.moves.castle[self.moves.rows(game)]
+    }
+
+    /// Replays game `game`, calling `visit(ply index, board before that ply)` for each ply, then
+    /// `visit(n_plies, final board)`; `visit` returns false to stop. `Ok(false)` for a game of another
     /// variant, which has no keys.
     pub(crate) fn replay(
         &self,
         game: usize,
-        visit: impl FnMut(usize, u64) -> bool,
+        visit: impl FnMut(usize, &Board) -> bool,
     ) -> Result<bool, KeyError> {
         let m = &self.moves;
         let name = || {
@@ -547,21 +564,21 @@ fn start_board(
     }
 }
 
-/// The one key replay of a game, whether read from PGN or from the lake: calls `visit(ply index, key
-/// before that ply)` for each of `moves`, then `visit(n_plies, final key)`; `visit` returns false to
+/// The one key replay of a game, whether read from PGN or from the lake: calls `visit(ply index, board
+/// before that ply)` for each of `moves`, then `visit(n_plies, final board)`; `visit` returns false to
 /// stop. `Ok(false)` for a game of a variant without keys.
 pub(crate) fn replay_keys(
     start_fen: Option<&str>,
     variant: Option<&str>,
     moves: impl Iterator<Item = MoveCodes>,
-    mut visit: impl FnMut(usize, u64) -> bool,
+    mut visit: impl FnMut(usize, &Board) -> bool,
 ) -> Result<bool, ReplayError> {
     let Some(mut board) = start_board(start_fen, variant)? else {
         return Ok(false);
     };
     let mut n = 0;
     for (ply, m) in moves.enumerate() {
-        if !visit(ply, board.key) {
+        if !visit(ply, &board) {
             return Ok(true);
         }
         board
@@ -569,7 +586,7 @@ pub(crate) fn replay_keys(
             .map_err(|why| ReplayError::Ply(ply, why))?;
         n = ply + 1;
     }
-    visit(n, board.key);
+    visit(n, &board);
     Ok(true)
 }
 
@@ -597,7 +614,8 @@ pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, Ke
         plies.append_nulls(start - plies.len());
         let rows = g.moves.rows(game).len();
         let mut last = 0;
-        let keyed = g.replay(game, |ply, key| {
+        let keyed = g.replay(game, |ply, board| {
+            let key = board.key;
             if ply < rows {
                 plies.append_option((ply < keyed_plies).then_some(key as i64));
             } else {
@@ -630,8 +648,8 @@ pub fn find_position(
     let mut found = Int32Builder::with_capacity(games.num_rows());
     for game in 0..games.num_rows() {
         let mut at = None;
-        g.replay(game, |ply, k| {
-            if ply >= from_ply && k as i64 == key {
+        g.replay(game, |ply, board| {
+            if ply >= from_ply && board.key as i64 == key {
                 at = Some(ply as i32);
             }
             at.is_none()
