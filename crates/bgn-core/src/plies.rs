@@ -11,7 +11,9 @@
 //!
 //! A `plies` column is one builder here: its field in [`ply_fields`], its value in
 //! [`PlyColumns::append`] (which sees the game, each ply's move record and the positions of the key
-//! replay), its array in [`PlyColumns::finish`].
+//! replay), its array in [`PlyColumns::finish`]. The material and phase of each ply, and the games'
+//! castling, phase and material columns, are read off the same replay's boards ([`Positions`], by
+//! `crate::material`) and built by [`MaterialColumns`].
 
 use std::sync::Arc;
 
@@ -284,7 +286,8 @@ impl PlyColumns {
             self.key.append_value(key as i64);
         }
         self.key.append_nulls(n - keyed);
-        self.material.append(&positions.material, positions.keyed, n);
+        self.material
+            .append(&positions.material, positions.keyed, n);
         let tenths = |seconds: Option<i32>| seconds.map(|s| i64::from(s) * 10);
         let Some(inc) = tenths(game.tc_inc) else {
             // No time control: no think time.
