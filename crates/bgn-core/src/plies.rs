@@ -549,4 +549,50 @@ mod tests {
         // The reader's feed gives the same batch.
         assert_eq!(read(pgn, Some(openings)), stored);
     }
+
+    #[test]
+    fn both_feeds_give_the_same_material_phase_and_castling() {
+        // Castling both ways, captures, en passant.
+        let pgn = "[Result \"*\"]\n\n1. e4 d5 2. exd5 Qxd5 3. Nf3 Bg4 4. Be2 Nc6 5. O-O O-O-O \
+                   6. d4 e5 7. dxe5 f5 8. exf6 Nxf6 *\n\n";
+        let openings = Openings::of(
+            &RecordBatch::try_from_iter([
+                (
+                    "key",
+                    Arc::new(Int64Array::from(Vec::<i64>::new())) as ArrayRef,
+                ),
+                ("eco", Arc::new(StringArray::from(Vec::<&str>::new()))),
+                ("name", Arc::new(StringArray::from(Vec::<&str>::new()))),
+                ("code", Arc::new(StringArray::from(Vec::<&str>::new()))),
+            ])
+            .unwrap(),
+        )
+        .map(Arc::new)
+        .unwrap();
+        let read_batch = read(pgn, Some(openings.clone()));
+        let plain = read(pgn, None);
+        assert_eq!(read_batch.num_rows(), 1, "the game read");
+        assert_eq!(derive_stored(&plain, openings).unwrap(), read_batch);
+        let int32 = |name: &str| {
+            read_batch
+                .column_by_name(name)
+                .unwrap()
+                .as_primitive::<Int32Type>()
+                .clone()
+        };
+        assert_eq!(int32("white_castled").value(0), 8, "White's O-O, ply 8");
+        assert_eq!(int32("black_castled").value(0), 9);
+        let plies = read_batch.column_by_name(PLIES).unwrap().as_list::<i32>();
+        let fields = plies.values().as_struct();
+        let material = fields
+            .column_by_name("material")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        let changes = (1..16)
+            .filter(|&i| material.value(i) != material.value(i - 1))
+            .count();
+        // exd5, Qxd5, dxe5, exf6 e.p., Nxf6.
+        assert_eq!(changes, 5, "each capture counts again (from ply 1 on)");
+        assert_eq!(material.len(), 16);
+    }
 }
