@@ -23,8 +23,8 @@ from pathlib import Path
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.errors import InputError
-from warehouse.exports.output import naming, output_location
 from warehouse.lake.location import Lake
+from warehouse.output import naming, output_location
 from warehouse.positions.book import DEFAULT_MAX_PLY, DEFAULT_MEMORY, Filters, count
 from warehouse.positions.book_out import FORMATS, merge, publish, refuse_existing, write
 from warehouse.queries.sql import connect

@@ -19,11 +19,11 @@ from typing import Any
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.errors import InputError
-from warehouse.exports.output import refuse_existing
 from warehouse.exports.pgn import export_pgn
 from warehouse.ingest.json_files import json_inputs, load_json_files
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
+from warehouse.output import refuse_existing
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

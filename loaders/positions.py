@@ -17,9 +17,9 @@ import polars as pl
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse.exports.output import output_file
 from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
+from warehouse.output import output_file
 from warehouse.positions.search import search
 from warehouse.queries.sql import connect
 

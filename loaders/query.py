@@ -17,8 +17,8 @@ import polars as pl
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.errors import InputError
-from warehouse.exports.output import output_file
 from warehouse.lake.location import Lake
+from warehouse.output import output_file
 from warehouse.queries.sql import connect, query, question_asked, questions
 
 FORMATS = ("table", "csv", "json", "parquet")

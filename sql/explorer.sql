@@ -3,7 +3,10 @@
 -- Definitions: the position is the FEN in variable explorer_fen (unset: the starting position), found by its
 --   PolyGlot key (fen_key): in the position index at any ply when it covers the lake (index_positions,
 --   index_gap in sql/views/schema.sql), else in the stored keys (plies.key: the first 10 plies), failing in
---   one line naming the index's build and the Python explorer when they hold no game at the position. A game
+--   one line naming the index's build and the Python explorer when they hold no game at the position; when
+--   the index covers the lake, holds the position in its pre-aggregate (explorer_aggregate) and the filters
+--   are bounds of its cells (explorer_aligned: the same rule as warehouse.positions.aggregate.at), the answer
+--   is summed from the pre-aggregate's cells the filters keep (the same rows, without reading games). A game
 --   counts once: the move it played the first time it stood at the position (a game that ends there plays
 --   none). warehouse.positions.explore runs this file from Python with the moves of the games it found (the
 --   index, the replay scan: any ply), the table the variable explorer_positions names. san = the move in SAN
@@ -38,11 +41,26 @@ position as materialized (
     where getvariable('explorer_positions') is null
 ),
 
--- By the position index, when it covers the lake: each game once, at the first ply it stands there.
+-- The pre-aggregate's rows at the position (every cell), when it answers: the index covers the lake, the
+-- filters are bounds of its cells; none else, or when it does not hold the position.
+aggregated as materialized (
+    select *
+    from explorer_aggregate
+    where key = (select key from position)
+        and (select gap is null from position)
+        and explorer_aligned(
+            getvariable('explorer_player'), getvariable('explorer_min_rating'),
+            getvariable('explorer_max_rating'), getvariable('explorer_since'), getvariable('explorer_until')
+        )
+),
+
+-- By the position index, when it covers the lake and the pre-aggregate does not answer: each game once, at
+-- the first ply it stands there.
 indexed as (
     select filename, row, min(ply) as ply
     from index_positions((select key from position))
     where getvariable('explorer_positions') is null and (select gap is null from position)
+        and not exists (select 1 from aggregated)
     group by filename, row
 ),
 
@@ -136,10 +154,44 @@ final as (
     from moves
     cross join target
     group by uci
+),
+
+-- From the pre-aggregate: each move's sums over the cells the filters keep (of the variants counted), its
+-- SAN from any cell's fields (the same in all).
+summed as (
+    select
+        uci,
+        move_san(
+            fen_board(any_value(target.fen)), any_value(p), any_value(f), any_value(t), any_value(x),
+            any_value(castle), any_value(promote), any_value(c), any_value(mates)
+        ) as san,
+        coalesce(sum(games) filter (where kept), 0)::bigint as games,
+        coalesce(sum(white_wins) filter (where kept), 0)::bigint as white_wins,
+        coalesce(sum(draws) filter (where kept), 0)::bigint as draws,
+        coalesce(sum(black_wins) filter (where kept), 0)::bigint as black_wins,
+        round(sum(elo2_sum) filter (where kept) / 2 / sum(elo_games) filter (where kept), 3) as mean_elo,
+        round(sum(eval_sum) filter (where kept) / sum(eval_games) filter (where kept), 3) as mean_eval_cp,
+        round(sum(think_sum) filter (where kept) / sum(think_games) filter (where kept), 3) as mean_think,
+        strftime(min(first_played) filter (where kept), '%Y-%m-%d %H:%M:%S') as first_played
+    from (
+        select
+            *,
+            variant_selected(variant) and explorer_cell_kept(
+                type, band, month, getvariable('explorer_speed'), getvariable('explorer_min_rating'),
+                getvariable('explorer_max_rating'), getvariable('explorer_since'),
+                getvariable('explorer_until')
+            ) as kept
+        from aggregated
+        where uci is not null
+    )
+    cross join target
+    group by uci
 )
 
 -- An error when neither the index nor the stored keys found a game; the moves of the games kept.
 select * from final where games > 0
+union all
+select * from summed where games > 0
 union all
 select error(unanswered('explorer', gap)), null, null, null, null, null, null, null, null, null
 from position

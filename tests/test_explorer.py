@@ -27,6 +27,8 @@ import chess.polyglot
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 import support
 from pychess_counts import Game, Row, assert_rows_match, explorer_rows, replay, standard
@@ -502,3 +504,66 @@ def test_page_from_the_pre_aggregate_equals_the_row_path(aggregated: Path, probe
                 filters,
                 top,
             )
+
+
+def filter_statements(filters: dict[str, Any]) -> str:
+    """The `set variable` statements of sql/explorer.sql's filters (GameFilters' names), each set (null
+    when absent: the CLI keeps a variable across the statements of a run)."""
+    names = {"type": "speed", "min_rating": "min_rating", "max_rating": "max_rating", "since": "since"}
+    names |= {"until": "until", "player": "player"}
+    values = {variable: filters.get(name) for name, variable in names.items()}
+    return "".join(
+        f"set variable explorer_{variable} = "
+        f"{'null' if value is None else value if isinstance(value, int) else sql_string(str(value))};\n"
+        for variable, value in values.items()
+    )
+
+
+def cli_explorer(lake: Path, asked: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
+    """sql/explorer.sql's answers through the duckdb CLI at each (FEN, filters) of `asked`, in one run."""
+    statements = VIEWS_IMPORT + "\n"
+    statements += "".join(explorer_statements(fen, filter_statements(f)) for fen, f in asked)
+    done = run_duckdb(lake, statements)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    results = json_results(done.stdout)
+    # The CLI prints nothing for an empty result.
+    assert len(results) == len(asked), (len(results), len(asked))
+    return results
+
+
+def test_duckdb_cli_explorer_from_the_pre_aggregate_equals_python_chess(
+    aggregated: Path, games: list[Game], probes: list[str]
+) -> None:
+    """The CLI's explorer on a lake whose index holds a pre-aggregate of every position, under filters
+    of its cells and across them: python-chess's count, and the rows of Python's row path exactly."""
+    con = warehouse.connect(aggregated)
+    asked = [(fen, f) for f in ALIGNED + UNALIGNED for fen in probes if oracle(games, fen, **f)]
+    assert len(asked) > 2 * len(probes)
+    for (fen, filters), got in zip(asked, cli_explorer(aggregated, asked), strict=True):
+        assert_rows_match(got, oracle(games, fen, **filters), f"{fen}, {filters}")
+        rows = explore(fen, aggregated, con=con, pre_aggregate=False, **filters).rows(named=True)
+        assert got == rows, (fen, filters)
+
+
+def test_duckdb_cli_and_python_choose_the_pre_aggregate_alike(
+    aggregated: Path, games: list[Game], probes: list[str], tmp_path: Path
+) -> None:
+    """One rule for both: on a copy whose pre-aggregate counts every game twice (so an answer tells where it
+    came from), the CLI and Python's `explore` give the same answer under every filter, the doubled one
+    exactly where `aggregate.at` answers (filters of its cells, an index covering the lake)."""
+    lake = Path(shutil.copytree(aggregated, tmp_path / "lake"))
+    (moves_rel, _top_rel) = PositionIndex.open(Lake.open(lake)).record.explorer_files  # type: ignore[union-attr]
+    table = pq.read_table(lake / moves_rel)
+    for name in ("games", "white_wins", "draws", "black_wins"):
+        table = table.set_column(table.schema.get_field_index(name), name, pc.multiply(table[name], 2))
+    pq.write_table(table, lake / moves_rel, row_group_size=aggregate.ROW_GROUP)
+    con = warehouse.connect(lake)
+    asked = [(fen, f) for f in ALIGNED + UNALIGNED for fen in probes[:3] if oracle(games, fen, **f)]
+    assert len(asked) > len(ALIGNED + UNALIGNED)
+    for (fen, filters), got in zip(asked, cli_explorer(lake, asked), strict=True):
+        python = explore(fen, lake, con=con, **filters).rows(named=True)
+        assert got == python, (fen, filters)
+        want = oracle(games, fen, **filters)
+        doubled = pre_aggregate_at(lake, con, fen, **filters)
+        assert doubled == (filters in ALIGNED), (fen, filters)
+        assert [r["games"] for r in got] == [r["games"] * (2 if doubled else 1) for r in want], (fen, filters)

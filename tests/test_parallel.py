@@ -19,7 +19,8 @@ import zstandard
 from support import CORPORA, DATA, lake_table, load, load_summary, make_games, present, read_records
 
 from warehouse import _core
-from warehouse.ingest.load import default_jobs, load_input
+from warehouse.cores import default_jobs
+from warehouse.ingest.load import load_input
 from warehouse.lake import parquet
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import coalesced

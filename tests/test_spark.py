@@ -10,8 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from warehouse import query
-from warehouse.exports import output
+from warehouse import output, query
 from warehouse.exports.bgn_json import export_json
 from warehouse.lake import Lake
 

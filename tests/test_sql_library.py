@@ -214,3 +214,19 @@ def test_other_sites_end_in_lichess_words(folder: Path, tmp_path: Path) -> None:
     assert_rows_match(query("summary", lake).rows(named=True), COUNTS["summary"](games))
     if folder.name == "chesscom":
         assert "correspondence" in {row["type"] for row in terminations}
+
+
+def test_every_view_and_macro_of_the_views_is_defined_once() -> None:
+    """`create or replace` lets a second definition of a name silently replace the first (a macro of the
+    explorer's once changed every question's rating bands): each name of sql/views is defined once."""
+    names = [
+        name
+        for file in sorted((SQL_DIR / "views").glob("*.sql"))
+        for name in re.findall(
+            r"create\s+(?:or\s+replace\s+)?(?:temp(?:orary)?\s+)?(?:macro|view)\s+(\w+)",
+            file.read_text(),
+            re.I,
+        )
+    ]
+    assert len(names) > 40, names
+    assert sorted({n for n in names if names.count(n) > 1}) == []

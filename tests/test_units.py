@@ -22,8 +22,9 @@ import pyarrow as pa
 import pytest
 
 from warehouse.errors import LakeError, NotPublished
-from warehouse.exports.pgn import escape, signed, start_ply, tag_name, tag_pairs
+from warehouse.exports.pgn import signed, tag_name, tag_pairs
 from warehouse.exports.study_sql import branches, unfold
+from warehouse.formats import escape, start_ply
 from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged

@@ -652,7 +652,8 @@ create or replace temp macro fen_key(fen) as (
 set variable chess_index_files = (
     select {
         'covers': count(*) filter (where file like '%/covers.parquet') > 0,
-        'keys': count(*) filter (where file not like '%/covers.parquet') > 0
+        'keys': count(*) filter (where file not like '%/covers.parquet') > 0,
+        'explorer': count(*) filter (where file like '%/explorer.parquet') > 0
     }
     from glob(lake_path('_index/positions/*/*.parquet'))
 );
@@ -680,6 +681,51 @@ from query(if(
     )) || ', filename = true) where regexp_extract(filename, ''/_index/positions/([^/]+)/'', 1) = '
     || '(select max(op) from index_covers)',
     'select null::bigint as key, null::integer as file, null::integer as row, null::integer as ply where false'
+));
+
+-- The explorer's pre-aggregate (warehouse.positions.aggregate, docs/positions.md), written beside the
+-- index's key files by its build when positions are common enough: explorer_aggregate, its sums per
+-- position `key`, cell (`variant`, `type`, `band`, `month`) and move (`uci`, null for the games that end
+-- there) with the SAN's fields of one game, of the index in force (nothing when it has none). The cells are
+-- defined here once, for the build, the Python explorer and sql/explorer.sql alike:
+--   explorer_band(elo2): a game's band, of the sum of both Elos: a mean of a whole hundred is a band of its
+--     own, the means strictly between two hundreds another (its lowest sum + 1), so that a bound of whole
+--     hundreds is a bound of bands on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000);
+--   explorer_aligned(player, min_rating, max_rating, since, until): whether the explorer's filters are
+--     bounds of cells (no player, ratings of whole hundreds, whole months), the pre-aggregate's sums then
+--     being the kept games' exactly;
+--   explorer_cell_kept(type, band, month, speed, min_rating, max_rating, since, until): whether the
+--     filters (aligned) keep a cell's games.
+create or replace temp macro explorer_band(elo2) as if(elo2 % 200 = 0, elo2, elo2 - elo2 % 200 + 1);
+create or replace temp macro explorer_aligned(player, min_rating, max_rating, since, until) as
+    player is null
+    and coalesce(min_rating::double % 100 = 0, true)
+    and coalesce(max_rating::double % 100 = 0, true)
+    and coalesce(day(since::date) = 1, true)
+    and coalesce(day(until::date + interval 1 day) = 1, true);
+create or replace temp macro explorer_cell_kept(
+    type, band, month, speed, min_rating, max_rating, since, until
+) as
+    (speed is null or type = speed)
+    and (min_rating is null or band >= 2 * min_rating::double)
+    and (max_rating is null or band <= 2 * max_rating::double)
+    and (since is null or month >= since::date)
+    and (until is null or month <= date_trunc('month', until::date)::date);
+create or replace temp view explorer_aggregate as
+from query(if(
+    getvariable('chess_index_files').explorer,
+    'select * exclude (filename) from read_parquet(' || sql_literal(lake_path(
+        '_index/positions/*/explorer.parquet'
+    )) || ', filename = true) where regexp_extract(filename, ''/_index/positions/([^/]+)/'', 1) = '
+    || '(select max(op) from index_covers)',
+    'select null::bigint as key, null::varchar as variant, null::varchar as type, null::integer as band, '
+    || 'null::date as month, null::varchar as uci, null::varchar as p, null::varchar as f, '
+    || 'null::varchar as t, null::varchar as x, null::varchar as castle, null::varchar as promote, '
+    || 'null::smallint as c, null::boolean as mates, null::bigint as games, null::bigint as white_wins, '
+    || 'null::bigint as draws, null::bigint as black_wins, null::bigint as elo2_sum, '
+    || 'null::bigint as elo_games, null::bigint as eval_sum, null::bigint as eval_games, '
+    || 'null::decimal(38, 1) as think_sum, null::bigint as think_games, null::timestamptz as first_played '
+    || 'where false'
 ));
 
 -- index_gap(): null when the position index covers every games file of the lake (listed now: a load or a

@@ -19,9 +19,9 @@ import pyarrow.fs as pafs
 
 from warehouse import _core
 from warehouse.exports.lake_scan import ALL, Selection, scan
-from warehouse.exports.output import OutputFile, output_location, staged_directory, thread_pool
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
+from warehouse.output import OutputFile, output_location, staged_directory, thread_pool
 
 GAMES_PER_FILE = 200_000
 # How the archive's files are compressed: the suffix names it (see `output.compressor`).

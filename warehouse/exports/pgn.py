@@ -29,9 +29,9 @@ from warehouse import _core
 from warehouse.exports import study_sql
 from warehouse.exports.bgn_json import ExportResult
 from warehouse.exports.lake_scan import ALL, Selection, scan
-from warehouse.exports.output import write_blocks
 from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
+from warehouse.output import write_blocks
 
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
 # Tags the lake keeps in columns (the Rust core's list): `headers` holds the others.
@@ -189,22 +189,6 @@ def number(value: int | None) -> str | None:
 def signed(value: int | None) -> str | None:
     """A rating difference as lichess writes it: `+6`, `-6`, `+0`."""
     return None if value is None else f"{value:+d}"
-
-
-def escape(value: str) -> str:
-    """A tag value with PGN's escapes for `\\` and `"`."""
-    return value.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def start_ply(fen: str | None) -> int:
-    """The ply number of the first move: 0 for White's first move, 1 for Black's, from the FEN's side to
-    move and fullmove number."""
-    if not fen:
-        return 0
-    fields = fen.split()
-    black = len(fields) > 1 and fields[1] == "b"
-    fullmove = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() else 1
-    return 2 * (max(fullmove, 1) - 1) + int(black)
 
 
 def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = ALL) -> ExportResult:

@@ -23,11 +23,11 @@ from warehouse.errors import OutputError
 from warehouse.exports import study_sql
 from warehouse.exports.bgn_json import ExportResult
 from warehouse.exports.lake_scan import ALL, Selection, grouped, scan
-from warehouse.exports.output import output_location, staged_directory, write_texts
-from warehouse.exports.pgn import COLUMNS, RESULTS, start_ply, tag_pairs
+from warehouse.exports.pgn import COLUMNS, RESULTS, tag_pairs
 from warehouse.file_names import name_part
-from warehouse.ingest.json_games import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND
+from warehouse.formats import GAME_ID_TAG, PGN_DATE, TAGS_COMMAND, start_ply
 from warehouse.lake.location import Lake
+from warehouse.output import output_location, staged_directory, write_texts
 
 
 def dumps(value: Any) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warehouse import _core
-from warehouse.exports.pgn import escape, start_ply
+from warehouse.formats import GAME_ID_TAG, escape, start_ply
 
 RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 PGN_RESULTS = frozenset(RESULTS.values())
@@ -32,11 +32,7 @@ STUDY_EVAL = re.compile(r"[+-][0-9]{1,10}\.[0-9]{2}|#-?[0-9]+")
 CLOCK = re.compile(r"[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?")
 # One SAN token and nothing else: no space, comment, variation or NAG can ride along.
 SAN = re.compile(r"[A-Za-z0-9=+#@-]{2,12}")
-# A PGN-shaped date, `2024.01.05` or `2024.??.??`, written `2024-01-05` / `2024-??-??` in study JSON.
-PGN_DATE = re.compile(r"([0-9?]{4})\.([0-9?]{2})\.([0-9?]{2})")
 STUDY_DATE = re.compile(r"([0-9?]{4})-([0-9?]{2})-([0-9?]{2})")
-# Free annotation tags ride in the move's comment as this command (the lake has no column for them).
-TAGS_COMMAND = re.compile(r"\[%tags (\[[^\]]*\])\]")
 INT16 = 32767
 INT32 = 2**31 - 1
 MAX_NAG = _core.MAX_NAG  # PGN's `$n` is a byte (pgn-reader)
@@ -46,8 +42,6 @@ METADATA = {
     "black": "Black", "result": "Result", "time_control": "TimeControl",
 }  # fmt: skip
 REQUIRED_METADATA = ("event", "date", "white", "black", "result")
-# The tag that keeps a study `game_id` the lake cannot take as its own id.
-GAME_ID_TAG = "GameId"
 REPEATED_KEY = re.compile(r" \([0-9]+\)$")
 
 

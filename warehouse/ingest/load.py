@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse import _core
+from warehouse.cores import default_jobs
 from warehouse.errors import InputError, LoadError
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
@@ -196,15 +196,6 @@ def pgn_outcome(path: str, reader: ReadOutcome) -> LoadedInput:
         sha256=reader.sha256,
         damage=reader.damage,
     )
-
-
-def default_jobs() -> int:
-    """Reader threads by default: the cores this process may run on (its CPU affinity, not the
-    machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no affinity on this platform (macOS)
-        return max(1, os.cpu_count() or 1)
 
 
 class SourceKind(Protocol):

@@ -17,19 +17,22 @@ first date); `top_games.parquet`, the `TOP_GAMES` games of each position and cel
 rating, then date (any top N of a union of cells is among its cells' top N). Both sorted by key, in small
 row groups: a position's rows are a read of the groups whose statistics can hold its key.
 
-Rating bands are of the sum of both Elos (twice the mean, an integer): a mean of exactly a hundred (1500.0)
-is a band of its own, the means strictly between two hundreds another (1500.5-1599.5), so that a bound of
-whole hundreds is a bound of bands on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
+The cells are defined once, in SQL (sql/views/schema.sql: `explorer_band`, `explorer_aligned`,
+`explorer_cell_kept`), for the build, this module and sql/explorer.sql alike: rating bands are of the sum of
+both Elos (twice the mean, an integer): a mean of exactly a hundred (1500.0) is a band of its own, the means
+strictly between two hundreds another (1500.5-1599.5), so that a bound of whole hundreds is a bound of bands
+on both sides (min 1500: mean >= 1500; max 2000: mean <= 2000).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import chess
 import duckdb
 import numpy as np
 import polars as pl
@@ -40,7 +43,7 @@ import pyarrow.parquet as pq
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.queries.filters import GameFilters
-from warehouse.queries.sql import connect, resolve_lake
+from warehouse.queries.sql import connect, resolve_lake, sql_string
 
 if TYPE_CHECKING:  # the index imports this module to build it
     from warehouse.positions.index import PositionIndex
@@ -57,8 +60,6 @@ TOP_COLUMNS = (
 # The files' names in the index's folder: the sums per move, the top games.
 FILES = ("explorer.parquet", "top_games.parquet")
 ROW_GROUP = 4_096
-# A rating band's width, in mean Elo.
-BAND = 100
 # The filter cells of a row: `variant`, `type`, `band` (the lowest sum of both Elos of its band, null
 # when either is unknown), `month` (the first day of the game's month, null without a date).
 CELL = ("variant", "type", "band", "month")
@@ -77,28 +78,46 @@ def frequent(rows: pa.Table, min_games: int) -> pa.Table:
     return games.filter(pa.array(np.repeat(counts >= min_games, counts)))
 
 
-def write(lake: Lake, found: pa.Table, covers: list[str], moves_rel: str, top_rel: str) -> None:
-    """Writes the pre-aggregate of the games `found` (`frequent`'s rows, some; `file` numbers `covers`) to the
-    lake's paths `moves_rel` and `top_rel`: the sums and top games of each part `file_parts` gives, then of
-    those (memory holds a part, a file's games and the sums)."""
+def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: str) -> None:
+    """Writes the pre-aggregate of the games under the lake's folder `parts` (`frequent`'s rows, in
+    `<file>/<any>.parquet`, `file` the number of a file of `covers`) to the lake's paths `moves_rel` and
+    `top_rel`: the sums and top games of each part `file_parts` gives, then of those (memory holds a file's
+    frequent rows and games, and a part; DuckDB `MEMORY_LIMIT`, spilling past it to a local temporary
+    folder, which also holds each part's sums and top games until they are summed)."""
     con = connect(lake.location, variant="all")
-    sums, tops = [], []
-    for number, rel in enumerate(covers):
-        rows = found.filter(pc.equal(found["file"], number))
-        for part in file_parts(lake, con, rel, rows) if rows.num_rows else []:
-            con.register("frequent_games", part)
-            sums.append(con.sql(SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED)).to_arrow_table())
-            tops.append(con.sql(TOP.format(source="frequent_games")).to_arrow_table())
-            con.unregister("frequent_games")
-    across = SUMS.format(source="{source}", **SUMS_SUMMED)
-    for rel, parts, question in ((moves_rel, sums, across), (top_rel, tops, TOP)):
-        con.register("frequent_parts", pa.concat_tables(parts))
-        written(lake, rel, con.sql(question.format(source="frequent_parts")).to_arrow_table())
+    with tempfile.TemporaryDirectory(prefix="bgn-aggregate-") as spill:
+        con.execute(f"set memory_limit = '{MEMORY_LIMIT}'; set temp_directory = {sql_string(spill)}")
+        con.execute("set preserve_insertion_order = false")
+        per_part = {
+            "sums": SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED),
+            "top": TOP.format(source="frequent_games"),
+        }
+        written_parts = 0
+        for number, rel in enumerate(covers):
+            files = lake.files(f"{parts}/{number}")
+            if not files:
+                continue
+            rows = pa.concat_tables(pq.read_table(i.path, filesystem=lake.fs) for i in files)
+            for part in file_parts(lake, con, rel, rows):
+                con.register("frequent_games", part)
+                for name, question in per_part.items():
+                    target = sql_string(f"{spill}/{name}-{written_parts}.parquet")
+                    con.execute(f"copy ({question}) to {target} (format parquet)")
+                con.unregister("frequent_games")
+                written_parts += 1
+        across = SUMS.format(source="{source}", **SUMS_SUMMED)
+        for rel, name, question in ((moves_rel, "sums", across), (top_rel, "top", TOP)):
+            source = f"read_parquet({sql_string(f'{spill}/{name}-*.parquet')})"
+            written(lake, rel, con.sql(question.format(source=source)).to_arrow_reader(ROW_GROUP))
     con.close()
 
 
+# DuckDB's memory while it sums (past it, it spills to a temporary folder): with a `games/` file's frequent
+# rows and games and one part of `CHUNK` plies rows (~0.15 GB), the aggregate's memory, whatever the lake's
+# size (docs/positions.md).
+MEMORY_LIMIT = "256MB"
 # Plies rows read at once.
-CHUNK = 2_000_000
+CHUNK = 500_000
 # The plies fields each game's move there gives (the SAN's, eval and think time).
 PLY_FIELDS = ["p", "f", "t", "x", "c", "castle", "promote", "mates", "eval_cp", "think"]
 
@@ -111,7 +130,7 @@ def file_parts(lake: Lake, con: duckdb.DuckDBPyConnection, rel: str, found: pa.T
     games = con.sql(
         f"""
         select variant, {", ".join(TOP_COLUMNS)}, white_elo + black_elo as elo2,
-            if(elo2 % {2 * BAND} = 0, elo2, elo2 - elo2 % {2 * BAND} + 1) as band,
+            explorer_band(elo2) as band,
             date_trunc('month', datetime)::date as month, n_plies
         from games
         where filename = $path
@@ -197,43 +216,37 @@ TOP = f"""
 """
 
 
-def written(lake: Lake, rel: str, table: pa.Table) -> None:
+def written(lake: Lake, rel: str, batches: pa.RecordBatchReader) -> None:
+    """Writes `batches` to the lake's file `rel`, a row group of up to `ROW_GROUP` rows per batch."""
     lake.make_parent(rel)
-    pq.write_table(table, lake.path(rel), filesystem=lake.fs, row_group_size=ROW_GROUP, compression="zstd")
+    with pq.ParquetWriter(lake.path(rel), batches.schema, filesystem=lake.fs, compression="zstd") as out:
+        for batch in batches:
+            out.write_batch(batch, row_group_size=ROW_GROUP)
 
 
-def cells(filters: GameFilters) -> str | None:
+def cells(con: duckdb.DuckDBPyConnection, filters: GameFilters) -> str | None:
     """The SQL test of a pre-aggregate row's cell that keeps exactly the games `filters` keep, None when
-    their bounds are not the cells' (a player; a rating not of whole `BAND`s; dates not of whole months)."""
-    if filters.player is not None:
+    their bounds are not the cells' (a player; a rating not of whole hundreds; dates not of whole months):
+    the views' `explorer_aligned` and `explorer_cell_kept`, as sql/explorer.sql asks them."""
+    bounds = [filters.min_rating, filters.max_rating, filters.since, filters.until]
+    ((aligned,),) = con.execute(
+        "select explorer_aligned($1, $2, $3, $4, $5)", [filters.player, *bounds]
+    ).fetchall()
+    if not aligned:
         return None
-    tests = ["true"]
-    if filters.type is not None:
-        tests.append(f"type = '{filters.type}'")
-    for bound, op in ((filters.min_rating, ">="), (filters.max_rating, "<=")):
-        if bound is not None:
-            if bound % BAND:
-                return None
-            tests.append(f"band {op} {2 * bound}")
-    if filters.since is not None:
-        if filters.since.day != 1:
-            return None
-        tests.append(f"month >= '{filters.since}'")
-    if filters.until is not None:
-        if (filters.until + dt.timedelta(days=1)).day != 1:
-            return None
-        tests.append(f"month <= '{filters.until.replace(day=1)}'")
-    return " and ".join(tests)
+    values = ", ".join(sql_value(v) for v in [filters.type, *bounds])
+    return f"explorer_cell_kept(type, band, month, {values})"
 
 
-def variants(con: duckdb.DuckDBPyConnection) -> str:
-    """The SQL test of a row's variant: those the connection's views count."""
-    ((chosen,),) = con.sql("select selected_variants()").fetchall()
-    return "true" if chosen is None else f"list_contains({sql_list(chosen)}, variant)"
-
-
-def sql_list(values: list[str]) -> str:
-    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+def sql_value(value: str | int | dt.date | None) -> str:
+    """`value` as an SQL literal."""
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dt.date):
+        return f"'{value.isoformat()}'::date"
+    return sql_string(value)
 
 
 def rows_at(lake: Lake, rel: str, key: int) -> pa.Table | None:
@@ -274,8 +287,11 @@ def at(
     """The pre-aggregate of the lake's `index` (None: no index) at the position `key` under `filters`, None
     when it cannot answer exactly (see the module's doc): the one choice between it and the games' moves,
     for the explorer and its page."""
-    kept = cells(filters)
-    if kept is None or index is None or not index.record.explorer_files or index.uncovered():
+    # Its moves' SAN is python-chess's (the optional extra): without it the row path answers (SQL's SAN).
+    if index is None or not index.record.explorer_files or importlib.util.find_spec("chess") is None:
+        return None
+    kept = cells(con, filters)
+    if kept is None or index.uncovered():
         return None
     lake = index.lake
     moves_rel, top_rel = index.record.explorer_files
@@ -283,7 +299,9 @@ def at(
     if moves is None:
         return None
     top = rows_at(lake, top_rel, key)
-    return Cells(moves, top if top is not None else moves.schema.empty_table(), f"{kept} and {variants(con)}")
+    return Cells(
+        moves, top if top is not None else moves.schema.empty_table(), f"{kept} and variant_selected(variant)"
+    )
 
 
 # Registered names of a position's rows while a question reads them.
@@ -318,6 +336,8 @@ def explored(con: duckdb.DuckDBPyConnection, fen: str, found: Cells) -> pl.DataF
         ).pl()
     finally:
         con.unregister(MOVES_AT)
+    import chess  # the optional extra, which `at` found
+
     board = chess.Board(fen)
     san = pl.Series("san", [board.san(chess.Move.from_uci(uci)) for uci in rows["uci"]], pl.String)
     return rows.insert_column(1, san)

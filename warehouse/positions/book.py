@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse import _core
+from warehouse.cores import default_jobs
 from warehouse.errors import LakeError
-from warehouse.ingest.load import default_jobs
 from warehouse.lake.dedup import SortedIds
 from warehouse.lake.layout import GAMES, plies_twin
 from warehouse.lake.location import Lake

@@ -26,7 +26,9 @@ import chess.svg
 import pyarrow as pa
 
 from warehouse.errors import OutputError
-from warehouse.exports.output import (
+from warehouse.lake.location import Lake
+from warehouse.lake.openings import opening_table
+from warehouse.output import (
     LocalStaging,
     OutputFile,
     S3Staging,
@@ -34,8 +36,6 @@ from warehouse.exports.output import (
     output_location,
     staged_directory,
 )
-from warehouse.lake.location import Lake
-from warehouse.lake.openings import opening_table
 
 SIGNED = 1 << 64
 
@@ -149,7 +149,7 @@ def graph_outputs(out: str | Path, svg: bool = True, lake: Lake | None = None) -
     boards' folder `<out stem>_boards/` and with `svg` `<out stem>.svg` (where Graphviz's `dot` is missing,
     without it, saying so on stderr). Each is new, refused before the
     block runs if it exists (the folder: if it holds files) or is inside `lake` (the lake the book is built
-    from), and appears whole when the block ends (`exports.output`); a failure or Ctrl-C leaves none of them.
+    from), and appears whole when the block ends (`output`); a failure or Ctrl-C leaves none of them.
 
     :raises OutputError: for a refused output, one that cannot be written, or `dot` failing.
     """

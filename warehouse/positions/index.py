@@ -20,7 +20,8 @@ can hold a key. Columns: `key`, `file` (the position of its `games/` file in the
 SQL (the views, sql/views/schema.sql, do not read the records): `file`, `path` (the `games/` file), `games`;
 it is published after the key files, so that a reader finding it finds them all. Before it, the explorer's
 pre-aggregate of the positions many games reach (`warehouse.positions.aggregate`, the record's
-`explorer_files`), summed from each bucket's rows as it is sorted.
+`explorer_files`), summed from each bucket's frequent rows (staged per input file as the bucket is sorted,
+then read a file at a time: memory holds a bucket and a file's share, not the lake's).
 """
 
 from __future__ import annotations
@@ -108,19 +109,23 @@ def stage(lake: Lake, record: IndexRecord, bits: int, frequent_games: int) -> No
     for file, rel in enumerate(record.covers):
         for bucket, part in split(file_positions(lake, rel, file), bits):
             write(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}/{file}.parquet"), part)
-    frequent = [SCHEMA.empty_table()]
+    frequent = 0
     for bucket in range(1 << bits):
         sorted_rows = merged(lake, staged(record.load_id, f"{INDEX_DIR}/parts/{bucket}"))
         rel = f"{INDEX_DIR}/{record.load_id}/{bucket:04x}.parquet"
         write(lake, staged(record.load_id, rel), sorted_rows)
         record.index_files.append(rel)
         record.positions += sorted_rows.num_rows
-        frequent.append(aggregate.frequent(sorted_rows, frequent_games))
-    found = pa.concat_tables(frequent)
-    if found.num_rows:  # else no position is frequent enough: no pre-aggregate
+        # The frequent rows staged per input file (memory holds a bucket's, and then one file's).
+        found = aggregate.frequent(sorted_rows, frequent_games)
+        frequent += found.num_rows
+        for file, part in split_by_file(found):
+            write(lake, staged(record.load_id, f"{INDEX_DIR}/frequent/{file}/{bucket}.parquet"), part)
+    if frequent:  # else no position is frequent enough: no pre-aggregate
         record.explorer_files = [f"{INDEX_DIR}/{record.load_id}/{name}" for name in aggregate.FILES]
         staged_files = [staged(record.load_id, rel) for rel in record.explorer_files]
-        aggregate.write(lake, found, list(record.covers), *staged_files)
+        parts = staged(record.load_id, f"{INDEX_DIR}/frequent")
+        aggregate.write(lake, parts, list(record.covers), *staged_files)
     record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
     covers = pa.table(
         {
@@ -182,6 +187,18 @@ def split(positions: pa.Table, bits: int) -> list[tuple[int, pa.Table]]:
         for bucket in range(1 << bits)
         if bounds[bucket + 1] > bounds[bucket]
     ]
+
+
+def split_by_file(rows: pa.Table) -> list[tuple[int, pa.Table]]:
+    """`rows` by their `file` (those that hold any), each in its order."""
+    if rows.num_rows == 0:
+        return []
+    files = rows["file"].to_numpy()
+    order = np.argsort(files, kind="stable")
+    numbers, starts = np.unique(files[order], return_index=True)
+    ordered = rows.take(order)
+    ends = np.r_[starts[1:], len(order)]
+    return [(int(n), ordered.slice(a, b - a)) for n, a, b in zip(numbers, starts, ends, strict=True)]
 
 
 def merged(lake: Lake, parts: str) -> pa.Table:

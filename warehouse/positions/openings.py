@@ -10,8 +10,8 @@ from pathlib import Path
 
 import chess.pgn
 
-from warehouse.exports.output import output_file
 from warehouse.lake.openings import opening_lines
+from warehouse.output import output_file
 
 
 def code_map() -> list[dict[str, str]]:
@@ -37,7 +37,7 @@ def eco_book() -> list[dict[str, str]]:
 
 
 def write_tsv(rows: list[dict[str, str]], out: Path) -> None:
-    """Writes `rows` as the new TSV file `out`, which appears whole (`exports.output.output_file`).
+    """Writes `rows` as the new TSV file `out`, which appears whole (`output.output_file`).
 
     :raises OutputError: when `out` exists, or cannot be written."""
     text = io.StringIO()

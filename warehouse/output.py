@@ -36,6 +36,7 @@ from typing import IO, Protocol
 import pyarrow.fs as pafs
 import zstandard
 
+from warehouse.cores import default_jobs
 from warehouse.errors import OutputError, describe
 from warehouse.lake.location import Lake
 from warehouse.lake.storage import filesystem
@@ -293,8 +294,8 @@ def write_blocks(
 
 
 def thread_pool() -> ThreadPoolExecutor:
-    """The compression pool of one export: one thread per core."""
-    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="compress")
+    """The compression pool of one export: one thread per core this process may use."""
+    return ThreadPoolExecutor(max_workers=default_jobs(), thread_name_prefix="compress")
 
 
 def staged_directory(fs: pafs.FileSystem, path: str, shown: str) -> LocalStaging | S3Staging:
