@@ -53,13 +53,14 @@ pub struct Divider {
 }
 
 impl Divider {
-    /// The phase of the next position of the game, `squares`, whose packed material is `material` (read
-    /// from it when known: a count, where the board takes a scan of its 64 squares).
-    pub fn phase(&mut self, squares: &[u8; 64], material: Option<i64>) -> Phase {
+    /// The phase of the next position of the game, `squares`, whose squares of each side are `sides`
+    /// (white's, black's, as bits) and packed material `material` (read from it when known: a count,
+    /// where the board takes a scan of its 64 squares).
+    pub fn phase(&mut self, squares: &[u8; 64], sides: [u64; 2], material: Option<i64>) -> Phase {
         let pieces =
             || material.map_or_else(|| majors_and_minors(squares), packed_majors_and_minors);
         if !self.middle {
-            self.middle = pieces() <= 10 || backrank_sparse(squares) || mixedness(squares) > 150;
+            self.middle = pieces() <= 10 || backrank_sparse(sides) || mixedness(sides) > 150;
         }
         if self.middle && !self.end {
             self.end = pieces() <= 6;
@@ -113,15 +114,15 @@ impl GameMaterial {
         self.last = packed(squares);
     }
 
-    /// Ply `ply` of the game has been played: `squares` is the board after it; `took` false when the
-    /// move took nothing and promoted nothing, so that the material is the one before it (not counted
-    /// again).
-    pub fn after(&mut self, ply: usize, squares: &[u8; 64], took: bool) {
+    /// Ply `ply` of the game has been played: `squares` is the board after it, `sides` each side's
+    /// squares as bits; `took` false when the move took nothing and promoted nothing, so that the
+    /// material is the one before it (not counted again).
+    pub fn after(&mut self, ply: usize, squares: &[u8; 64], sides: [u64; 2], took: bool) {
         if took {
             self.last = packed(squares);
         }
         self.material.push(self.last);
-        let phase = self.divider.phase(squares, self.last);
+        let phase = self.divider.phase(squares, sides, self.last);
         self.phase.push(phase as i8);
         for (at, reached) in [(0, Phase::Middlegame), (1, Phase::Endgame)] {
             if phase >= reached && self.phase_ply[at].is_none() {
@@ -237,14 +238,6 @@ impl MaterialColumns {
     }
 }
 
-fn is_white(code: u8) -> bool {
-    (1..=6).contains(&code)
-}
-
-fn is_black(code: u8) -> bool {
-    code >= 7
-}
-
 /// The queens, rooks, bishops and knights of both sides in a packed material.
 fn packed_majors_and_minors(material: i64) -> usize {
     (1..5)
@@ -261,37 +254,68 @@ fn majors_and_minors(squares: &[u8; 64]) -> usize {
         .count()
 }
 
-fn backrank_sparse(squares: &[u8; 64]) -> bool {
-    let white = squares[..8].iter().filter(|&&c| is_white(c)).count();
-    let black = squares[56..].iter().filter(|&&c| is_black(c)).count();
-    white < 4 || black < 4
+fn backrank_sparse([white, black]: [u64; 2]) -> bool {
+    (white & 0xff).count_ones() < 4 || (black >> 56).count_ones() < 4
 }
 
-/// The Divider's mixedness: over each 2×2 block of squares, a score of how many pieces of each side
-/// stand in it and how far up the board (`y`, 1–7, of its lower rank) it is. Counted on each side's
-/// occupancy as bits (a block is a mask, its pieces a popcount): the load runs it on every ply of every
-/// opening, where reading the block's four squares one by one cost more than the rest of the replay.
-fn mixedness(squares: &[u8; 64]) -> i32 {
-    let (mut white, mut black) = (0u64, 0u64);
-    for (square, &code) in squares.iter().enumerate() {
-        white |= u64::from(is_white(code)) << square;
-        black |= u64::from(is_black(code)) << square;
+/// Byte `i` of `SPREAD[b]` is bit `i` of `b`: a rank's squares of a side (a byte of its bits), a byte
+/// a file.
+const SPREAD: [u64; 256] = {
+    let mut spread = [0u64; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let mut file = 0;
+        while file < 8 {
+            spread[bits] |= ((bits as u64 >> file) & 1) << (8 * file);
+            file += 1;
+        }
+        bits += 1;
     }
+    spread
+};
+
+/// `SCORES[y][5 * white + black]`: the mixedness [`score`] of a block at `y` + 1 holding `white` and
+/// `black` pieces (0–4 each).
+const SCORES: [[u8; 25]; 7] = {
+    let mut scores = [[0u8; 25]; 7];
+    let mut y = 0;
+    while y < 7 {
+        let mut index = 0;
+        while index < 25 {
+            scores[y][index] = score(y as i32 + 1, index as i32 / 5, index as i32 % 5) as u8;
+            index += 1;
+        }
+        y += 1;
+    }
+    scores
+};
+
+/// The Divider's mixedness: over each 2×2 block of squares, a score of how many pieces of each side
+/// stand in it and how far up the board (`y`, 1–7, of its lower rank) it is. The load runs it on every
+/// ply of every opening, so the blocks are counted a rank pair at a time, a byte a block: each rank's
+/// squares spread a byte a file ([`SPREAD`]), two ranks' bytes added (a file's pieces), then each byte
+/// and its right neighbour (a block's); each block's score is then read from [`SCORES`].
+fn mixedness([white, black]: [u64; 2]) -> i32 {
+    let ranks = |side: u64| -> [u64; 8] {
+        std::array::from_fn(|rank| SPREAD[usize::from((side >> (8 * rank)) as u8)])
+    };
+    let (white, black) = (ranks(white), ranks(black));
     let mut total = 0;
     for y in 0..7 {
+        // Byte x (0–6): the side's pieces on files x and x + 1 of ranks y and y + 1.
+        let blocks = |ranks: &[u64; 8]| {
+            let files = ranks[y] + ranks[y + 1];
+            files + (files >> 8)
+        };
+        let index = 5 * blocks(&white) + blocks(&black);
         for x in 0..7 {
-            // The squares (x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1).
-            let block = 0x303u64 << (8 * y + x);
-            if (white | black) & block != 0 {
-                let count = |side: u64| (side & block).count_ones() as i32;
-                total += score(y + 1, count(white), count(black));
-            }
+            total += i32::from(SCORES[y][usize::from((index >> (8 * x)) as u8)]);
         }
     }
     total
 }
 
-fn score(y: i32, white: i32, black: i32) -> i32 {
+const fn score(y: i32, white: i32, black: i32) -> i32 {
     match (white, black) {
         (1, 0) => 1 + (8 - y),
         (2, 0) if y > 2 => 2 + (y - 2),
@@ -349,12 +373,60 @@ mod tests {
     #[test]
     fn the_start_is_the_opening_and_bare_kings_the_endgame() {
         let mut divider = Divider::default();
-        assert_eq!(divider.phase(&start(), packed(&start())), Phase::Opening);
+        let sides = |squares: &[u8; 64]| crate::zobrist::sides(squares);
+        assert_eq!(
+            divider.phase(&start(), sides(&start()), packed(&start())),
+            Phase::Opening
+        );
         let mut bare = [0u8; 64];
         bare[4] = 6;
         bare[60] = 12;
-        assert_eq!(divider.phase(&bare, None), Phase::Endgame);
+        assert_eq!(divider.phase(&bare, sides(&bare), None), Phase::Endgame);
         // The endgame stays once reached.
-        assert_eq!(divider.phase(&start(), None), Phase::Endgame);
+        assert_eq!(
+            divider.phase(&start(), sides(&start()), None),
+            Phase::Endgame
+        );
+    }
+
+    /// The mixedness as scalachess counts it: each block's squares one by one.
+    fn mixedness_by_squares(squares: &[u8; 64]) -> i32 {
+        let mut total = 0;
+        for y in 0..7 {
+            for x in 0..7 {
+                let block = [8 * y + x, 8 * y + x + 1, 8 * y + x + 8, 8 * y + x + 9];
+                let codes = block.map(|at| squares[at]);
+                let white = codes.iter().filter(|&&c| (1..=6).contains(&c)).count();
+                let black = codes.iter().filter(|&&c| c >= 7).count();
+                total += score(y as i32 + 1, white as i32, black as i32);
+            }
+        }
+        total
+    }
+
+    #[test]
+    fn the_mixedness_by_bytes_is_the_one_by_squares() {
+        // Boards of 0 to 32 pieces on squares drawn by a fixed linear congruential sequence.
+        let mut state = 12345u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let mut highest = 0;
+        for pieces in (0..=32).cycle().take(2000) {
+            let mut squares = [0u8; 64];
+            for _ in 0..pieces {
+                squares[next(64) as usize] = 1 + next(12) as u8;
+            }
+            let expected = mixedness_by_squares(&squares);
+            assert_eq!(mixedness(crate::zobrist::sides(&squares)), expected);
+            highest = highest.max(expected);
+        }
+        assert!(
+            highest > 150,
+            "the boards reach past the middlegame's bound"
+        );
     }
 }

@@ -152,7 +152,7 @@ fn visit(keys: &mut Vec<u64>, material: &mut GameMaterial, ply: usize, board: &B
     keys.push(board.key);
     match ply.checked_sub(1) {
         None => material.start(board.squares()),
-        Some(played) => material.after(played, board.squares(), board.took),
+        Some(played) => material.after(played, board.squares(), board.sides(), board.took),
     }
     true
 }

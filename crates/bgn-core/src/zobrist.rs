@@ -145,6 +145,9 @@ const BLACK_PAWN: u8 = 7;
 #[derive(Clone)]
 pub(crate) struct Board {
     squares: [u8; 64],
+    /// Each side's squares as bits (white's, black's; a1 = bit 0), kept with `squares`: the Divider
+    /// (`crate::material`) reads the board's occupancy on every ply of every opening.
+    sides: [u64; 2],
     white: bool,
     /// Rook squares of the castling rights: [white, black][king side, queen side].
     rooks: [[u8; 2]; 2],
@@ -153,6 +156,17 @@ pub(crate) struct Board {
     pub(crate) key: u64,
     /// The last move played took a piece (en passant included) or promoted: the material changed.
     pub(crate) took: bool,
+}
+
+/// The squares of each side (white's, black's) of a board's `squares`, as bits.
+pub(crate) fn sides(squares: &[u8; 64]) -> [u64; 2] {
+    let mut sides = [0u64; 2];
+    for (at, &code) in squares.iter().enumerate() {
+        if code != NONE {
+            sides[usize::from(code > 6)] |= 1 << at;
+        }
+    }
+    sides
 }
 
 /// A [`Board`] in [`PACKED`] bytes: the squares' codes two to a byte, the side to move, the castling
@@ -172,6 +186,7 @@ impl Board {
         let rook = |c, s| pos.castles().rook(c, s).map_or(NO_SQUARE, |sq| sq as u8);
         let mut board = Board {
             squares,
+            sides: sides(&squares),
             white: pos.turn() == Color::White,
             rooks: [
                 [
@@ -226,12 +241,18 @@ impl Board {
     fn toggle(&mut self, code: u8, sq: u8) {
         let at = usize::from(sq);
         self.squares[at] ^= code; // only ever between NONE and `code`
+        self.sides[usize::from(code > 6)] ^= 1 << at;
         self.key ^= tables().piece[usize::from(code)][at];
     }
 
     /// The board's squares (a1 = 0, h8 = 63) as piece codes, `NONE` where empty.
     pub(crate) fn squares(&self) -> &[u8; 64] {
         &self.squares
+    }
+
+    /// Each side's squares as bits: white's, black's (a1 = bit 0).
+    pub(crate) fn sides(&self) -> [u64; 2] {
+        self.sides
     }
 
     pub(crate) fn pack(&self) -> Packed {
@@ -258,6 +279,7 @@ impl Board {
         }
         Board {
             squares,
+            sides: sides(&squares),
             white: packed[32] != 0,
             rooks: [[packed[33], packed[34]], [packed[35], packed[36]]],
             ep: packed[37],
@@ -679,26 +701,28 @@ pub fn position_key(pos: &Chess) -> i64 {
 /// `pos`'s: no position is played.
 pub fn moves_with_keys(pos: &Chess) -> Vec<(i64, Move)> {
     let board = Board::new(pos);
-    let color = pos.turn();
-    let code = |role| code_of(Piece { color, role });
     pos.legal_moves()
         .into_iter()
-        .map(|m| {
-            let (to, castle) = match m.castling_side() {
-                Some(side) => (
-                    side.king_to(color),
-                    if side.is_queen_side() { b'Q' } else { b'K' },
-                ),
-                None => (m.to(), NONE),
-            };
-            let from = m.from().expect("a legal move of chess starts on a square");
-            let promote = m.promotion().map_or(NONE, code);
-            let mut next = board.clone();
-            next.play(code(m.role()), from as u8, to as u8, promote, castle)
-                .expect("a legal move plays on the board of its position");
-            (next.key as i64, m)
-        })
+        .map(|m| (played(&board, pos.turn(), &m).key as i64, m))
         .collect()
+}
+
+/// `board` after legal move `m` of the side `color` to move.
+fn played(board: &Board, color: Color, m: &Move) -> Board {
+    let code = |role| code_of(Piece { color, role });
+    let (to, castle) = match m.castling_side() {
+        Some(side) => (
+            side.king_to(color),
+            if side.is_queen_side() { b'Q' } else { b'K' },
+        ),
+        None => (m.to(), NONE),
+    };
+    let from = m.from().expect("a legal move of chess starts on a square");
+    let promote = m.promotion().map_or(NONE, code);
+    let mut next = board.clone();
+    next.play(code(m.role()), from as u8, to as u8, promote, castle)
+        .expect("a legal move plays on the board of its position");
+    next
 }
 
 #[cfg(test)]
@@ -716,28 +740,51 @@ mod tests {
         Board::new(&pos).key
     }
 
+    /// Castling both ways, en passant (a pawn beside, and a capture), promotions and captures of rooks
+    /// that take away castling rights.
+    const TRICKY: [&str; 5] = [
+        "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8",
+        "rnbqkbnr/ppp2ppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
+        "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+        "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+        "4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1",
+    ];
+
+    fn chess(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
     #[test]
     fn moves_with_keys_are_the_keys_of_the_positions_played() {
-        // Castling both ways, en passant (a pawn beside, and a capture), promotions and captures of rooks
-        // that take away castling rights.
-        for fen in [
-            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8",
-            "rnbqkbnr/ppp2ppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
-            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
-            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
-            "4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1",
-        ] {
-            let pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard)
-                .unwrap();
+        for fen in TRICKY {
+            let pos = chess(fen);
             let moves = moves_with_keys(&pos);
             assert_eq!(moves.len(), pos.legal_moves().len());
             for (key, m) in moves {
                 let mut next = pos.clone();
                 next.play_unchecked(m);
                 assert_eq!(key, position_key(&next), "{fen} {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn moves_keep_each_sides_squares_as_the_position_played() {
+        for fen in TRICKY {
+            let pos = chess(fen);
+            let board = Board::new(&pos);
+            for m in pos.legal_moves() {
+                let mut next = pos.clone();
+                next.play_unchecked(m);
+                let expected = [Color::White, Color::Black].map(|c| next.board().by_color(c).0);
+                assert_eq!(
+                    played(&board, pos.turn(), &m).sides(),
+                    expected,
+                    "{fen} {m}"
+                );
             }
         }
     }
