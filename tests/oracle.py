@@ -579,16 +579,36 @@ def mixedness_score(y: int, white: int, black: int) -> int:
     return table.get((white, black), 0)
 
 
-def divider_marks(board: chess.Board) -> tuple[bool, bool]:
-    """Whether `board` meets the Divider's middlegame test, and its endgame test."""
-    majors_and_minors = (board.occupied & ~board.pawns & ~board.kings).bit_count()
+def majors_and_minors(board: chess.Board) -> int:
+    return (board.occupied & ~board.pawns & ~board.kings).bit_count()
+
+
+def middlegame_reached(board: chess.Board) -> bool:
+    """The Divider's middlegame test of `board` (its mixedness counted only when the others fail)."""
     white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
     sparse = (white & chess.BB_RANK_1).bit_count() < 4 or (black & chess.BB_RANK_8).bit_count() < 4
+    if majors_and_minors(board) <= 10 or sparse:
+        return True
     mixedness = sum(
         mixedness_score(y, (white & block).bit_count(), (black & block).bit_count())
         for block, y in MIXEDNESS_BLOCKS
     )
-    return majors_and_minors <= 10 or sparse or mixedness > 150, majors_and_minors <= 6
+    return mixedness > 150
+
+
+class Divider:
+    """lichess's Divider fed a game's positions in turn: `phase` of each, 0 opening, 1 middlegame, 2 endgame.
+    Each test runs only while its answer is unknown: the middlegame's until it is reached, the endgame's from
+    then on (its first position with at most 6 majors and minors is never before the middlegame's, which
+    needs at most 10)."""
+
+    def __init__(self) -> None:
+        self.middle = self.end = False
+
+    def phase(self, board: chess.Board) -> int:
+        self.middle = self.middle or middlegame_reached(board)
+        self.end = self.end or (self.middle and majors_and_minors(board) <= 6)
+        return 2 if self.end else 1 if self.middle else 0
 
 
 def material_fields(board: chess.Board, moves: list[chess.Move]) -> Row:
@@ -600,17 +620,18 @@ def material_fields(board: chess.Board, moves: list[chess.Move]) -> Row:
     materials: list[int | None] = []
     phases: list[int | None] = []
     middle = end = None
+    divider = Divider()
     for ply, move in enumerate(moves):
         color = "white" if board.turn == chess.WHITE else "black"
         if board.is_castling(move) and fields[f"{color}_castled"] is None:
             fields[f"{color}_castled"] = ply
             fields[f"{color}_castle"] = castling_side(board, move)
         board.push(move)
-        middle_test, end_test = divider_marks(board)
-        middle = ply if middle is None and middle_test else middle
-        end = ply if middle is not None and end is None and end_test else end
+        phase = divider.phase(board)
+        middle = ply if middle is None and phase >= 1 else middle
+        end = ply if end is None and phase == 2 else end
         materials.append(packed_material(board))
-        phases.append(0 if middle is None else 1 if end is None else 2)
+        phases.append(phase)
     fields |= {"middlegame_ply": middle, "endgame_ply": end, "final_material": packed_material(board)}
     fields["endgame_material"] = None if end is None else materials[end]
     fields |= {"ply_material": materials, "ply_phase": phases}

@@ -18,7 +18,7 @@ from typing import Any
 import chess
 import chess.polyglot
 import pytest
-from oracle import divider_marks, game_row, read_games, rejection
+from oracle import Divider, game_row, read_games, rejection
 
 Row = dict[str, Any]
 POINTS = {"W": 1.0, "D": 0.5, "B": 0.0}
@@ -425,14 +425,9 @@ def piece_counts(board: chess.Board) -> Counter[str]:
 
 
 def divider_phases(boards: list[chess.Board]) -> list[str]:
-    """The phase of each position by lichess's Divider (`oracle.divider_marks`)."""
-    phases, middle, end = [], False, False
-    for board in boards:
-        middle_test, end_test = divider_marks(board)
-        middle = middle or middle_test
-        end = end or (middle and end_test)
-        phases.append("endgame" if end else "middlegame" if middle else "opening")
-    return phases
+    """The phase of each position by lichess's Divider (`oracle.Divider`)."""
+    divider = Divider()
+    return [PHASES[divider.phase(board)] for board in boards]
 
 
 def imbalance(pieces: Counter[str]) -> tuple[str, bool] | None:
