@@ -36,6 +36,9 @@ pub fn packed(squares: &[u8; 64]) -> Option<i64> {
     Some(packed)
 }
 
+/// What [`GameMaterial`] holds for a material without a packing: no packing is negative.
+const UNPACKED: i64 = -1;
+
 /// The phase of a position: what `plies.phase` holds.
 #[derive(Copy, Clone, Debug, Eq, PartialEq, PartialOrd, Ord)]
 pub enum Phase {
@@ -80,7 +83,10 @@ impl Divider {
 /// game without moves).
 #[derive(Default)]
 pub struct GameMaterial {
-    material: Vec<Option<i64>>,
+    /// After each ply, `UNPACKED` for a material without a packing (null), counted in `unpacked`: the
+    /// columns take a game's values as one slice when it has none (nearly every game).
+    material: Vec<i64>,
+    unpacked: usize,
     phase: Vec<i8>,
     divider: Divider,
     castled: [Option<(i32, u8)>; 2],
@@ -94,6 +100,7 @@ impl GameMaterial {
     /// `castles`: castling is read off the moves, in any variant (no board needed).
     pub fn begin(&mut self, castles: impl Iterator<Item = u8>) {
         self.material.clear();
+        self.unpacked = 0;
         self.phase.clear();
         self.divider = Divider::default();
         self.castled = [None; 2];
@@ -120,7 +127,8 @@ impl GameMaterial {
         if took {
             self.last = packed(squares);
         }
-        self.material.push(self.last);
+        self.material.push(self.last.unwrap_or(UNPACKED));
+        self.unpacked += usize::from(self.last.is_none());
         let phase = self.divider.phase(squares, sides, self.last);
         self.phase.push(phase as i8);
         for (at, reached) in [(0, Phase::Middlegame), (1, Phase::Endgame)] {
@@ -194,7 +202,15 @@ impl MaterialColumns {
     /// material nor phase (nulls), its castling kept.
     pub fn append(&mut self, game: &GameMaterial, replayed: bool, plies: usize) {
         if replayed {
-            self.material.extend(game.material.iter().copied());
+            if game.unpacked == 0 {
+                self.material.append_slice(&game.material);
+            } else {
+                let values = game
+                    .material
+                    .iter()
+                    .map(|&m| Some(m).filter(|&m| m != UNPACKED));
+                self.material.extend(values);
+            }
             self.phase.append_slice(&game.phase);
         } else {
             self.material.append_nulls(plies);
@@ -386,6 +402,31 @@ mod tests {
             divider.phase(&start(), sides(&start()), None),
             Phase::Endgame
         );
+    }
+
+    #[test]
+    fn a_material_without_packing_is_null_and_the_next_packed_one_kept() {
+        use arrow_array::{Array, Int64Array};
+        let mut board = [0u8; 64];
+        board[4] = 6;
+        board[60] = 12;
+        board[8..24].fill(4); // sixteen white rooks
+        let mut game = GameMaterial::default();
+        game.begin([0u8; 3].into_iter());
+        game.start(&board);
+        let sides = crate::zobrist::sides;
+        game.after(0, &board, sides(&board), false);
+        board[8] = 0; // fifteen
+        game.after(1, &board, sides(&board), true);
+        game.after(2, &board, sides(&board), false);
+        let mut columns = MaterialColumns::with_capacity(3, 1);
+        columns.append(&game, true, 3);
+        let ([material, _], _) = columns.finish();
+        let material = material.as_any().downcast_ref::<Int64Array>().unwrap();
+        let fifteen = packed(&board);
+        assert_eq!(fifteen, Some(15 << 12));
+        let values: Vec<Option<i64>> = material.iter().collect();
+        assert_eq!(values, [None, fifteen, fifteen]);
     }
 
     /// The mixedness as scalachess counts it: each block's squares one by one.
