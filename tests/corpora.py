@@ -163,6 +163,21 @@ class CorpusLoad:
         return self._by_file["games"]
 
     @property
+    def plies(self) -> dict[int, list[Row]]:
+        """By `game_key`, each stored game's plies' `material` and `phase` in ply order, as `ply_material`
+        and `ply_phase` (the oracle's names): a list, as a lake loaded with duplicates allowed may hold a
+        key more than once."""
+        if "plies" not in self._by_file:
+            grouped: dict[int, list[Row]] = defaultdict(list)
+            for row in support.read_plies(self.lake, ["game_key", "ply", "material", "phase"]):
+                if row["ply"] == 0:  # a file's plies are its games' in order, each from ply 0
+                    grouped[row["game_key"]].append({"ply_material": [], "ply_phase": []})
+                grouped[row["game_key"]][-1]["ply_material"].append(row["material"])
+                grouped[row["game_key"]][-1]["ply_phase"].append(row["phase"])
+            self._by_file["plies"] = dict(grouped)  # type: ignore[assignment]
+        return self._by_file["plies"]  # type: ignore[return-value]
+
+    @property
     def rejects(self) -> dict[str, list[Row]]:
         if "rejects" not in self._by_file:
             self._by_file["rejects"] = by_file(support.read_rejects(self.lake))

@@ -301,6 +301,7 @@ def game_row(game: _Game) -> Row:
         "has_eval": any(COMMAND in node.comment and EVAL.search(node.comment) for node in mainline),
         "has_clock": any(COMMAND in node.comment and CLOCK.search(node.comment) for node in mainline),
         "n_plies": len(mainline),
+        **material_fields(game.board(), [node.move for node in mainline]),
         "comment": game.comment.strip() or None,
         "headers": expected_headers(game.tags, variant),
         "moves": [moves[id(node)] for node in mainline],
@@ -540,6 +541,104 @@ def blast(before: chess.Board, after: chess.Board, move: chess.Move) -> str | No
         if square not in spared and (piece := before.piece_at(square)) and after.piece_at(square) is None
     ]
     return " ".join(removed) or None
+
+
+# The material columns (docs/schema.md): the roles each side's count is packed for, four bits each, white
+# from bit 0, black from bit 20.
+PACKED_ROLES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
+# lichess's Divider (scalachess Divider.scala): 2x2 blocks, scored by how many pieces of each side stand in
+# them, at their lower rank `y` (1-7).
+MIXEDNESS_BLOCKS = [(0x0303 << (x + 8 * y), y + 1) for y in range(7) for x in range(7)]
+
+
+def packed_material(board: chess.Board) -> int | None:
+    """`plies.material` of `board`: None when a count does not fit in four bits."""
+    counts = [len(board.pieces(role, color)) for color in (chess.WHITE, chess.BLACK) for role in PACKED_ROLES]
+    if max(counts) > 15:
+        return None
+    return sum(count << (4 * nibble) for nibble, count in enumerate(counts))
+
+
+def mixedness_score(y: int, white: int, black: int) -> int:
+    table = {
+        (1, 0): 1 + (8 - y),
+        (2, 0): 2 + (y - 2) if y > 2 else 0,
+        (3, 0): 3 + (y - 1) if y > 1 else 0,
+        (4, 0): 3 + (y - 1) if y > 1 else 0,
+        (0, 1): 1 + y,
+        (1, 1): 5 + abs(4 - y),
+        (2, 1): 4 + (y - 1),
+        (3, 1): 5 + (y - 1),
+        (0, 2): 2 + (6 - y) if y < 6 else 0,
+        (1, 2): 4 + (7 - y),
+        (2, 2): 7,
+        (0, 3): 3 + (7 - y) if y < 7 else 0,
+        (1, 3): 5 + (7 - y),
+        (0, 4): 3 + (7 - y) if y < 7 else 0,
+    }
+    return table.get((white, black), 0)
+
+
+def majors_and_minors(board: chess.Board) -> int:
+    return (board.occupied & ~board.pawns & ~board.kings).bit_count()
+
+
+def middlegame_reached(board: chess.Board) -> bool:
+    """The Divider's middlegame test of `board` (its mixedness counted only when the others fail)."""
+    white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+    sparse = (white & chess.BB_RANK_1).bit_count() < 4 or (black & chess.BB_RANK_8).bit_count() < 4
+    if majors_and_minors(board) <= 10 or sparse:
+        return True
+    mixedness = sum(
+        mixedness_score(y, (white & block).bit_count(), (black & block).bit_count())
+        for block, y in MIXEDNESS_BLOCKS
+    )
+    return mixedness > 150
+
+
+class Divider:
+    """lichess's Divider fed a game's positions in turn: `phase` of each, 0 opening, 1 middlegame, 2 endgame.
+    Each test runs only while its answer is unknown: the middlegame's until it is reached, the endgame's from
+    then on (its first position with at most 6 majors and minors is never before the middlegame's, which
+    needs at most 10)."""
+
+    def __init__(self) -> None:
+        self.middle = self.end = False
+
+    def phase(self, board: chess.Board) -> int:
+        self.middle = self.middle or middlegame_reached(board)
+        self.end = self.end or (self.middle and majors_and_minors(board) <= 6)
+        return 2 if self.end else 1 if self.middle else 0
+
+
+def material_fields(board: chess.Board, moves: list[chess.Move]) -> Row:
+    """The material columns of a game played from `board`: per ply (`ply_material`, `ply_phase`: after
+    each move) and per game. The material and phase are null for variants other than standard chess and
+    Chess960."""
+    standard = type(board) is chess.Board
+    fields: Row = {"white_castled": None, "white_castle": None, "black_castled": None, "black_castle": None}
+    materials: list[int | None] = []
+    phases: list[int | None] = []
+    middle = end = None
+    divider = Divider()
+    for ply, move in enumerate(moves):
+        color = "white" if board.turn == chess.WHITE else "black"
+        if board.is_castling(move) and fields[f"{color}_castled"] is None:
+            fields[f"{color}_castled"] = ply
+            fields[f"{color}_castle"] = castling_side(board, move)
+        board.push(move)
+        phase = divider.phase(board)
+        middle = ply if middle is None and phase >= 1 else middle
+        end = ply if end is None and phase == 2 else end
+        materials.append(packed_material(board))
+        phases.append(phase)
+    fields |= {"middlegame_ply": middle, "endgame_ply": end, "final_material": packed_material(board)}
+    fields["endgame_material"] = None if end is None else materials[end]
+    fields |= {"ply_material": materials, "ply_phase": phases}
+    if not standard:  # castling is read off the moves in any variant; the material needs a replay
+        fields |= dict.fromkeys(("middlegame_ply", "endgame_ply", "endgame_material", "final_material"))
+        fields |= {"ply_material": [None] * len(moves), "ply_phase": [None] * len(moves)}
+    return fields
 
 
 def castling_side(board: chess.Board, move: chess.Move) -> str | None:

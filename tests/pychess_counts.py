@@ -18,7 +18,7 @@ from typing import Any
 import chess
 import chess.polyglot
 import pytest
-from oracle import game_row, read_games, rejection
+from oracle import Divider, game_row, read_games, rejection
 
 Row = dict[str, Any]
 POINTS = {"W": 1.0, "D": 0.5, "B": 0.0}
@@ -55,6 +55,7 @@ class Game:
     keys: list[int]  # PolyGlot key of the position before each move (chess.polyglot.zobrist_hash)
     sans: list[str]  # each move's SAN, as python-chess writes it from its position
     final_key: int  # PolyGlot key of the final position
+    boards: list[chess.Board]  # the position after each move
 
     @property
     def moves(self) -> list[Row]:
@@ -78,16 +79,27 @@ def replay(path: Path) -> tuple[Game, ...]:
         if rejection(game) is not None:
             continue
         board = game.board()
-        checks, leads, keys, sans = [], [], [], []
+        checks, leads, keys, sans, boards = [], [], [], [], []
         for move in game.mainline_moves():
             keys.append(chess.polyglot.zobrist_hash(board))
             sans.append(board.san(move))
             board.push(move)
+            boards.append(board.copy(stack=False))
             checks.append(board.is_check())
             leads.append(material(board, chess.WHITE) - material(board, chess.BLACK))
         row = game_row(game)
         final = chess.polyglot.zobrist_hash(board)
-        games.append(Game(row=row, checks=checks, white_leads=leads, keys=keys, sans=sans, final_key=final))
+        games.append(
+            Game(
+                row=row,
+                checks=checks,
+                white_leads=leads,
+                keys=keys,
+                sans=sans,
+                final_key=final,
+                boards=boards,
+            )
+        )
     return tuple(games)
 
 
@@ -405,6 +417,119 @@ def count_material_by_phase(games: tuple[Game, ...]) -> list[Row]:
         {"phase": PHASES[p], "white_lead": lead, "positions": len(values), "white_score": mean(values)}
         for (p, lead), values in sorted(points.items())
     ]
+
+
+def piece_counts(board: chess.Board) -> Counter[str]:
+    """Each piece letter's count on `board` (P N B R Q K for White's, lower case for Black's)."""
+    return Counter(piece.symbol() for piece in board.piece_map().values())
+
+
+def divider_phases(boards: list[chess.Board]) -> list[str]:
+    """The phase of each position by lichess's Divider (`oracle.Divider`)."""
+    divider = Divider()
+    return [PHASES[divider.phase(board)] for board in boards]
+
+
+def imbalance(pieces: Counter[str]) -> tuple[str, bool] | None:
+    """The imbalance of a position's pieces and whether White is the side ahead in it (sql header)."""
+    d = {role: pieces[role] - pieces[role.lower()] for role in "QRBNP"}
+    minors = d["B"] + d["N"]
+    if d["Q"] == d["R"] == 0 and {(pieces["B"], pieces["N"]), (pieces["b"], pieces["n"])} == {(2, 0), (0, 2)}:
+        return "bishop pair v knight pair", pieces["B"] == 2
+    if d["Q"] == 0 and abs(d["R"]) == 1 and minors == -d["R"]:
+        return "the exchange", d["R"] > 0
+    if abs(d["Q"]) == 1 and d["R"] == -2 * d["Q"] and minors == 0:
+        return "queen v two rooks", d["Q"] > 0
+    same = d["Q"] == d["R"] == 0 and pieces["B"] == pieces["b"] and pieces["N"] == pieces["n"]
+    if same and abs(d["P"]) == 1:
+        return "pawn up", d["P"] > 0
+    return None
+
+
+def count_material_imbalances(games: tuple[Game, ...]) -> list[Row]:
+    scores: defaultdict[tuple[int, str], list[tuple[bool, float]]] = defaultdict(list)
+    for game in games:
+        if (points := game.points()) is None:
+            continue
+        for phase_name, pieces in zip(
+            divider_phases(game.boards), map(piece_counts, game.boards), strict=True
+        ):
+            if (found := imbalance(pieces)) is not None:
+                kind, white_ahead = found
+                scores[PHASES.index(phase_name), kind].append(
+                    (white_ahead, points if white_ahead else 1 - points)
+                )
+    return [
+        {
+            "phase": PHASES[p],
+            "imbalance": kind,
+            "positions": len(values),
+            "white_ahead_pct": percent(sum(ahead for ahead, _ in values), len(values)),
+            "ahead_score": mean(score for _, score in values),
+        }
+        for (p, kind), values in sorted(scores.items())
+    ]
+
+
+def endgame_type(pieces: Counter[str]) -> str:
+    queens = pieces["Q"] + pieces["q"]
+    rooks = pieces["R"] + pieces["r"]
+    minors = sum(pieces[letter] for letter in "BbNn")
+    if queens:
+        return "queen and other" if rooks + minors else "queen"
+    if rooks:
+        return "rook and minor" if minors else "rook"
+    return "minor piece" if minors else "pawn"
+
+
+def count_endgame_types(games: tuple[Game, ...]) -> list[Row]:
+    reached: defaultdict[str, list[tuple[Game, int]]] = defaultdict(list)
+    for game in games:
+        phases = divider_phases(game.boards)
+        if "endgame" in phases:
+            ply = phases.index("endgame")
+            reached[endgame_type(piece_counts(game.boards[ply]))].append((game, ply))
+    rows = [
+        {
+            "endgame": kind,
+            "games": len(members),
+            "white_wins": sum(game.row["result"] == "W" for game, _ in members),
+            "draws": sum(game.row["result"] == "D" for game, _ in members),
+            "black_wins": sum(game.row["result"] == "B" for game, _ in members),
+            "mated": sum(bool(game.row["mate"]) for game, _ in members),
+            "avg_plies": mean(len(game.moves) - ply - 1 for game, ply in members),
+        }
+        for kind, members in reached.items()
+    ]
+    return sorted(rows, key=lambda row: (-row["games"], row["endgame"]))
+
+
+def count_castling_by_rating(games: tuple[Game, ...]) -> list[Row]:
+    rows = []
+    for band, members in sorted(grouped(filter(rated, games), game_band).items()):
+        castles = {"white": [], "black": []}
+        kingside = 0
+        for game in members:
+            for color, letters in (("white", "KQ"), ("black", "kq")):
+                plies = [
+                    ply for ply, move in enumerate(game.moves) if move["castle"] and move["castle"] in letters
+                ]
+                if plies:
+                    castles[color].append(plies[0])
+                    kingside += game.moves[plies[0]]["castle"] in "Kk"
+        castled = len(castles["white"]) + len(castles["black"])
+        rows.append(
+            {
+                "band": band,
+                "games": len(members),
+                "white_castled_pct": percent(len(castles["white"]), len(members)),
+                "black_castled_pct": percent(len(castles["black"]), len(members)),
+                "white_castle_move": mean(ply // 2 + 1 for ply in castles["white"]),
+                "black_castle_move": mean(ply // 2 + 1 for ply in castles["black"]),
+                "kingside_pct": percent(kingside, castled) if castled else None,
+            }
+        )
+    return rows
 
 
 def count_terminations(games: tuple[Game, ...]) -> list[Row]:

@@ -280,6 +280,12 @@ def read_games(lake: Path, columns: list[str] | None = None) -> list[Row]:
     return lake_dataset(games).to_table(columns=columns).to_pylist()
 
 
+def read_plies(lake: Path, columns: list[str] | None = None) -> list[Row]:
+    """Every row of `lake/plies/` (or its `columns`); none for a lake without plies."""
+    plies = lake / "plies"
+    return lake_dataset(plies).to_table(columns=columns).to_pylist() if plies.is_dir() else []
+
+
 def read_rejects(lake: Path) -> list[Row]:
     """Every record of `lake/rejects/*.jsonl`, file by file. Lines are split at "\\n" only: a reject's
     raw text may hold other line breaks (U+2028, \\x1c…), which JSON leaves unescaped."""

@@ -1,8 +1,8 @@
 """Lake layout versions: a lake of layout 1 (tests/data/lake_v1, written by the loader before `plies/`), 2
-(tests/data/lake_v2, before `plies.think` and `plies.mates`) or 3 (tests/data/lake_v3, before
-`plies.analysed`) is refused by every command in one line
-naming the upgrade; the upgrade rewrites it in place, crash-safe, into a lake that `check --full` passes,
-holding the same games with their keys and plies."""
+(tests/data/lake_v2, before `plies.think` and `plies.mates`), 3 (tests/data/lake_v3, before
+`plies.analysed`) or 4 (tests/data/lake_v4, before the material columns) is refused by every command in
+one line naming the upgrade; the upgrade rewrites it in place, crash-safe, into a lake that `check --full`
+passes, holding the same games with their keys and plies."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
@@ -33,6 +34,10 @@ LAKE_V2 = support.DATA / "lake_v2"
 V2_GAMES = 58
 LAKE_V3 = support.DATA / "lake_v3"
 V3_GAMES = 58
+LAKE_V4 = support.DATA / "lake_v4"
+# The columns layout 5 adds (`crates/bgn-core/src/material.rs`; plies.result, its game's).
+MATERIAL_GAME_COLUMNS = list(GAME_COLUMNS[4:])
+MATERIAL_PLY_COLUMNS = ["result", "material", "phase"]
 
 
 def copy_lake(fixture: Path, tmp_path: Path) -> Path:
@@ -46,10 +51,10 @@ def old_lake(tmp_path: Path) -> Path:
     return copy_lake(LAKE_V1, tmp_path)
 
 
-@pytest.fixture(params=[1, 2, 3], ids=["layout1", "layout2", "layout3"])
+@pytest.fixture(params=[1, 2, 3, 4], ids=["layout1", "layout2", "layout3", "layout4"])
 def any_old_lake(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[int, Path]:
     """A copy of the fixture of each older layout, with its layout number."""
-    return request.param, copy_lake({1: LAKE_V1, 2: LAKE_V2, 3: LAKE_V3}[request.param], tmp_path)
+    return request.param, copy_lake({1: LAKE_V1, 2: LAKE_V2, 3: LAKE_V3, 4: LAKE_V4}[request.param], tmp_path)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -227,8 +232,8 @@ def test_upgrade_from_layout_3(tmp_path: Path) -> None:
     check = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
     assert check.returncode == 0, check.stdout + check.stderr
     new_games, new_plies = games_table(lake), plies_table(lake)
-    assert new_games.equals(old_games)
-    assert new_plies.drop_columns(["analysed"]).equals(old_plies)
+    assert new_games.drop_columns(MATERIAL_GAME_COLUMNS).equals(old_games)
+    assert new_plies.drop_columns(["analysed", *MATERIAL_PLY_COLUMNS]).equals(old_plies)
     keys, flags = new_games["game_key"].to_pylist(), new_games["has_eval"].to_pylist()
     analysed = {k for k, e in zip(keys, flags, strict=True) if e}
     assert len(analysed) == 2
@@ -237,3 +242,40 @@ def test_upgrade_from_layout_3(tmp_path: Path) -> None:
     loaded = support.load([support.SAMPLE], lake)
     assert loaded.returncode == 0, loaded.stderr
     assert not warehouse.query("time_trouble", lake).is_empty()
+
+
+def test_upgrade_from_layout_4(tmp_path: Path) -> None:
+    """A lake of layout 4: the upgrade adds the material columns to both tables, equal to those a load of
+    the same games writes (which tests/test_oracle_corpora.py compares with python-chess), and changes
+    nothing else."""
+    lake = copy_lake(LAKE_V4, tmp_path)
+    old_games, old_plies = games_table(lake), plies_table(lake)
+    run = upgrade(lake)
+    assert run.returncode == 0, run.stderr
+    check = support.run_module("warehouse.maintenance.check", ["--lake", lake, "--full"])
+    assert check.returncode == 0, check.stdout + check.stderr
+    new_games, new_plies = games_table(lake), plies_table(lake)
+    assert new_games.drop_columns(MATERIAL_GAME_COLUMNS).equals(old_games)
+    assert new_plies.drop_columns(MATERIAL_PLY_COLUMNS).equals(old_plies)
+    fresh = tmp_path / "fresh"
+    loaded = support.load([support.SAMPLE], fresh)
+    assert loaded.returncode == 0, loaded.stderr
+    keys = ["game_key"]
+    by_key = (
+        games_table(fresh)
+        .select(keys + MATERIAL_GAME_COLUMNS)
+        .join(
+            new_games.select(keys + MATERIAL_GAME_COLUMNS), keys, join_type="inner", right_suffix="_upgraded"
+        )
+    )
+    assert by_key.num_rows == 40  # the sample's games of the fixture
+    for name in MATERIAL_GAME_COLUMNS:
+        assert by_key[name].equals(by_key[f"{name}_upgraded"]), name
+    assert new_games["final_material"].null_count < new_games.num_rows
+    plies = plies_table(fresh).select(["game_key", "ply", *MATERIAL_PLY_COLUMNS])
+    upgraded = new_plies.select(["game_key", "ply", *MATERIAL_PLY_COLUMNS])
+    joined = plies.join(upgraded, ["game_key", "ply"], join_type="inner", right_suffix="_upgraded")
+    sample_games = new_games.filter(pc.is_in(new_games["game_key"], by_key["game_key"]))
+    assert joined.num_rows == pc.sum(sample_games["n_plies"]).as_py() > 0
+    for name in MATERIAL_PLY_COLUMNS:
+        assert joined[name].equals(joined[f"{name}_upgraded"]), name

@@ -56,7 +56,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
     by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for game in games:
         by_source[game["source_file"]].append(game)
-    compared = thinks = mates = analysed = 0
+    compared = thinks = mates = analysed = materials = 0
     for source, stored in by_source.items():
         stored.sort(key=lambda g: g["source_offset"])
         expected = [e.row for e in expected_games(Path(source)) if not e.rejected]
@@ -65,7 +65,7 @@ def test_plies_match_python_chess(lake: Path) -> None:
             assert game["game_key"] == expected_key(game["game_id"])
             rows = plies[game["game_key"]]
             assert [r["ply"] for r in rows] == list(range(len(want["moves"]))), game["game_id"]
-            oracle_game = Game(want, [], [], [], [], 0)
+            oracle_game = Game(want, [], [], [], [], 0, [])
             for row, move in zip(rows, want["moves"], strict=True):
                 assert {f: row[f] for f in MOVE_FIELDS} == {f: move[f] for f in MOVE_FIELDS}, (
                     f"{game['game_id']} ply {row['ply']}"
@@ -75,14 +75,20 @@ def test_plies_match_python_chess(lake: Path) -> None:
                 )
                 assert row["mates"] == (want["mate"] and row["ply"] == len(want["moves"]) - 1)
                 assert row["analysed"] == want["has_eval"]
+                assert (row["material"], row["phase"]) == (
+                    want["ply_material"][row["ply"]],
+                    want["ply_phase"][row["ply"]],
+                ), f"{game['game_id']} ply {row['ply']}"
+                materials += row["material"] is not None
                 analysed += row["analysed"]
                 mates += row["mates"]
                 thinks += row["think"] is not None
-                assert (row["type"], row["year"], row["month"], row["variant"]) == (
+                assert (row["type"], row["year"], row["month"], row["variant"], row["result"]) == (
                     game["type"],
                     game["year"],
                     game["month"],
                     want["variant"],
+                    want["result"],
                 )
             compared += len(rows)
     assert len(plies) == len(games), "every game, and no other, has its plies"
@@ -90,10 +96,12 @@ def test_plies_match_python_chess(lake: Path) -> None:
     assert thinks > 10_000, "think times of timed games compared"
     assert mates > 10, "mating moves compared"
     assert 1000 < analysed < compared, "plies of analysed games and of others compared"
+    assert materials > 100_000, "material and phase compared"
 
 
 def test_plies_of_sliced_and_empty_batches() -> None:
-    """Sliced batches keep each game's plies, variant, think times (nulls included) and analysis its own."""
+    """Sliced batches keep each game's plies, variant, result, think times (nulls included) and analysis its
+    own."""
     clocks = {
         (g, i): None if (g, i) == (4, 1) else Decimal(100 * g - 3 * i) / 10
         for g in range(6)
@@ -109,13 +117,14 @@ def test_plies_of_sliced_and_empty_batches() -> None:
     )
     keys = pa.array(range(100, 106), pa.int64())
     variants = pa.array([f"variant {g}" for g in range(6)])
+    results = pa.array(["WBD*WB"[g] for g in range(6)])
     base = pa.array([None if g == 3 else 10 * g for g in range(6)], pa.int32())
     inc = pa.array([None if g == 3 else g for g in range(6)], pa.int32())
     mate = pa.array([g % 2 == 1 for g in range(6)])
     analysed = pa.array([g % 3 == 0 for g in range(6)])
     games = pa.record_batch(
-        [keys, moves, variants, base, inc, mate, analysed],
-        names=["game_key", "moves", "variant", "tc_base", "tc_inc", "mate", "has_eval"],
+        [keys, moves, variants, results, base, inc, mate, analysed],
+        names=["game_key", "moves", "variant", "result", "tc_base", "tc_inc", "mate", "has_eval"],
     )
 
     def keyless(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -129,7 +138,8 @@ def test_plies_of_sliced_and_empty_batches() -> None:
 
     sliced = keyless(games.slice(2, 3)).to_pylist()
     got = [
-        (r["game_key"], r["ply"], r["p"], r["variant"], r["think"], r["mates"], r["analysed"]) for r in sliced
+        (r["game_key"], r["ply"], r["p"], r["variant"], r["result"], r["think"], r["mates"], r["analysed"])
+        for r in sliced
     ]
     assert got == [
         (
@@ -137,6 +147,7 @@ def test_plies_of_sliced_and_empty_batches() -> None:
             i,
             f"p{g - 100}{i}",
             f"variant {g - 100}",
+            "WBD*WB"[g - 100],
             think(g - 100, i),
             g % 2 == 1 and i == g - 101,
             g == 103,

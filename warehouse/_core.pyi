@@ -99,8 +99,10 @@ def derive_plies(games: ArrowArrayExportable, openings: ArrowArrayExportable) ->
     `tc_inc`, `mate`, `has_eval`; `game_id` for messages) as a `PgnReader` given `openings` emits them: the
     batch without its position columns and `plies` if it had them, then `final_key`, `opening_eco`,
     `opening_name`, `opening_code` (the deepest position of the game, final one included, that `openings`
-    names) and `plies` (a list per game of `game_key`, `ply`, `think`, `mates`, `analysed`, `variant`,
-    `key`: `warehouse.lake.plies`), derived by the one builder the reader feeds, from a replay of the
+    names), the material columns `white_castled`, `white_castle`, `black_castled`, `black_castle`,
+    `middlegame_ply`, `endgame_ply`, `endgame_material`, `final_material` (`crates/bgn-core/src/material.rs`)
+    and `plies` (a list per game of `ply`, `think`, `mates`, `analysed`, `variant`, `key`, `material`,
+    `phase`: `warehouse.lake.plies`), derived by the one builder the reader feeds, from a replay of the
     stored squares. `openings`: a record batch of `key` (int64, sorted), `eco`, `name`, `code`.
 
     :raises ValueError: as `position_keys` does, or for a batch or `openings` without the columns needed.

@@ -50,8 +50,8 @@ create or replace temp macro lake_path(rel) as
     || getvariable('chess_lake_query');
 
 -- The layout guard. A lake of layout 1 (written before plies/ existed: games/ and no _layout.json), 2
--- (before plies.think and plies.mates) or 3 (before plies.analysed), of a newer layout than these views
--- read (4), a damaged _layout.json, or no lake at all makes every view fail, when a query uses it, with one
+-- (before plies.think and plies.mates), 3 (before plies.analysed) or 4 (before plies.material and
+-- plies.phase), of a newer layout than these views read (5), a damaged _layout.json, or no lake at all makes every view fail, when a query uses it, with one
 -- line naming the fix: `python -m loaders.upgrade --lake <lake>` upgrades an older lake in place.
 -- The error is raised by the query, not here: a failed import would add a second error line, the
 -- question's own. Cost: one small read, _layout.json's number; games/ is listed only when that file is
@@ -83,13 +83,14 @@ set variable chess_lake_error = (
     select
         case
             when getvariable('chess_lake_layout') = 0 then
-                getvariable('chess_lake') || '/_layout.json: damaged: expected {"layout": 4}'
-            when getvariable('chess_lake_layout') > 4 then
+                getvariable('chess_lake') || '/_layout.json: damaged: expected {"layout": 5}'
+            when getvariable('chess_lake_layout') > 5 then
                 getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout')
-                || ', written by a newer bgn-warehouse; these views read layout 4: upgrade bgn-warehouse'
-            when getvariable('chess_lake_layout') in (2, 3) then
+                || ', written by a newer bgn-warehouse; these views read layout 5: upgrade bgn-warehouse'
+            when getvariable('chess_lake_layout') in (2, 3, 4) then
                 getvariable('chess_lake') || ': a lake of layout ' || getvariable('chess_lake_layout') || ' ('
-                || ['before plies.think and plies.mates', 'before plies.analysed'][
+                || ['before plies.think and plies.mates', 'before plies.analysed',
+                    'before plies.material and plies.phase'][
                     getvariable('chess_lake_layout') - 1
                 ]
                 || '); upgrade it in place with `python -m loaders.upgrade --lake ' || getvariable('chess_lake')
@@ -202,7 +203,11 @@ set variable chess_games_source = if(
     || 'null::struct(name varchar, elo integer, rating_diff integer, title varchar)[] as players, '
     || 'null::varchar as result, null::integer as tc_base, null::integer as tc_inc, null::varchar as variant, '
     || 'null::integer as moves, null::integer as variations, null::integer as headers, '
-    || 'null::bigint as final_key, null::integer as n_plies, null::varchar as filename, '
+    || 'null::bigint as final_key, null::integer as n_plies, null::integer as white_castled, '
+    || 'null::varchar as white_castle, null::integer as black_castled, null::varchar as black_castle, '
+    || 'null::integer as middlegame_ply, null::integer as endgame_ply, null::bigint as endgame_material, '
+    || 'null::bigint as final_material, '
+    || 'null::varchar as filename, '
     || 'null::bigint as file_row_number where false'
 );
 set variable chess_plies_source = if(
@@ -212,7 +217,8 @@ set variable chess_plies_source = if(
     || coalesce(' where filename not in ' || getvariable('chess_lake_orphans'), ''),
     'select null::bigint as game_key, null::integer as ply, null::varchar as p, null::decimal(9, 1) as clk, '
     || 'null::decimal(9, 1) as think, null::boolean as analysed, null::varchar as variant, '
-    || 'null::bigint as key, null::varchar as filename where false'
+    || 'null::varchar as result, null::bigint as key, null::bigint as material, null::tinyint as phase, null::varchar as filename '
+    || 'where false'
 );
 
 -- The SQL that reads table `name` ('games' or 'plies'), or the guard's error once the views exist.
@@ -288,7 +294,7 @@ from plies_read(lake_table('plies'));
 -- (its game's, see games), `ply` (the move's 0-based index in the game), the move's fields as in
 -- games.moves (docs/schema.md): p f t x c castle promote blast nag eval_cp eval_mate clk (`f` null for a
 -- drop); `think`, the seconds the mover spent on it, and `mates`, whether it checkmates (docs/schema.md);
--- `variant` (its game's); the hive partitions type, year, month (its game's); and `mover` 'white' or
+-- `variant` and `result` (its game's); `key`, `material` and `phase` (docs/schema.md); the hive partitions type, year, month (its game's); and `mover` 'white' or
 -- 'black', `piece` the moving piece's letter upper-cased (P N B R Q K).
 -- Rows come in no set order (two scans, see selected_table): a question that reads neighbouring plies of a
 -- game in the table's order reads stored_plies. No join: a question that needs a game's columns reads
@@ -310,7 +316,7 @@ from plies_read('select * from (' || lake_table('plies') || ') where variant_sel
 create or replace temp view game_plies as
 select
     plies.*,
-    games.* exclude (game_key, type, year, month, variant, moves, variations, headers),
+    games.* exclude (game_key, type, year, month, variant, result, moves, variations, headers),
     if(plies.mover = 'white', games.white_elo, games.black_elo) as mover_elo
 from plies
 join games on games.game_key = plies.game_key;
@@ -363,6 +369,37 @@ create or replace temp macro piece_value(letter) as
 create or replace temp macro material_swing(x, promote) as
     coalesce([-1, -3, -3, -5, -9, 0, 1, 3, 3, 5, 9, 0][instr('PNBRQKpnbrqk', x)], 0)
     + coalesce([0, 2, 2, 4, 8, 0, 0, -2, -2, -4, -8, 0][instr('PNBRQKpnbrqk', promote)], 0);
+
+-- The material columns (plies.material after each move, games.final_material after the last; null for
+-- variants other than standard chess and Chess960; docs/schema.md): each side's count of pawns, knights,
+-- bishops, rooks and queens packed four bits each, White's P N B R Q from bit 0, Black's from bit 20.
+-- material_count(material, letter): the count of the piece `letter` (P N B R Q for White's, p n b r q
+-- for Black's).
+create or replace temp macro material_count(material, letter) as
+    (material >> (4 * (instr('PNBRQpnbrq', letter) - 1))) & 15;
+
+-- material_points(material, white): the side's material, pawn 1, knight 3, bishop 3, rook 5, queen 9.
+create or replace temp macro material_points(material, white) as (
+    (material >> if(white, 0, 20)) & 15) + 3 * ((material >> if(white, 4, 24)) & 15)
+    + 3 * ((material >> if(white, 8, 28)) & 15) + 5 * ((material >> if(white, 12, 32)) & 15)
+    + 9 * ((material >> if(white, 16, 36)) & 15);
+
+-- material_lead(material): White's material - Black's, in points.
+create or replace temp macro material_lead(material) as
+    material_points(material, true) - material_points(material, false);
+
+-- material_signature(material): the pieces on the board as letters, White's then Black's, each side's
+-- king first then queens, rooks, bishops, knights, pawns: 'KQRRBBNNPPPPPPPPkqrrbbnnpppppppp' at the start.
+create or replace temp macro material_signature(material) as
+    'K' || repeat('Q', material_count(material, 'Q')) || repeat('R', material_count(material, 'R'))
+    || repeat('B', material_count(material, 'B')) || repeat('N', material_count(material, 'N'))
+    || repeat('P', material_count(material, 'P'))
+    || 'k' || repeat('q', material_count(material, 'q')) || repeat('r', material_count(material, 'r'))
+    || repeat('b', material_count(material, 'b')) || repeat('n', material_count(material, 'n'))
+    || repeat('p', material_count(material, 'p'));
+
+-- The phase name of plies.phase (lichess's Divider after the move: 0 opening, 1 middlegame, 2 endgame).
+create or replace temp macro phase_name(phase) as ['opening', 'middlegame', 'endgame'][phase + 1];
 
 -- Sort key of a piece letter, either case: P N B R Q K.
 create or replace temp macro piece_order(letter) as instr('PNBRQK', upper(letter));

@@ -1,6 +1,6 @@
 """Where things are in a lake, relative to its root (`/`-separated, no leading slash):
 
-    _layout.json                  which layout the lake follows (`LAYOUT`): {"layout": 4}
+    _layout.json                  which layout the lake follows (`LAYOUT`): {"layout": 5}
     games/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
     plies/type=<type>/year=<yyyy>/month=<m>/<input>-<load>-<n>.parquet
                                   the plies of exactly the games of the `games/` file of the same name
@@ -31,9 +31,16 @@ ENTRIES = (LAYOUT_FILE, LOCK, GAMES, PLIES, REJECTS, LOADS, STAGING, INDEX)
 # 2: `games/` with `game_key`, `plies/` beside it, `_layout.json`. 3: `plies.think` and `plies.mates`, and
 # `variant` statistics in both tables (what the SQL views' questions and variant choice read).
 # 4: `plies.analysed`, and the games with an engine evaluation in row groups of their own in both tables.
-LAYOUT = 4
+# 5: `plies.material` and `plies.phase`, and the games' castling, phase and final material columns
+# (`crates/bgn-core/src/material.rs`).
+LAYOUT = 5
 # What each older layout lacks, for the one line that names the upgrade.
-BEFORE = {1: "before the plies/ table", 2: "before plies.think and plies.mates", 3: "before plies.analysed"}
+BEFORE = {
+    1: "before the plies/ table",
+    2: "before plies.think and plies.mates",
+    3: "before plies.analysed",
+    4: "before plies.material and plies.phase",
+}
 
 # The values of the `type` partition (docs/schema.md).
 SPEEDS = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")

@@ -82,6 +82,10 @@ COLUMN_ENCODINGS = {
     # instead of 0.46 for the bit-packed plain booleans (square_heat); the same bytes
     "mates": "RLE",
     "analysed": "RLE",  # one run per row group
+    # plies' packed material: ~17 values a game, each repeated for a few plies; zstd takes the repeats
+    # (438 lichess games: dictionary 65.9 -> 33.3; delta 49.3, byte-stream-split 39.3)
+    "material": "PLAIN",
+    "final_material": "PLAIN",  # games: 4.7 -> 3.6, ~unique per game as final_key is
 }
 
 

@@ -24,6 +24,10 @@ MOVE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote", "blast", "nag", "ev
 # The game's `variant`, repeated on each of its plies (Parquet's dictionary and run lengths make it ~free),
 # so that a per-move question filters on the rules without a join.
 VARIANT = pa.field("variant", pa.string(), nullable=False)
+# The game's `result` (W, B, D or *), repeated on each of its plies as `variant` is (~1.2 B/game: a run a
+# game), so that a per-move question scoring positions by their game's result (material_by_phase,
+# material_imbalances) is one scan of plies, not a join with `games` through every ply.
+RESULT = pa.field("result", pa.string())
 # The plies whose position `key` is stored (null after): the openings, where books, the explorer and most
 # searches look. Deeper positions cost a replay scan (`warehouse.positions`); docs/positions.md measures
 # why not more: keys barely compress after the opening, and the lake must stay within 2x its source.
@@ -38,6 +42,13 @@ MATES = pa.field("mates", pa.bool_(), nullable=False)
 # ply. Loads write analysed games in row groups of their own (`warehouse.lake.parquet`), so this column's
 # statistics let a question on analysed games (lichess writes NAGs only then) skip the others' row groups.
 ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
+# The material on the board after the move, packed: each side's pawns, knights, bishops, rooks and
+# queens, four bits each (white's in bits 0-19, black's in 20-39; `sql/views` unpacks it). It changes on
+# captures and promotions only, so it costs little in runs; null for variants other than Standard and
+# Chess960 (`crates/bgn-core/src/material.rs` documents both).
+MATERIAL = pa.field("material", pa.int64())
+# The phase after the move by lichess's Divider: 0 opening, 1 middlegame, 2 endgame.
+PHASE = pa.field("phase", pa.int8())
 
 
 def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
@@ -45,8 +56,9 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     `game_key`, `ply` (the move's 0-based index in the mainline, as `variations.ply` counts), the move's
     fields, `think` (the seconds the mover spent on it: its clock before, after its previous move or
     `tc_base`, minus `clk`, plus `tc_inc`; null where one is unknown), `mates` (the last move of a game
-    ending in mate), `analysed` (the game's `has_eval`), the game's `variant`, then `key`: the PolyGlot
-    key of the position before the move for the first `KEYED_PLIES`, null after."""
+    ending in mate), `analysed` (the game's `has_eval`), the game's `variant` and `result`, then `key`: the
+    PolyGlot key of the position before the move for the first `KEYED_PLIES`, null after, and `material`
+    and `phase` after the move (`crates/bgn-core/src/material.rs`)."""
     moves: pa.StructArray = games.column("moves").flatten()
     plies: pa.StructArray = games.column(PLIES).flatten()
     # The game's key from `games` itself, which a source may have rewritten after the read (JSON imports).
@@ -54,7 +66,8 @@ def plies_of(games: pa.RecordBatch) -> pa.RecordBatch:
     columns = [games.column("game_key").take(game), plies.field("ply")]
     columns += [moves.field(name) for name in MOVE_FIELDS]
     columns += [plies.field(f.name) for f in (THINK, MATES, ANALYSED, VARIANT)]
-    columns.append(plies.field("key"))
+    columns.append(games.column("result").take(game))  # from `games`, as the key: no replay needed
+    columns += [plies.field(name) for name in ("key", MATERIAL.name, PHASE.name)]
     return pa.RecordBatch.from_arrays(columns, schema=plies_schema(games.column("moves").type.value_type))
 
 
@@ -62,4 +75,5 @@ def plies_schema(move: pa.StructType) -> pa.Schema:
     """The schema of `plies` for games whose `moves` elements are `move`."""
     fields = [pa.field("game_key", pa.int64(), nullable=False), pa.field("ply", pa.int32(), nullable=False)]
     fields += [move.field(name) for name in MOVE_FIELDS]
-    return pa.schema([*fields, THINK, MATES, ANALYSED, VARIANT, pa.field("key", pa.int64())])
+    derived = [THINK, MATES, ANALYSED, VARIANT, RESULT, pa.field("key", pa.int64()), MATERIAL, PHASE]
+    return pa.schema([*fields, *derived])

@@ -27,6 +27,18 @@ GAME_FIELDS = (
     pa.field("opening_eco", pa.string()),
     pa.field("opening_name", pa.string()),
     pa.field("opening_code", pa.string()),
+    # From the same replay (`crates/bgn-core/src/material.rs`): the ply (0-based, as `plies.ply`) and the
+    # `castle` letter of each side's first castling; the first ply after which the middlegame, the
+    # endgame holds; the packed material (as `plies.material`) after that endgame ply, and after the last
+    # move.
+    pa.field("white_castled", pa.int32()),
+    pa.field("white_castle", pa.string()),
+    pa.field("black_castled", pa.int32()),
+    pa.field("black_castle", pa.string()),
+    pa.field("middlegame_ply", pa.int32()),
+    pa.field("endgame_ply", pa.int32()),
+    pa.field("endgame_material", pa.int64()),
+    pa.field("final_material", pa.int64()),
 )
 GAME_COLUMNS = tuple(f.name for f in GAME_FIELDS)
 

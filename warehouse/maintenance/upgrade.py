@@ -1,9 +1,10 @@
-"""Bringing a lake of layout 1, 2 or 3 to layout 4 in place (`bgn upgrade`, `python -m loaders.upgrade`).
+"""Bringing a lake of layout 1 to 4 to layout 5 in place (`bgn upgrade`, `python -m loaders.upgrade`).
 
 Layout 1 has `games/` only; layout 2 adds `game_key` to every game, `blast` to every move (null: layout 1
 held no variant game) and the `plies/` table; layout 3 adds `plies.think` and `plies.mates`, and `variant`
 statistics in both tables' files; layout 4 adds `plies.analysed` and writes analysed games in row groups
-of their own (each old row group becomes two: its analysed games, then the others). Every live `games/`
+of their own (each old row group becomes two: its analysed games, then the others); layout 5 adds the
+material and phase columns (`crates/bgn-core/src/material.rs`) to both tables. Every live `games/`
 file is rewritten (from layout 1: with its key, `warehouse._core.game_keys`, the loader's own function, and
 `blast`) beside a new `plies/` twin, both derived and written as a load writes them, verified (read back,
 the same `game_id`s in the order written), and the swap is one commit (`warehouse.lake.commit`) that also

@@ -11,7 +11,9 @@
 //!
 //! A `plies` column is one builder here: its field in [`ply_fields`], its value in
 //! [`PlyColumns::append`] (which sees the game, each ply's move record and the positions of the key
-//! replay), its array in [`PlyColumns::finish`].
+//! replay), its array in [`PlyColumns::finish`]. The material and phase of each ply, and the games'
+//! castling, phase and material columns, are read off the same replay's boards ([`Positions`], by
+//! `crate::material`) and built by [`MaterialColumns`].
 
 use std::sync::Arc;
 
@@ -25,14 +27,16 @@ use arrow_array::{
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema};
 
-use crate::zobrist::{replay_keys, Games, KeyError, MoveCodes, ReplayError};
+use crate::material::{GameMaterial, MaterialColumns};
+use crate::zobrist::{replay_keys, Board, Games, KeyError, MoveCodes, ReplayError};
 
 /// The plies whose position `key` is stored (null after): the openings, where books, the explorer and
 /// most searches look (docs/positions.md: keys barely compress after the opening).
 pub const KEYED_PLIES: usize = 10;
 /// The batch column that carries each game's plies to the writer.
 pub const PLIES: &str = "plies";
-/// The games' position columns, last in a batch (before [`PLIES`]).
+/// The games' position columns, last in a batch (before [`PLIES`]), then the material ones
+/// ([`crate::material::GAME_COLUMNS`]).
 pub const GAME_COLUMNS: [&str; 4] = ["final_key", "opening_eco", "opening_name", "opening_code"];
 const THINK_PRECISION: u8 = 9;
 const THINK_SCALE: i8 = 1;
@@ -45,7 +49,13 @@ pub fn game_fields() -> Vec<Field> {
             .iter()
             .map(|n| Field::new(*n, DataType::Utf8, true)),
     );
+    fields.extend(crate::material::game_fields());
     fields
+}
+
+/// Whether `name` is a column [`PlyColumns`] derives for games: [`GAME_COLUMNS`], the material ones.
+fn derived_game_column(name: &str) -> bool {
+    GAME_COLUMNS.contains(&name) || crate::material::GAME_COLUMNS.contains(&name)
 }
 
 /// The fields of a ply that `plies` holds beside the move's own (warehouse/lake/plies.py orders them).
@@ -61,6 +71,9 @@ pub fn ply_fields() -> Fields {
         Field::new("analysed", DataType::Boolean, false),
         Field::new("variant", DataType::Utf8, false),
         Field::new("key", DataType::Int64, true),
+        // After the move (`crate::material`): null for variants without a replay.
+        Field::new("material", DataType::Int64, true),
+        Field::new("phase", DataType::Int8, true),
     ])
 }
 
@@ -122,11 +135,26 @@ impl Openings {
 }
 
 /// The positions of a game's mainline, from the key replay (`crate::zobrist`): the key before each
-/// ply, then the final one; none for a variant without keys. Kept between games.
+/// ply, then the final one, and the material and phase after each ply (`crate::material`); none for a
+/// variant without keys. Kept between games.
 #[derive(Default)]
 pub struct Positions {
     keyed: bool,
     keys: Vec<u64>,
+    material: GameMaterial,
+    /// The moves of a game read from PGN, kept between games.
+    moves: Vec<MoveCodes>,
+}
+
+/// What the replay of either feed reads off each position: `board` before ply `ply` (after the last
+/// move for `ply` = the game's plies).
+fn visit(keys: &mut Vec<u64>, material: &mut GameMaterial, ply: usize, board: &Board) -> bool {
+    keys.push(board.key);
+    match ply.checked_sub(1) {
+        None => material.start(board.squares()),
+        Some(played) => material.after(played, board.squares(), board.sides(), board.took),
+    }
+    true
 }
 
 impl Positions {
@@ -137,23 +165,31 @@ impl Positions {
         variant: &str,
         moves: impl Iterator<Item = MoveCodes>,
     ) -> Result<(), ReplayError> {
-        self.keys.clear();
-        let keys = &mut self.keys;
-        self.keyed = replay_keys(start_fen, Some(variant), moves, |_, key| {
-            keys.push(key);
-            true
-        })?;
+        let Positions {
+            keys,
+            material,
+            moves: codes,
+            ..
+        } = self;
+        codes.clear();
+        codes.extend(moves);
+        keys.clear();
+        material.begin(codes.iter().map(|m| m.castle));
+        self.keyed = replay_keys(
+            start_fen,
+            Some(variant),
+            codes.iter().copied(),
+            |ply, board| visit(keys, material, ply, board),
+        )?;
         Ok(())
     }
 
     /// Replays game `game` of stored games `g`.
     fn replay_stored(&mut self, g: &Games, game: usize) -> Result<(), KeyError> {
-        self.keys.clear();
-        let keys = &mut self.keys;
-        self.keyed = g.replay(game, |_, key| {
-            keys.push(key);
-            true
-        })?;
+        let Positions { keys, material, .. } = self;
+        keys.clear();
+        material.begin(g.castles(game).iter().copied());
+        self.keyed = g.replay(game, |ply, board| visit(keys, material, ply, board))?;
         Ok(())
     }
 }
@@ -187,6 +223,7 @@ pub struct PlyColumns {
     eco: StringBuilder,
     name: StringBuilder,
     code: StringBuilder,
+    material: MaterialColumns,
 }
 
 impl PlyColumns {
@@ -213,6 +250,7 @@ impl PlyColumns {
             eco: StringBuilder::with_capacity(games, games * 3),
             name: StringBuilder::with_capacity(games, games * 24),
             code: StringBuilder::with_capacity(games, games * 6),
+            material: MaterialColumns::with_capacity(plies, games),
         }
     }
 
@@ -248,6 +286,8 @@ impl PlyColumns {
             self.key.append_value(key as i64);
         }
         self.key.append_nulls(n - keyed);
+        self.material
+            .append(&positions.material, positions.keyed, n);
         let tenths = |seconds: Option<i32>| seconds.map(|s| i64::from(s) * 10);
         let Some(inc) = tenths(game.tc_inc) else {
             // No time control: no think time.
@@ -315,12 +355,14 @@ impl PlyColumns {
 
     /// The [`GAME_COLUMNS`] and the [`PLIES`] column of the games so far; the builders start empty.
     pub fn finish(&mut self) -> (Vec<ArrayRef>, ArrayRef) {
-        let games: Vec<ArrayRef> = vec![
+        let (material, material_games) = self.material.finish();
+        let mut games: Vec<ArrayRef> = vec![
             Arc::new(self.final_key.finish()),
             Arc::new(self.eco.finish()),
             Arc::new(self.name.finish()),
             Arc::new(self.code.finish()),
         ];
+        games.extend(material_games);
         let think = Decimal128Array::new(
             std::mem::take(&mut self.think).into(),
             Some(NullBuffer::new(self.think_known.finish())),
@@ -330,7 +372,7 @@ impl PlyColumns {
         let bits = |b: &mut BooleanBufferBuilder| -> ArrayRef {
             Arc::new(BooleanArray::new(b.finish(), None))
         };
-        let columns: Vec<ArrayRef> = vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(Int32Array::from(std::mem::take(&mut self.ply))),
             Arc::new(think),
             bits(&mut self.mates),
@@ -338,6 +380,7 @@ impl PlyColumns {
             Arc::new(self.finish_variant()),
             Arc::new(self.key.finish()),
         ];
+        columns.extend(material);
         let plies = StructArray::new(ply_fields(), columns, None);
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
         let item = Arc::new(Field::new("item", DataType::Struct(ply_fields()), true));
@@ -377,7 +420,7 @@ pub fn derive_stored(
     let derived: Vec<usize> = (0..games.num_columns())
         .filter(|&i| {
             let name = games.schema_ref().field(i).name();
-            !GAME_COLUMNS.contains(&name.as_str()) && name != PLIES
+            !derived_game_column(name) && name != PLIES
         })
         .collect();
     let games = games
@@ -505,5 +548,51 @@ mod tests {
         assert_eq!(mates.true_count(), 0);
         // The reader's feed gives the same batch.
         assert_eq!(read(pgn, Some(openings)), stored);
+    }
+
+    #[test]
+    fn both_feeds_give_the_same_material_phase_and_castling() {
+        // Castling both ways, captures, en passant.
+        let pgn = "[Result \"*\"]\n\n1. e4 d5 2. exd5 Qxd5 3. Nf3 Bg4 4. Be2 Nc6 5. O-O O-O-O \
+                   6. d4 e5 7. dxe5 f5 8. exf6 Nxf6 *\n\n";
+        let openings = Openings::of(
+            &RecordBatch::try_from_iter([
+                (
+                    "key",
+                    Arc::new(Int64Array::from(Vec::<i64>::new())) as ArrayRef,
+                ),
+                ("eco", Arc::new(StringArray::from(Vec::<&str>::new()))),
+                ("name", Arc::new(StringArray::from(Vec::<&str>::new()))),
+                ("code", Arc::new(StringArray::from(Vec::<&str>::new()))),
+            ])
+            .unwrap(),
+        )
+        .map(Arc::new)
+        .unwrap();
+        let read_batch = read(pgn, Some(openings.clone()));
+        let plain = read(pgn, None);
+        assert_eq!(read_batch.num_rows(), 1, "the game read");
+        assert_eq!(derive_stored(&plain, openings).unwrap(), read_batch);
+        let int32 = |name: &str| {
+            read_batch
+                .column_by_name(name)
+                .unwrap()
+                .as_primitive::<Int32Type>()
+                .clone()
+        };
+        assert_eq!(int32("white_castled").value(0), 8, "White's O-O, ply 8");
+        assert_eq!(int32("black_castled").value(0), 9);
+        let plies = read_batch.column_by_name(PLIES).unwrap().as_list::<i32>();
+        let fields = plies.values().as_struct();
+        let material = fields
+            .column_by_name("material")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        let changes = (1..16)
+            .filter(|&i| material.value(i) != material.value(i - 1))
+            .count();
+        // exd5, Qxd5, dxe5, exf6 e.p., Nxf6.
+        assert_eq!(changes, 5, "each capture counts again (from ply 1 on)");
+        assert_eq!(material.len(), 16);
     }
 }

@@ -145,12 +145,28 @@ const BLACK_PAWN: u8 = 7;
 #[derive(Clone)]
 pub(crate) struct Board {
     squares: [u8; 64],
+    /// Each side's squares as bits (white's, black's; a1 = bit 0), kept with `squares`: the Divider
+    /// (`crate::material`) reads the board's occupancy on every ply of every opening.
+    sides: [u64; 2],
     white: bool,
     /// Rook squares of the castling rights: [white, black][king side, queen side].
     rooks: [[u8; 2]; 2],
     /// The square a double step passed over, for one ply.
     ep: u8,
     pub(crate) key: u64,
+    /// The last move played took a piece (en passant included) or promoted: the material changed.
+    pub(crate) took: bool,
+}
+
+/// The squares of each side (white's, black's) of a board's `squares`, as bits.
+pub(crate) fn sides(squares: &[u8; 64]) -> [u64; 2] {
+    let mut sides = [0u64; 2];
+    for (at, &code) in squares.iter().enumerate() {
+        if code != NONE {
+            sides[usize::from(code > 6)] |= 1 << at;
+        }
+    }
+    sides
 }
 
 /// A [`Board`] in [`PACKED`] bytes: the squares' codes two to a byte, the side to move, the castling
@@ -170,6 +186,7 @@ impl Board {
         let rook = |c, s| pos.castles().rook(c, s).map_or(NO_SQUARE, |sq| sq as u8);
         let mut board = Board {
             squares,
+            sides: sides(&squares),
             white: pos.turn() == Color::White,
             rooks: [
                 [
@@ -185,6 +202,7 @@ impl Board {
                 .ep_square(EnPassantMode::Always)
                 .map_or(NO_SQUARE, |sq| sq as u8),
             key,
+            took: false,
         };
         if board.white {
             board.key ^= t.white_turn;
@@ -223,7 +241,18 @@ impl Board {
     fn toggle(&mut self, code: u8, sq: u8) {
         let at = usize::from(sq);
         self.squares[at] ^= code; // only ever between NONE and `code`
+        self.sides[usize::from(code > 6)] ^= 1 << at;
         self.key ^= tables().piece[usize::from(code)][at];
+    }
+
+    /// The board's squares (a1 = 0, h8 = 63) as piece codes, `NONE` where empty.
+    pub(crate) fn squares(&self) -> &[u8; 64] {
+        &self.squares
+    }
+
+    /// Each side's squares as bits: white's, black's (a1 = bit 0).
+    pub(crate) fn sides(&self) -> [u64; 2] {
+        self.sides
     }
 
     pub(crate) fn pack(&self) -> Packed {
@@ -250,10 +279,12 @@ impl Board {
         }
         Board {
             squares,
+            sides: sides(&squares),
             white: packed[32] != 0,
             rooks: [[packed[33], packed[34]], [packed[35], packed[36]]],
             ep: packed[37],
             key,
+            took: false,
         }
     }
 
@@ -336,6 +367,7 @@ impl Board {
         let color = usize::from(!self.white);
         self.key ^= self.state_key();
         self.ep = NO_SQUARE;
+        self.took = promote != NONE;
         if castle != NONE {
             let side = usize::from(castle.eq_ignore_ascii_case(&b'Q'));
             let rook = self.rooks[color][side];
@@ -360,6 +392,7 @@ impl Board {
                     return Err("a capture of one's own piece".to_owned());
                 }
                 self.toggle(captured, to);
+                self.took = true;
             } else if pawn && from % 8 != to % 8 {
                 let taken = from - from % 8 + to % 8; // en passant: beside the pawn's from-square
                 let code = self.squares[usize::from(taken)];
@@ -367,6 +400,7 @@ impl Board {
                     return Err("an en-passant capture of nothing".to_owned());
                 }
                 self.toggle(code, taken);
+                self.took = true;
             }
             self.toggle(piece, from);
             let lands = if promote == NONE { piece } else { promote };
@@ -476,13 +510,18 @@ impl<'a> Games<'a> {
         self.moves.rows(game).len()
     }
 
-    /// Replays game `game`, calling `visit(ply index, key before that ply)` for each ply, then
-    /// `visit(n_plies, final key)`; `visit` returns false to stop. `Ok(false)` for a game of another
+    /// The `castle` code of each mainline move of game `game` (`NONE` for a move that does not castle).
+    pub(crate) fn castles(&self, game: usize) -> &[u8] {
+        &self.moves.castle[self.moves.rows(game)]
+    }
+
+    /// Replays game `game`, calling `visit(ply index, board before that ply)` for each ply, then
+    /// `visit(n_plies, final board)`; `visit` returns false to stop. `Ok(false)` for a game of another
     /// variant, which has no keys.
     pub(crate) fn replay(
         &self,
         game: usize,
-        visit: impl FnMut(usize, u64) -> bool,
+        visit: impl FnMut(usize, &Board) -> bool,
     ) -> Result<bool, KeyError> {
         let m = &self.moves;
         let name = || {
@@ -547,21 +586,21 @@ fn start_board(
     }
 }
 
-/// The one key replay of a game, whether read from PGN or from the lake: calls `visit(ply index, key
-/// before that ply)` for each of `moves`, then `visit(n_plies, final key)`; `visit` returns false to
+/// The one key replay of a game, whether read from PGN or from the lake: calls `visit(ply index, board
+/// before that ply)` for each of `moves`, then `visit(n_plies, final board)`; `visit` returns false to
 /// stop. `Ok(false)` for a game of a variant without keys.
 pub(crate) fn replay_keys(
     start_fen: Option<&str>,
     variant: Option<&str>,
     moves: impl Iterator<Item = MoveCodes>,
-    mut visit: impl FnMut(usize, u64) -> bool,
+    mut visit: impl FnMut(usize, &Board) -> bool,
 ) -> Result<bool, ReplayError> {
     let Some(mut board) = start_board(start_fen, variant)? else {
         return Ok(false);
     };
     let mut n = 0;
     for (ply, m) in moves.enumerate() {
-        if !visit(ply, board.key) {
+        if !visit(ply, &board) {
             return Ok(true);
         }
         board
@@ -569,7 +608,7 @@ pub(crate) fn replay_keys(
             .map_err(|why| ReplayError::Ply(ply, why))?;
         n = ply + 1;
     }
-    visit(n, board.key);
+    visit(n, &board);
     Ok(true)
 }
 
@@ -597,7 +636,8 @@ pub fn position_keys(games: &RecordBatch, keyed_plies: usize) -> Result<Keys, Ke
         plies.append_nulls(start - plies.len());
         let rows = g.moves.rows(game).len();
         let mut last = 0;
-        let keyed = g.replay(game, |ply, key| {
+        let keyed = g.replay(game, |ply, board| {
+            let key = board.key;
             if ply < rows {
                 plies.append_option((ply < keyed_plies).then_some(key as i64));
             } else {
@@ -630,8 +670,8 @@ pub fn find_position(
     let mut found = Int32Builder::with_capacity(games.num_rows());
     for game in 0..games.num_rows() {
         let mut at = None;
-        g.replay(game, |ply, k| {
-            if ply >= from_ply && k as i64 == key {
+        g.replay(game, |ply, board| {
+            if ply >= from_ply && board.key as i64 == key {
                 at = Some(ply as i32);
             }
             at.is_none()
@@ -661,26 +701,28 @@ pub fn position_key(pos: &Chess) -> i64 {
 /// `pos`'s: no position is played.
 pub fn moves_with_keys(pos: &Chess) -> Vec<(i64, Move)> {
     let board = Board::new(pos);
-    let color = pos.turn();
-    let code = |role| code_of(Piece { color, role });
     pos.legal_moves()
         .into_iter()
-        .map(|m| {
-            let (to, castle) = match m.castling_side() {
-                Some(side) => (
-                    side.king_to(color),
-                    if side.is_queen_side() { b'Q' } else { b'K' },
-                ),
-                None => (m.to(), NONE),
-            };
-            let from = m.from().expect("a legal move of chess starts on a square");
-            let promote = m.promotion().map_or(NONE, code);
-            let mut next = board.clone();
-            next.play(code(m.role()), from as u8, to as u8, promote, castle)
-                .expect("a legal move plays on the board of its position");
-            (next.key as i64, m)
-        })
+        .map(|m| (played(&board, pos.turn(), &m).key as i64, m))
         .collect()
+}
+
+/// `board` after legal move `m` of the side `color` to move.
+fn played(board: &Board, color: Color, m: &Move) -> Board {
+    let code = |role| code_of(Piece { color, role });
+    let (to, castle) = match m.castling_side() {
+        Some(side) => (
+            side.king_to(color),
+            if side.is_queen_side() { b'Q' } else { b'K' },
+        ),
+        None => (m.to(), NONE),
+    };
+    let from = m.from().expect("a legal move of chess starts on a square");
+    let promote = m.promotion().map_or(NONE, code);
+    let mut next = board.clone();
+    next.play(code(m.role()), from as u8, to as u8, promote, castle)
+        .expect("a legal move plays on the board of its position");
+    next
 }
 
 #[cfg(test)]
@@ -698,28 +740,51 @@ mod tests {
         Board::new(&pos).key
     }
 
+    /// Castling both ways, en passant (a pawn beside, and a capture), promotions and captures of rooks
+    /// that take away castling rights.
+    const TRICKY: [&str; 5] = [
+        "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8",
+        "rnbqkbnr/ppp2ppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
+        "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+        "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+        "4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1",
+    ];
+
+    fn chess(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
     #[test]
     fn moves_with_keys_are_the_keys_of_the_positions_played() {
-        // Castling both ways, en passant (a pawn beside, and a capture), promotions and captures of rooks
-        // that take away castling rights.
-        for fen in [
-            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8",
-            "rnbqkbnr/ppp2ppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
-            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
-            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
-            "4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1",
-        ] {
-            let pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard)
-                .unwrap();
+        for fen in TRICKY {
+            let pos = chess(fen);
             let moves = moves_with_keys(&pos);
             assert_eq!(moves.len(), pos.legal_moves().len());
             for (key, m) in moves {
                 let mut next = pos.clone();
                 next.play_unchecked(m);
                 assert_eq!(key, position_key(&next), "{fen} {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn moves_keep_each_sides_squares_as_the_position_played() {
+        for fen in TRICKY {
+            let pos = chess(fen);
+            let board = Board::new(&pos);
+            for m in pos.legal_moves() {
+                let mut next = pos.clone();
+                next.play_unchecked(m);
+                let expected = [Color::White, Color::Black].map(|c| next.board().by_color(c).0);
+                assert_eq!(
+                    played(&board, pos.turn(), &m).sides(),
+                    expected,
+                    "{fen} {m}"
+                );
             }
         }
     }
