@@ -22,7 +22,6 @@ read past in chunks and rejected (`too_large`), never held whole (`texts`). docs
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import hashlib
 import io
@@ -40,7 +39,7 @@ import zstandard
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.ingest import json_games
+from warehouse.ingest import bz2_streams, json_games
 from warehouse.ingest.inputs import JSON_NAME, input_files
 from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
 from warehouse.ingest.zstd_frames import starts_zstd
@@ -109,12 +108,34 @@ def _open_raw(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
-    """The decompressed stream and its compression, from the first bytes."""
+class _Chunks(io.RawIOBase):
+    """A stream of the byte strings `chunks` gives, one after the other."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks, self.chunk, self.at = chunks, memoryview(b""), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.at == len(self.chunk):
+            next_chunk = next(self.chunks, None)
+            if next_chunk is None:
+                return 0
+            self.chunk, self.at = memoryview(next_chunk), 0
+        count = min(len(buffer), len(self.chunk) - self.at)
+        buffer[:count] = self.chunk[self.at : self.at + count]
+        self.at += count
+        return count
+
+
+def _decompressed(raw: _Hashing, jobs: int) -> tuple[IO[bytes], str]:
+    """The decompressed stream and its compression, from the first bytes. bz2 is decompressed on `jobs`
+    threads, a stream a thread (`bz2_streams`)."""
     head = io.BufferedReader(raw, 1 << 20)
     magic = head.peek(4)[:4]
     if magic.startswith(b"BZh"):
-        return bz2.BZ2File(head), "bzip2"
+        return io.BufferedReader(_Chunks(bz2_streams.decompressed(head, jobs)), 1 << 20), "bzip2"
     if starts_zstd(magic):
         reader = zstandard.ZstdDecompressor().stream_reader(head, read_across_frames=True)
         return io.BufferedReader(reader, 1 << 20), "zstd"
@@ -268,7 +289,8 @@ class _Chunk:
     reader's batches of that text back to the inputs: each game's input, offset, line, id and signature
     (`GAMES`)."""
 
-    def __init__(self, workdir: str):
+    def __init__(self, workdir: str, jobs: int):
+        self.jobs = jobs  # threads that decompress an input (bz2's streams)
         self.pgn_path = os.path.join(workdir, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
@@ -302,7 +324,7 @@ class _Chunk:
             raise InputError(f"{path}: {e}") from e
         early = len(self.early)
         with raw:
-            stream, compression = _decompressed(raw)
+            stream, compression = _decompressed(raw, self.jobs)
             opened = False
             for text in _readable(texts(stream, MAX_LINE_BYTES), path, compression):
                 if not opened and (first := first_game(text)) is not None:
@@ -473,7 +495,7 @@ class JsonSource(Inputs):
         pending = list(reversed(self.paths))
         while pending:
             with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
-                chunk = _Chunk(workdir)
+                chunk = _Chunk(workdir, self.jobs)
                 try:
                     while pending and chunk.out.tell() < CHUNK_PGN_BYTES:
                         path = pending.pop()
