@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
+import pyarrow as pa
 import zstandard
 from s3_server import S3Server
 from support import (
@@ -34,6 +35,7 @@ from support import (
 )
 
 from warehouse.exports.bgn_json import export_json
+from warehouse.ingest import json_files
 from warehouse.lake import Lake
 
 SITE = "https://lichess.org/abcdEFGH"
@@ -233,6 +235,25 @@ def test_each_refusal_of_a_bgn_line_in_its_words(tmp_path: Path) -> None:
     assert [(r["kind"], r["reason"]) for r in rejects] == [
         ("bad_field", f"line {n}: {reason}") for n, (_, reason) in enumerate(REFUSED, start=1)
     ]
+
+
+def test_san_is_dropped_from_a_slice_of_a_batch() -> None:
+    """The parallel reader hands a partition's run of a worker's batch as a slice, its lists sharing the
+    whole batch's values: the BGN games' SAN is dropped from the slice's own moves (the 200,000-game bench
+    import failed: `Array arguments must all be the same length`)."""
+    move = pa.struct([("ply", pa.int16()), ("san", pa.string())])
+    line = pa.struct([("moves", pa.list_(move))])
+    moves = pa.array([[{"ply": p, "san": f"m{g}{p}"} for p in range(g)] for g in range(5)], pa.list_(move))
+    lines = pa.array([[{"moves": [{"ply": 0, "san": f"v{g}"}]}] * g for g in range(5)], pa.list_(line))
+    bgn = pa.array([True, False])  # games 2 (BGN) and 3 (study) of the batch
+    got_moves = json_files.without_san(moves.slice(2, 2), bgn)
+    assert got_moves.to_pylist() == [
+        [{"ply": p, "san": None} for p in range(2)],
+        [{"ply": p, "san": f"m3{p}"} for p in range(3)],
+    ]
+    got_lines = json_files.lines_without_san(lines.slice(2, 2), bgn)
+    assert got_lines.to_pylist() == [[{"moves": [{"ply": 0, "san": None}]}] * 2,
+                                     [{"moves": [{"ply": 0, "san": "v3"}]}] * 3]  # fmt: skip
 
 
 def test_loads_are_idempotent_and_bad_files_are_one_line(tmp_path: Path) -> None:

@@ -56,9 +56,9 @@ RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's 
 # - the moves replay to other fields than the line gives.
 NOT_JSON, BAD_FIELD, DISAGREES = JSON_REJECT_KINDS
 TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
-# The longest line (or document) read: half the reader's largest game, as a line costs up to ~21 times its
-# bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured for a
-# line of 1.2M moves just under this limit.
+# The longest line (or document) read: half the reader's largest game, as a study document costs up to ~21
+# times its bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured
+# for a line of 1.2M moves just under this limit.
 MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
 # Decompressed bytes read at once past a line too long to keep.
 CHUNK = 1 << 20
@@ -350,7 +350,7 @@ class _Chunk:
 
     def _add_lines(self, file: int, path: str, lines: Lines) -> None:
         """The BGN games of `lines` made into PGN by the core; their study documents by `json_games`."""
-        pgn, made, refused, studies, _ = _core.bgn_lines(
+        pgn, made, refused, studies = _core.bgn_lines(
             lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
         )
         games = pa.record_batch(made)
@@ -567,27 +567,33 @@ def signatures(batch: pa.RecordBatch) -> pa.Array:
     return pc.if_else(has_lines, pc.binary_join_element_wise(mainline, joined, "|"), mainline)
 
 
+def own_values(lists: pa.ListArray) -> tuple[pa.Array, pa.Array]:
+    """A list array's offsets from 0 and the values they index: a slice of a batch (the parallel reader
+    hands them, a partition's run of a worker's batch) shares the whole batch's values."""
+    start, end = lists.offsets[0].as_py(), lists.offsets[-1].as_py()
+    return pc.subtract(lists.offsets, start), lists.values.slice(start, end - start)
+
+
 def without_san(moves: pa.ListArray, where: pa.Array) -> pa.ListArray:
     """`moves` with `san` null in the lists of the games `where` is true (BGN games: no SAN of theirs)."""
-    values = moves.values
-    per_move = pc.list_parent_indices(moves)
-    drop = pc.take(where, per_move) if len(values) else pa.array([], pa.bool_())
-    fields = [values.field(i) for i in range(values.type.num_fields)]
+    offsets, values = own_values(moves)
+    drop = pc.take(where, pc.list_parent_indices(moves)) if len(values) else pa.array([], pa.bool_())
+    fields = values.flatten()
     san = values.type.get_field_index("san")
     fields[san] = pc.if_else(drop, pa.nulls(len(values), pa.string()), fields[san])
     struct = pa.StructArray.from_arrays(fields, fields=list(values.type))
-    return pa.ListArray.from_arrays(moves.offsets, struct, type=moves.type)
+    return pa.ListArray.from_arrays(offsets, struct, type=moves.type)
 
 
 def lines_without_san(variations: pa.ListArray, where: pa.Array) -> pa.ListArray:
-    lines = variations.values
+    offsets, lines = own_values(variations)
     if not len(lines):
         return variations
-    fields = [lines.field(i) for i in range(lines.type.num_fields)]
+    fields = lines.flatten()
     moves = lines.type.get_field_index("moves")
     fields[moves] = without_san(fields[moves], pc.take(where, pc.list_parent_indices(variations)))
     struct = pa.StructArray.from_arrays(fields, fields=list(lines.type))
-    return pa.ListArray.from_arrays(variations.offsets, struct, type=variations.type)
+    return pa.ListArray.from_arrays(offsets, struct, type=variations.type)
 
 
 def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use crate::annotations::MAX_NAG;
+use crate::export_pgn::write_tags;
 
 /// Nesting deeper than this is refused, as Python's JSON reader refuses it (`RecursionError` at ~997).
 pub const MAX_DEPTH: usize = 995;
@@ -346,18 +347,11 @@ fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()
         pairs.push(("SetUp", "1".into()));
         pairs.push(("FEN", fen.to_owned()));
     }
-    for (name, value) in pairs {
-        out.push(b'[');
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b" \"");
-        for b in value.bytes() {
-            if b == b'\\' || b == b'"' {
-                out.push(b'\\');
-            }
-            out.push(b);
-        }
-        out.extend_from_slice(b"\"]\n");
-    }
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    write_tags(out, &pairs);
     Ok(())
 }
 

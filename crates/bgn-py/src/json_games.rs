@@ -13,10 +13,10 @@ use crate::ArrowArray;
 /// why).
 type Refused = (usize, usize, u64, &'static str, Option<String>);
 
-/// `(pgn, games, refused, studies, lines)` for the lines of `data[:end]` (or `data[:end]` as one
+/// `(pgn, games, refused, studies)` for the lines of `data[:end]` (or `data[:end]` as one
 /// document when `whole`): the games' PGN one after the other; a record batch of the games (`pgn_start`,
 /// `offset`, `length`, `line`, `id`, `signature`); the refused lines (offset, length, line, kind, reason);
-/// the lines holding a study document (offset, length, line); and the number of lines. Offsets are in
+/// and the lines holding a study document (offset, length, line). Offsets are in
 /// `data`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank start of
 /// `raw_limit` bytes.
 #[pyfunction]
@@ -34,7 +34,6 @@ pub fn bgn_lines<'py>(
     ArrowArray,
     Vec<Refused>,
     Vec<(usize, usize, u64)>,
-    u64,
 )> {
     let data = &data[..end.min(data.len())];
     let (block, batch) = py.detach(|| {
@@ -57,7 +56,6 @@ pub fn bgn_lines<'py>(
         ArrowArray::of_batch(batch),
         refused,
         studies,
-        block.lines,
     ))
 }
 
