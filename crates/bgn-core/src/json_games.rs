@@ -217,15 +217,33 @@ fn depth(text: &[u8]) -> usize {
 
 type Refused<T> = Result<T, String>;
 
+/// Where a value is in the line (`moves[3].a[0].clk`), written out only when a refusal names it.
+#[derive(Clone, Copy)]
+enum Here<'a> {
+    Root(&'a str),
+    Index(&'a Here<'a>, usize),
+    Key(&'a Here<'a>, &'a str),
+}
+
+impl std::fmt::Display for Here<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Here::Root(name) => f.write_str(name),
+            Here::Index(parent, index) => write!(f, "{parent}[{index}]"),
+            Here::Key(parent, key) => write!(f, "{parent}.{key}"),
+        }
+    }
+}
+
 /// A game's PGN written to `out`; its id and signature (a line's moves space-separated, lines
 /// `|`-separated, the mainline first then each line in the order its `(` is written, which is the lake's
 /// `variations` order).
 fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
-    let doc = object(doc, "the line")?;
+    let doc = object(doc, Here::Root("the line"))?;
     let id = match get(doc, "id") {
         None => None,
         Some(id) => {
-            let text = string(id, "id")?;
+            let text = string(id, Here::Root("id"))?;
             if !lake_id(text) {
                 return Err(format!(
                     "id {} is neither a lichess id (8 letters or digits) nor 16 hex digits",
@@ -256,11 +274,12 @@ fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)>
         signatures: Vec::new(),
     };
     if let Some(comment) = get(doc, "comment") {
-        let comment = comment_text(comment, "comment")?;
+        let comment = comment_text(comment, Here::Root("comment"))?;
         game.braced(&[comment]);
     }
     let fen = get(doc, "fen").and_then(Value::as_str);
-    game.line(array(moves, "moves")?, start_ply(fen), "moves")?;
+    let mainline = Here::Root("moves");
+    game.line(array(moves, mainline)?, start_ply(fen), mainline)?;
     game.token(result);
     game.out.extend_from_slice(b"\n\n");
     Ok((id, game.signatures.join("|")))
@@ -275,11 +294,11 @@ fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()
     let mut pairs: Vec<(&str, String)> = Vec::new();
     for (key, tag) in [("event", "Event"), ("site", "Site")] {
         if let Some(value) = doc.get(key) {
-            pairs.push((tag, tag_value(value, key)?.to_owned()));
+            pairs.push((tag, tag_value(value, Here::Root(key))?.to_owned()));
         }
     }
     if let Some(stamp) = get(doc, "datetime") {
-        let text = string(stamp, "datetime")?;
+        let text = string(stamp, Here::Root("datetime"))?;
         let Some((date, clock)) = datetime(text) else {
             return Err(format!(
                 "datetime {} is not YYYY-MM-DDThh:mm:ssZ",
@@ -291,18 +310,19 @@ fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()
         pairs.push(("UTCTime", clock.to_owned()));
     }
     if let Some(round) = doc.get("round") {
-        pairs.push(("Round", tag_value(round, "round")?.to_owned()));
+        pairs.push(("Round", tag_value(round, Here::Root("round"))?.to_owned()));
     }
     let players = match doc.get("players") {
         None => &[][..],
-        Some(players) => array(players, "players")?,
+        Some(players) => array(players, Here::Root("players"))?,
     };
     if players.len() > 2 {
         return Err(format!("players holds {} entries, not 2", players.len()));
     }
     let mut sides = [Side::default(), Side::default()];
     for (index, player) in players.iter().enumerate() {
-        sides[index] = side(object(player, &format!("players[{index}]"))?, index)?;
+        let here = Here::Index(&Here::Root("players"), index);
+        sides[index] = side(object(player, here)?, here)?;
     }
     for (side, tag) in sides.iter().zip(["White", "Black"]) {
         if let Some(name) = &side.name {
@@ -323,13 +343,16 @@ fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()
         }
     }
     if let Some(variant) = doc.get("variant") {
-        pairs.push(("Variant", tag_value(variant, "variant")?.to_owned()));
+        pairs.push((
+            "Variant",
+            tag_value(variant, Here::Root("variant"))?.to_owned(),
+        ));
     }
     if let Some(opening) = doc.get("opening") {
-        let opening = object(opening, "opening")?;
+        let opening = object(opening, Here::Root("opening"))?;
         for (key, tag) in [("ECO", "ECO"), ("verbose", "Opening")] {
             if let Some(value) = opening.get(key) {
-                let value = tag_value(value, &format!("opening.{key}"))?;
+                let value = tag_value(value, Here::Key(&Here::Root("opening"), key))?;
                 pairs.push((tag, value.to_owned()));
             }
         }
@@ -339,11 +362,11 @@ fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()
         ("termination", "Termination"),
     ] {
         if let Some(value) = doc.get(key) {
-            pairs.push((tag, tag_value(value, key)?.to_owned()));
+            pairs.push((tag, tag_value(value, Here::Root(key))?.to_owned()));
         }
     }
     if let Some(fen) = doc.get("fen") {
-        let fen = tag_value(fen, "fen")?;
+        let fen = tag_value(fen, Here::Root("fen"))?;
         pairs.push(("SetUp", "1".into()));
         pairs.push(("FEN", fen.to_owned()));
     }
@@ -364,28 +387,28 @@ struct Side {
     diff: Option<String>,
 }
 
-fn side(player: &Map<String, Value>, index: usize) -> Refused<Side> {
-    let here = format!("players[{index}]");
+fn side(player: &Map<String, Value>, here: Here) -> Refused<Side> {
     let mut side = Side::default();
     if let Some(handle) = player.get("handle") {
-        let handle = object(handle, &format!("{here}.handle"))?;
+        let at = Here::Key(&here, "handle");
+        let handle = object(handle, at)?;
         let value = handle.get("value").unwrap_or(&Value::Null);
-        side.name = Some(tag_value(value, &format!("{here}.handle.value"))?.to_owned());
+        side.name = Some(tag_value(value, Here::Key(&at, "value"))?.to_owned());
     }
     let elos: Vec<&String> = player.keys().filter(|k| k.starts_with("ELO_")).collect();
     if elos.len() > 1 {
         return Err(format!("{here} holds {} ELO_ keys, not one", elos.len()));
     }
     if let Some(key) = elos.first() {
-        let elo = integer(&player[key.as_str()], &format!("{here}.{key}"), 0, INT32)?;
+        let elo = integer(&player[key.as_str()], Here::Key(&here, key), 0, INT32)?;
         side.elo = Some(elo.to_string());
     }
     if let Some(diff) = player.get("ratingDiff") {
-        let diff = integer(diff, &format!("{here}.ratingDiff"), -INT32, INT32)?;
+        let diff = integer(diff, Here::Key(&here, "ratingDiff"), -INT32, INT32)?;
         side.diff = Some(format!("{diff:+}"));
     }
     if let Some(title) = player.get("title") {
-        side.title = Some(tag_value(title, &format!("{here}.title"))?.to_owned());
+        side.title = Some(tag_value(title, Here::Key(&here, "title"))?.to_owned());
     }
     Ok(side)
 }
@@ -459,24 +482,25 @@ impl Lines<'_> {
     }
 
     /// A line's moves (and the lines nested in them).
-    fn line(&mut self, moves: &[Value], first_ply: u64, where_: &str) -> Refused<()> {
+    fn line(&mut self, moves: &[Value], first_ply: u64, where_: Here) -> Refused<()> {
+        let mainline = matches!(where_, Here::Root(_));
         let line = self.signatures.len();
         self.signatures.push(String::new());
         for (index, mv) in moves.iter().enumerate() {
-            let mv = object(mv, &format!("{where_}[{index}]"))?;
+            let here = Here::Index(&where_, index);
+            let mv = object(mv, here)?;
             let notes = get(mv, "a");
-            if let (Some(Value::Array(notes)), true) = (notes, index == 0 && where_ != "moves") {
-                let here = format!("{where_}[0].precomment");
+            if let (Some(Value::Array(notes)), true) = (notes, index == 0 && !mainline) {
                 let mut precomments = Vec::new();
                 for note in notes {
                     if let Some(p) = note.as_object().and_then(|n| n.get("precomment")) {
-                        precomments.push(comment_text(p, &here)?);
+                        precomments.push(comment_text(p, Here::Key(&here, "precomment"))?);
                     }
                 }
                 self.braced(&precomments);
             }
             let ply = first_ply + index as u64;
-            let (token, fields) = move_fields(mv, where_, index)?;
+            let (token, fields) = move_fields(mv, here)?;
             self.start_token();
             let dots = if ply.is_multiple_of(2) { "." } else { "..." };
             let _ = write!(VecWriter(self.out), "{}{dots} {token}", ply / 2 + 1);
@@ -486,12 +510,12 @@ impl Lines<'_> {
             }
             signature.push_str(&fields);
             if let Some(notes) = notes {
-                let here = format!("{where_}[{index}]");
-                let alts = self.annotate(notes, &here, index, where_)?;
+                let alts = self.annotate(notes, here, index == 0 && !mainline)?;
+                let at = Here::Key(&here, "alt");
                 for (n, alt) in alts.into_iter().enumerate() {
                     self.token("(");
-                    let here = format!("{here}.alt[{n}]");
-                    self.line(array(alt, &here)?, ply, &here)?;
+                    let here = Here::Index(&at, n);
+                    self.line(array(alt, here)?, ply, here)?;
                     self.token(")");
                 }
             }
@@ -503,36 +527,37 @@ impl Lines<'_> {
     fn annotate<'v>(
         &mut self,
         notes: &'v Value,
-        here: &str,
-        index: usize,
-        where_: &str,
+        here: Here,
+        starts_variation: bool,
     ) -> Refused<Vec<&'v Value>> {
         let mut alts = Vec::new();
         let mut parts: Vec<String> = Vec::new();
-        for (i, note) in array(notes, &format!("{here}.a"))?.iter().enumerate() {
-            let note = object(note, &format!("{here}.a[{i}]"))?;
-            if note.contains_key("precomment") && (index != 0 || where_ == "moves") {
+        let at = Here::Key(&here, "a");
+        for (i, note) in array(notes, at)?.iter().enumerate() {
+            let note_at = Here::Index(&at, i);
+            let note = object(note, note_at)?;
+            if note.contains_key("precomment") && !starts_variation {
                 return Err(format!(
                     "{here} has a precomment but does not start a variation"
                 ));
             }
             if let Some(nag) = note.get("nag") {
-                let nag = integer(nag, &format!("{here}.a[{i}].nag"), 1, MAX_NAG as i64)?;
+                let nag = integer(nag, Here::Key(&note_at, "nag"), 1, MAX_NAG as i64)?;
                 self.token(&format!("${nag}"));
             }
             if let Some(eval) = note.get("eval") {
-                let value = first_of(eval, &format!("{here}.a[{i}].eval"), bgn_eval, "an eval")?;
+                let value = first_of(eval, Here::Key(&note_at, "eval"), bgn_eval, "an eval")?;
                 parts.push(format!("[%eval {value}]"));
             }
             if let Some(clock) = note.get("clk") {
-                let value = first_of(clock, &format!("{here}.a[{i}].clk"), is_clock, "a clock")?;
+                let value = first_of(clock, Here::Key(&note_at, "clk"), is_clock, "a clock")?;
                 parts.push(format!("[%clk {value}]"));
             }
             if let Some(comment) = note.get("comment") {
-                parts.push(comment_text(comment, &format!("{here}.a[{i}].comment"))?.to_owned());
+                parts.push(comment_text(comment, Here::Key(&note_at, "comment"))?.to_owned());
             }
             if let Some(alt) = note.get("alt") {
-                alts.extend(array(alt, &format!("{here}.a[{i}].alt"))?);
+                alts.extend(array(alt, Here::Key(&note_at, "alt"))?);
             }
         }
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
@@ -554,7 +579,7 @@ impl std::fmt::Write for VecWriter<'_> {
 /// The move's PGN token and its fields as the lake will hold them (`p.f.t.x.c.castle.promote`). The
 /// common case is checked field by field at once; a move that fails it is read again in the order that
 /// names the field at fault first.
-fn move_fields(mv: &Map<String, Value>, where_: &str, index: usize) -> Refused<(String, String)> {
+fn move_fields(mv: &Map<String, Value>, here: Here) -> Refused<(String, String)> {
     let field = |key| get(mv, key);
     let letter = |key, set: &[u8]| match field(key) {
         None => Some(""),
@@ -600,7 +625,7 @@ fn move_fields(mv: &Map<String, Value>, where_: &str, index: usize) -> Refused<(
         }
         return Ok((token(p, f, x, t, promote), fields));
     }
-    let here = format!("{where_}[{index}]");
+    let here = here.to_string();
     Ok((bgn_token(mv, &here)?, bgn_signature(mv, &here)?))
 }
 
@@ -692,7 +717,7 @@ fn drop_token(mv: &Map<String, Value>, piece: &str, here: &str) -> Refused<Strin
 /// The move's fields as the lake will hold them, `.`-separated (Python's `str` of each value).
 fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
     if let Some(checks) = get(mv, "c") {
-        integer(checks, &format!("{here}.c"), 1, INT16)?;
+        integer(checks, Here::Key(&Here::Root(here), "c"), 1, INT16)?;
     }
     let fields: Vec<String> = SIGNATURE_FIELDS
         .iter()
@@ -708,7 +733,7 @@ fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
 /// The first of a BGN list of evals or clocks (the lake keeps one a move).
 fn first_of<'v>(
     values: &'v Value,
-    here: &str,
+    here: Here,
     fits: fn(&str) -> bool,
     what: &str,
 ) -> Refused<&'v str> {
@@ -716,7 +741,7 @@ fn first_of<'v>(
     let Some(first) = values.first() else {
         return Err(format!("{here} is empty"));
     };
-    let value = string(first, &format!("{here}[0]"))?;
+    let value = string(first, Here::Index(&here, 0))?;
     if !fits(value) {
         return Err(format!("{here}[0] {} is not {what}", repr(first)));
     }
@@ -772,26 +797,26 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-fn object<'v>(value: &'v Value, here: &str) -> Refused<&'v Map<String, Value>> {
+fn object<'v>(value: &'v Value, here: Here) -> Refused<&'v Map<String, Value>> {
     value
         .as_object()
         .ok_or_else(|| format!("{here} is {}, not an object", json_type(value)))
 }
 
-fn array<'v>(value: &'v Value, here: &str) -> Refused<&'v [Value]> {
+fn array<'v>(value: &'v Value, here: Here) -> Refused<&'v [Value]> {
     value
         .as_array()
         .map(Vec::as_slice)
         .ok_or_else(|| format!("{here} is {}, not an array", json_type(value)))
 }
 
-fn string<'v>(value: &'v Value, here: &str) -> Refused<&'v str> {
+fn string<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
     value
         .as_str()
         .ok_or_else(|| format!("{here} is {}, not a string", json_type(value)))
 }
 
-fn tag_value<'v>(value: &'v Value, here: &str) -> Refused<&'v str> {
+fn tag_value<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
     let text = string(value, here)?;
     if text.contains(['\n', '\r']) {
         return Err(format!("{here} holds a line break, which a PGN tag cannot"));
@@ -799,7 +824,7 @@ fn tag_value<'v>(value: &'v Value, here: &str) -> Refused<&'v str> {
     Ok(text)
 }
 
-fn comment_text<'v>(value: &'v Value, here: &str) -> Refused<&'v str> {
+fn comment_text<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
     let text = string(value, here)?;
     if text.contains('}') {
         return Err(format!("{here} holds '}}', which ends a PGN comment"));
@@ -820,7 +845,7 @@ fn int_of(value: &Value) -> Option<i64> {
 }
 
 /// An integer within `low..=high`.
-fn integer(value: &Value, here: &str, low: i64, high: i64) -> Refused<i64> {
+fn integer(value: &Value, here: Here, low: i64, high: i64) -> Refused<i64> {
     let Some(text) = integer_text(value) else {
         return Err(format!("{here} is {}, not an integer", json_type(value)));
     };
