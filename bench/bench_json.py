@@ -4,9 +4,10 @@ and a folder of study files (one a game) imported as one load.
     python bench/bench_json.py [--games 20000] [--study-files 10000]
 
 The bench dump of bench_load.py (real lichess games, clocks on every move) is loaded into a lake and
-exported both ways (BGN `.json.bz2`, study JSON-lines); each export is then imported into a new lake by
-the command-line tool in its own process: wall time, CPU time (the Rust reader's threads included), peak
-RSS. The PGN load of the same dump is shown beside them.
+exported (BGN `.json.bz2` and `.json.zst`, study JSON-lines); each export is then imported into a new
+lake by the command-line tool in its own process: wall time, CPU time (the Rust reader's threads
+included), peak RSS. The PGN load of the same dump is shown beside them, and the compressors alone
+(`bzip2 -d`, `zstd -d`, one core) on the same files, in the same run: the ratios issue 32 sets goals on.
 
 Study files: the real games of tests/data (the bundled sample), repeated under distinct lichess ids by
 make-bench-dump until `--study-files` games, loaded from PGN, exported one study file a game, and the
@@ -42,6 +43,7 @@ def main() -> None:
         default=10_000,
         help="study files imported as one load (default: 10,000; 0: skip)",
     )
+    p.add_argument("--no-study", action="store_true", help="skip the study JSON-lines import")
     args = p.parse_args()
     if args.study_files:
         study_files(args.study_files)
@@ -52,29 +54,46 @@ def main() -> None:
         work = Path(tmp)
         rows = []
 
-        def timed(name: str, *command: str) -> None:
+        def timed(name: str, *command: str) -> float:
             wall, cpu, rss = run_measured([sys.executable, "-m", *command])
             rows.append((name, args.games / wall, args.games / cpu, rss))
+            return cpu
 
         timed("PGN load (.pgn.zst)", "loaders.pgn2parquet", str(dump), "--lake", str(work / "lake"))
-        run_measured(
-            [sys.executable, "-m", "loaders.parquet2json", str(work / "bgn"), "--lake", str(work / "lake")]
-        )
+        export = [sys.executable, "-m", "loaders.parquet2json"]
+        run_measured([*export, str(work / "bgn"), "--lake", str(work / "lake")])
+        run_measured([*export, str(work / "zst"), "--compression", "zst", "--lake", str(work / "lake")])
         study = str(work / "study.jsonl")
-        run_measured([sys.executable, "-m", "loaders.parquet2json", "--format", "study", "--lines", study,
-                      "--lake", str(work / "lake")])  # fmt: skip
-        timed(
-            "BGN JSON import (.json.bz2)",
-            "loaders.json2parquet",
-            str(work / "bgn"),
-            "--lake",
-            str(work / "b"),
-        )
-        timed("study JSON import (.jsonl)", "loaders.json2parquet", study, "--lake", str(work / "s"))
+        if not args.no_study:
+            run_measured([*export, "--format", "study", "--lines", study, "--lake", str(work / "lake")])
+        bz2_cpu = timed("BGN JSON import (.json.bz2)", "loaders.json2parquet", str(work / "bgn"), "--lake",
+                        str(work / "b"))  # fmt: skip
+        zst_cpu = timed("BGN JSON import (.json.zst)", "loaders.json2parquet", str(work / "zst"), "--lake",
+                        str(work / "z"))  # fmt: skip
+        if not args.no_study:
+            timed("study JSON import (.jsonl)", "loaders.json2parquet", study, "--lake", str(work / "s"))
+        # The compressors alone on the same bytes, one core, in the same run.
+        bunzip = alone(rows, "bzip2 -d alone (.json.bz2)", ["bzip2", "-dc"], work / "bgn", args.games)
+        unzstd = alone(rows, "zstd -d alone (.json.zst)", ["zstd", "-dcq"], work / "zst", args.games)
         print(f"JSON import, {args.games:,}-game bench dump, {os.cpu_count()} cores:")
         print(f"  {'what':<28} {'games/s wall':>13} {'games/CPU-s':>12} {'peak RSS MB':>12}")
         for name, wall, cpu, rss in rows:
             print(f"  {name:<28} {wall:>13,.0f} {cpu:>12,.0f} {rss:>12,}")
+        print(f"  BGN import from .json.bz2: CPU per game {bz2_cpu / bunzip:.2f}x bzip2's to decompress it "
+              "(goal: at most 2x)")  # fmt: skip
+        print(f"  BGN import from .json.zst: {args.games / zst_cpu:,.0f} games per CPU-second (goal: at "
+              f"least 15,000); CPU per game {zst_cpu / unzstd:.1f}x zstd's to decompress it")  # fmt: skip
+
+
+def alone(
+    rows: list[tuple[str, float, float, int]], name: str, command: list[str], folder: Path, games: int
+) -> float:
+    """The CPU seconds of `command` decompressing the files of `folder` to nowhere, added to `rows`."""
+    wall, cpu, rss = run_measured(
+        [*command, *map(str, sorted(p for p in folder.glob("**/*") if p.is_file()))]
+    )
+    rows.append((name, games / wall, games / cpu, rss))
+    return cpu
 
 
 def study_files(games: int) -> None:

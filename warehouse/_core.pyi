@@ -121,6 +121,18 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 
     :raises ValueError: for a FEN that is not a legal position."""
 
+def bgn_lines(
+    data: bytes, end: int, whole: bool, limit: int, raw_limit: int
+) -> tuple[bytes, ArrowArray, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]]]:
+    """BGN JSON lines, `data[:end]` (or one document, `whole`), as PGN for the reader: `(pgn, games,
+    refused, studies)`. `pgn` the games' PGN one after the other; `games` a record batch
+    (`pgn_start`, `offset`, `length`, `line`, `id`, `signature`: the fields the replay must give, see
+    crates/bgn-core/src/json_games.rs); `refused` the lines refused (offset, length, line, reject kind,
+    reason: None for a line that is not JSON, whose reason Python's JSON reader words); `studies` the lines
+    holding a study document (offset, length, line), left to the caller. Offsets are in `data`, lines
+    counted from 1. A line longer than `limit` bytes is refused (`too_large`) unless its first
+    `raw_limit` bytes are blank."""
+
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""

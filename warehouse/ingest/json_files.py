@@ -1,11 +1,12 @@
 """JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
 
-The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`:
-one record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN
-text (`json_games`) in a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the
-Rust reader replays, so every move is checked as a PGN move is. Then each batch is taken back to the JSON
-inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset; a
-BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
+The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`: one
+record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
+a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
+move is checked as a PGN move is: BGN lines by the Rust core a block of lines at a time (`_core.bgn_lines`,
+no Python object per game or move), study documents by `json_games`. Then each batch is taken back to the
+JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset;
+a BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
 piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
 game's `san` is left null, since its line holds no SAN.
 
@@ -16,12 +17,11 @@ its first line is `{` alone: then it is one (pretty-printed) document. Its first
 (`opens_json`): any other file (PGN, say) is refused whole, nothing of it kept (the others load).
 
 Memory does not grow with a line: a line (or document) is read up to `MAX_LINE_BYTES`, and one longer is
-read past in chunks and rejected (`too_large`), never held whole. docs/operations.md, "Memory".
+read past in chunks and rejected (`too_large`), never held whole (`texts`). docs/operations.md, "Memory".
 """
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import hashlib
 import io
@@ -39,7 +39,7 @@ import zstandard
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.ingest import json_games
+from warehouse.ingest import bz2_streams, json_games
 from warehouse.ingest.inputs import JSON_NAME, input_files
 from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
 from warehouse.ingest.zstd_frames import starts_zstd
@@ -56,9 +56,9 @@ RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's 
 # - the moves replay to other fields than the line gives.
 NOT_JSON, BAD_FIELD, DISAGREES = JSON_REJECT_KINDS
 TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
-# The longest line (or document) read: half the reader's largest game, as a line costs up to ~21 times its
-# bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured for a
-# line of 1.2M moves just under this limit.
+# The longest line (or document) read: half the reader's largest game, as a study document costs up to ~21
+# times its bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured
+# for a line of 1.2M moves just under this limit.
 MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
 # Decompressed bytes read at once past a line too long to keep.
 CHUNK = 1 << 20
@@ -108,12 +108,34 @@ def _open_raw(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
-    """The decompressed stream and its compression, from the first bytes."""
+class _Chunks(io.RawIOBase):
+    """A stream of the byte strings `chunks` gives, one after the other."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks, self.chunk, self.at = chunks, memoryview(b""), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.at == len(self.chunk):
+            next_chunk = next(self.chunks, None)
+            if next_chunk is None:
+                return 0
+            self.chunk, self.at = memoryview(next_chunk), 0
+        count = min(len(buffer), len(self.chunk) - self.at)
+        buffer[:count] = self.chunk[self.at : self.at + count]
+        self.at += count
+        return count
+
+
+def _decompressed(raw: _Hashing, jobs: int) -> tuple[IO[bytes], str]:
+    """The decompressed stream and its compression, from the first bytes. bz2 is decompressed on `jobs`
+    threads, a stream a thread (`bz2_streams`)."""
     head = io.BufferedReader(raw, 1 << 20)
     magic = head.peek(4)[:4]
     if magic.startswith(b"BZh"):
-        return bz2.BZ2File(head), "bzip2"
+        return io.BufferedReader(_Chunks(bz2_streams.decompressed(head, jobs)), 1 << 20), "bzip2"
     if starts_zstd(magic):
         reader = zstandard.ZstdDecompressor().stream_reader(head, read_across_frames=True)
         return io.BufferedReader(reader, 1 << 20), "zstd"
@@ -125,37 +147,63 @@ def _decompressed(raw: _Hashing) -> tuple[IO[bytes], str]:
 @dataclass
 class Document:
     """One game's text in the input: its byte offset and length (decompressed), its line number, and its
-    bytes: all of them, or its first `RAW_LIMIT` when it is longer than the limit (`whole` false)."""
+    bytes (at most its first `RAW_LIMIT` when it is too long to keep)."""
 
     offset: int
     length: int
     line: int
     data: bytes
 
-    @property
-    def whole(self) -> bool:
-        return len(self.data) == self.length
+
+@dataclass
+class Lines:
+    """Whole lines of an input, `data[:end]`, or its one (pretty-printed) document (`whole`): the
+    decompressed offset of their first byte and the number of their first line."""
+
+    offset: int
+    line: int
+    data: bytes
+    end: int
+    whole: bool = False
 
 
-def documents(stream: IO[bytes], limit: int) -> Iterator[Document]:
-    """The input's games: its lines, or the whole input when its first line is `{` alone. A line or
-    document longer than `limit` bytes is read past in chunks, its first bytes kept."""
-    offset, number = 0, 0
-    while data := stream.readline(limit + 1):
-        number += 1
-        whole_input = number == 1 and data.strip() == b"{"
-        if whole_input:
-            data += stream.read(limit + 1 - len(data))
-        length = len(data)
-        if length > limit:
-            if whole_input:
-                length += _bytes_past(lambda: stream.read(CHUNK), line=False)
-            elif not data.endswith(b"\n"):
-                length += _bytes_past(lambda: stream.readline(CHUNK), line=True)
-            data = data[:RAW_LIMIT]
-        if data.strip():
-            yield Document(offset, length, number, data)
-        offset += length
+# Decompressed bytes read at once: the core takes the whole lines among them in one call.
+BLOCK_BYTES = 4 << 20
+
+
+def texts(stream: IO[bytes], limit: int) -> Iterator[Lines | Document]:
+    """The input's games, as blocks of whole lines, or the whole input when its first line is `{` alone.
+    A line or document longer than `limit` bytes that does not fit a block is read past in chunks, and
+    comes as a `Document` holding its first bytes (unless they are blank: a blank line is no game)."""
+    first = stream.readline(limit + 1)
+    if first.strip() == b"{":
+        data = first + stream.read(limit + 1 - len(first))
+        if len(data) <= limit:
+            yield Lines(0, 1, data, len(data), whole=True)
+        elif data[:RAW_LIMIT].strip():
+            yield Document(
+                0, len(data) + _bytes_past(lambda: stream.read(CHUNK), line=False), 1, data[:RAW_LIMIT]
+            )
+        return
+    offset, number, carry = 0, 1, first
+    while True:
+        more = stream.read(BLOCK_BYTES)
+        data = carry + more if carry else more
+        if not data:
+            return
+        end = data.rfind(b"\n") + 1 if more else len(data)
+        if end == 0 and len(data) > limit:
+            length = len(data) + _bytes_past(lambda: stream.readline(CHUNK), line=True)
+            if data[:RAW_LIMIT].strip():
+                yield Document(offset, length, number, data[:RAW_LIMIT])
+            offset, number, carry = offset + length, number + 1, b""
+            continue
+        if end:
+            yield Lines(offset, number, data, end)
+            offset, number = offset + end, number + data.count(b"\n", 0, end)
+        carry = data[end:]
+        if not more:
+            return
 
 
 def _bytes_past(read: Callable[[], bytes], line: bool) -> int:
@@ -168,6 +216,19 @@ def _bytes_past(read: Callable[[], bytes], line: bool) -> int:
     return count
 
 
+def first_game(text: Lines | Document) -> bytes | None:
+    """The first bytes of the first game of `text` (its first line that is not blank), if any."""
+    if isinstance(text, Document) or text.whole:
+        return text.data[:RAW_LIMIT]
+    start = 0
+    while start < text.end:
+        stop = text.data.find(b"\n", start, text.end) + 1 or text.end
+        if text.data[start:stop].strip():
+            return text.data[start : min(stop, start + RAW_LIMIT)]
+        start = stop
+    return None
+
+
 def opens_json(data: bytes) -> bool:
     """Whether an input's first game opens as JSON games do: a `{` (a line that is no JSON after all is that
     line's reject), or as `_core.looks_like_json` reads an array (PGN's first `[` opens a tag)."""
@@ -175,13 +236,13 @@ def opens_json(data: bytes) -> bool:
 
 
 class NotJson(json_games.Refused):
-    """A line that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
+    """A document that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
 
 
-def decode(document: Document) -> Any:
+def decode(data: bytes) -> Any:
     """:raises NotJson: for text that is not UTF-8 JSON, or nests too deep to read."""
     try:
-        return json.loads(document.data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise NotJson(f"not UTF-8 (byte {e.start})") from None
     except json.JSONDecodeError as e:
@@ -190,7 +251,17 @@ def decode(document: Document) -> Any:
         raise NotJson("nested deeper than the JSON reader goes (about 1,000 levels)") from None
 
 
-def _readable(games: Iterator[Document], path: str, compression: str) -> Iterator[Document]:
+def not_json(data: bytes) -> str:
+    """Why a line the core found no JSON is not, in the words of Python's JSON reader (the reasons the
+    load has always given)."""
+    try:
+        decode(data)
+    except NotJson as e:
+        return str(e)
+    return "not JSON: NaN, Infinity or the like, which JSON (RFC 8259) has not"
+
+
+def _readable(games: Iterator[Lines | Document], path: str, compression: str) -> Iterator[Lines | Document]:
     """`games`, a damaged input's failure as the one-line error of a bad file (nothing of it is loaded:
     unlike a PGN input's, a JSON line cut by the damage cannot be told from a whole one)."""
     try:
@@ -205,23 +276,28 @@ def _readable(games: Iterator[Document], path: str, compression: str) -> Iterato
 CHUNK_PGN_BYTES = 256 << 20
 
 
+# Per game of a chunk: where its PGN starts in the chunk's text, its input (an index in `files`), offset,
+# length and line there, its JSON id (when the lake can keep it) and its signature (BGN games only).
+GAMES = pa.schema(
+    [("pgn_start", pa.int64()), ("file", pa.int64()), ("offset", pa.int64()), ("length", pa.int64()),
+     ("line", pa.int64()), ("id", pa.string()), ("signature", pa.string())]
+)  # fmt: skip
+
+
 class _Chunk:
     """Consecutive inputs of a load turned into one PGN text in `workdir`, and what it takes to bring the
-    reader's batches of that text back to the inputs: each game's input, offset, line, id and signature."""
+    reader's batches of that text back to the inputs: each game's input, offset, line, id and signature
+    (`GAMES`)."""
 
-    def __init__(self, workdir: str):
+    def __init__(self, workdir: str, jobs: int):
+        self.jobs = jobs  # threads that decompress an input (bz2's streams)
         self.pgn_path = os.path.join(workdir, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
         self.early: Located = []  # games refused before any PGN was made (offsets in their input)
         self.outcomes: list[LoadedInput] = []
-        self.starts: list[int] = []
-        self.file_of: list[int] = []
-        self.offsets: list[int] = []
-        self.lengths: list[int] = []
-        self.lines: list[int] = []
-        self.ids: list[str | None] = []
-        self.signatures: list[str | None] = []
+        self.games: list[pa.RecordBatch] = []
+        self.made = 0
 
     def add(self, path: str) -> None:
         """Turns the input at `path` into PGN after the inputs before it.
@@ -229,16 +305,15 @@ class _Chunk:
         :raises InputError: for an input that cannot be read, is damaged or not JSON: nothing of it is
             kept.
         """
-        mark = (self.out.tell(), len(self.starts), len(self.early))
+        mark = (self.out.tell(), len(self.games), self.made, len(self.early))
         try:
             self._add(path)
         except InputError:
             self.out.seek(mark[0])
             self.out.truncate()
-            for column in (self.starts, self.file_of, self.offsets, self.lengths, self.lines, self.ids,
-                           self.signatures):  # fmt: skip
-                del column[mark[1] :]
-            del self.early[mark[2] :]
+            del self.games[mark[1] :]
+            self.made = mark[2]
+            del self.early[mark[3] :]
             raise
 
     def _add(self, path: str) -> None:
@@ -249,41 +324,17 @@ class _Chunk:
             raise InputError(f"{path}: {e}") from e
         early = len(self.early)
         with raw:
-            stream, compression = _decompressed(raw)
-            games = _readable(documents(stream, MAX_LINE_BYTES), path, compression)
-            for n, document in enumerate(games):
-                if n == 0 and not opens_json(document.data):
-                    raise InputError(f"{path}: not JSON (PGN games load with pgn2parquet)")
-                if not document.whole:
-                    self._refuse(path, document, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
-                    continue
-                try:
-                    doc = decode(document)
-                    game: json_games.Bgn | json_games.Study = (
-                        json_games.study_game(doc)
-                        if isinstance(doc, dict) and "metadata" in doc
-                        else json_games.bgn_game(doc)
-                    )
-                    data = game.pgn.encode("utf-8")
-                except UnicodeEncodeError:
-                    self._refuse(
-                        path, document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)"
-                    )
-                    continue
-                except json_games.Refused as e:
-                    self._refuse(path, document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
-                    continue
-                except RecursionError:
-                    self._refuse(path, document, NOT_JSON, "nested deeper than the JSON reader goes")
-                    continue
-                self.starts.append(self.out.tell())
-                self.out.write(data)
-                self.file_of.append(file)
-                self.offsets.append(document.offset)
-                self.lengths.append(document.length)
-                self.lines.append(document.line)
-                self.ids.append(game.id)
-                self.signatures.append(game.signature if isinstance(game, json_games.Bgn) else None)
+            stream, compression = _decompressed(raw, self.jobs)
+            opened = False
+            for text in _readable(texts(stream, MAX_LINE_BYTES), path, compression):
+                if not opened and (first := first_game(text)) is not None:
+                    if not opens_json(first):
+                        raise InputError(f"{path}: not JSON (PGN games load with pgn2parquet)")
+                    opened = True
+                if isinstance(text, Document):
+                    self._refuse(path, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
+                else:
+                    self._add_lines(file, path, text)
         self.files.append(path)
         refused = len(self.early) - early
         self.outcomes.append(
@@ -297,6 +348,61 @@ class _Chunk:
             )
         )
 
+    def _add_lines(self, file: int, path: str, lines: Lines) -> None:
+        """The BGN games of `lines` made into PGN by the core; their study documents by `json_games`."""
+        pgn, made, refused, studies = _core.bgn_lines(
+            lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
+        )
+        games = pa.record_batch(made)
+        self._add_games(
+            games.num_rows,
+            pgn_start=pc.add(games.column("pgn_start"), self.out.tell()),
+            file=pa.nulls(games.num_rows, pa.int64()).fill_null(file),
+            offset=pc.add(games.column("offset"), lines.offset),
+            length=games.column("length"),
+            line=pc.add(games.column("line"), lines.line - 1),
+            id=games.column("id"),
+            signature=games.column("signature"),
+        )
+        self.out.write(pgn)
+        for offset, length, line, kind, reason in refused:
+            data = lines.data[offset : offset + length]
+            document = Document(lines.offset + offset, length, lines.line + line - 1, data)
+            self._refuse(path, document, kind, not_json(data) if reason is None else reason)
+        for offset, length, line in studies:
+            self._add_study(file, path, Document(lines.offset + offset, length, lines.line + line - 1,
+                                                 lines.data[offset : offset + length]))  # fmt: skip
+
+    def _add_study(self, file: int, path: str, document: Document) -> None:
+        try:
+            game = json_games.study_game(decode(document.data))
+            data = game.pgn.encode("utf-8")
+        except UnicodeEncodeError:
+            self._refuse(path, document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)")
+            return
+        except json_games.Refused as e:
+            self._refuse(path, document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
+            return
+        except RecursionError:
+            self._refuse(path, document, NOT_JSON, "nested deeper than the JSON reader goes")
+            return
+        self._add_games(
+            1,
+            pgn_start=[self.out.tell()],
+            file=[file],
+            offset=[document.offset],
+            length=[document.length],
+            line=[document.line],
+            id=[game.id],
+            signature=[None],
+        )
+        self.out.write(data)
+
+    def _add_games(self, count: int, **columns: Any) -> None:
+        if count:
+            self.games.append(pa.record_batch(columns, schema=GAMES))
+            self.made += count
+
     def _refuse(self, path: str, document: Document, kind: str, reason: str) -> None:
         raw = document.data[:RAW_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
         reject = (document.offset, document.length, kind, f"line {document.line}: {reason}", raw)
@@ -305,11 +411,12 @@ class _Chunk:
     def close(self) -> None:
         """Ends the PGN text: what the reader reads next."""
         self.out.close()
-        self._starts = np.array(self.starts, dtype=np.int64)
-        self._file_of = np.array(self.file_of, dtype=np.int64)
-        self._offsets = np.array(self.offsets, dtype=np.int64)
-        self._ids = pa.array(self.ids, pa.string())
-        self._signatures = pa.array(self.signatures, pa.string())
+        games = pa.Table.from_batches(self.games, schema=GAMES).combine_chunks()
+        self._starts, self._file_of, self._offsets, self._lengths, self._lines = (
+            games.column(name).to_numpy() for name in ("pgn_start", "file", "offset", "length", "line")
+        )
+        self._ids = games.column("id").combine_chunks()
+        self._signatures = games.column("signature").combine_chunks()
         self._names = pa.array(self.files, pa.string())
 
     def _games(self, pgn_offsets: Any) -> Any:
@@ -335,8 +442,8 @@ class _Chunk:
         self._count(games, "games_rejected")
         return [
             (
-                self.files[self.file_of[g]],
-                (self.offsets[g], self.lengths[g], kind, f"line {self.lines[g]}: {reason}", raw),
+                self.files[self._file_of[g]],
+                (int(self._offsets[g]), int(self._lengths[g]), kind, f"line {self._lines[g]}: {reason}", raw),
             )
             for g, (_, _, kind, reason, raw) in zip(games.tolist(), rejects, strict=True)
         ]
@@ -355,12 +462,12 @@ class _Chunk:
         self._count(games[disagreeing], "games_rejected")
         rejects: Located = [
             (
-                self.files[self.file_of[g]],
+                self.files[self._file_of[g]],
                 (
-                    self.offsets[g],
-                    self.lengths[g],
+                    int(self._offsets[g]),
+                    int(self._lengths[g]),
                     DISAGREES,
-                    f"line {self.lines[g]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
+                    f"line {self._lines[g]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
                     self._pgn_text(g),
                 ),
             )
@@ -388,7 +495,7 @@ class JsonSource(Inputs):
         pending = list(reversed(self.paths))
         while pending:
             with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
-                chunk = _Chunk(workdir)
+                chunk = _Chunk(workdir, self.jobs)
                 try:
                     while pending and chunk.out.tell() < CHUNK_PGN_BYTES:
                         path = pending.pop()
@@ -415,7 +522,7 @@ class JsonSource(Inputs):
                     located += disagreeing
                     parts.append(part)
             yield Partition(*partition) if partition is not None else None, parts, located
-        made = len(chunk.starts)
+        made = chunk.made
         if reader.games_seen != made:
             raise ReconciliationError(
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
@@ -460,27 +567,33 @@ def signatures(batch: pa.RecordBatch) -> pa.Array:
     return pc.if_else(has_lines, pc.binary_join_element_wise(mainline, joined, "|"), mainline)
 
 
+def own_values(lists: pa.ListArray) -> tuple[pa.Array, pa.Array]:
+    """A list array's offsets from 0 and the values they index: a slice of a batch (the parallel reader
+    hands them, a partition's run of a worker's batch) shares the whole batch's values."""
+    start, end = lists.offsets[0].as_py(), lists.offsets[-1].as_py()
+    return pc.subtract(lists.offsets, start), lists.values.slice(start, end - start)
+
+
 def without_san(moves: pa.ListArray, where: pa.Array) -> pa.ListArray:
     """`moves` with `san` null in the lists of the games `where` is true (BGN games: no SAN of theirs)."""
-    values = moves.values
-    per_move = pc.list_parent_indices(moves)
-    drop = pc.take(where, per_move) if len(values) else pa.array([], pa.bool_())
-    fields = [values.field(i) for i in range(values.type.num_fields)]
+    offsets, values = own_values(moves)
+    drop = pc.take(where, pc.list_parent_indices(moves)) if len(values) else pa.array([], pa.bool_())
+    fields = values.flatten()
     san = values.type.get_field_index("san")
     fields[san] = pc.if_else(drop, pa.nulls(len(values), pa.string()), fields[san])
     struct = pa.StructArray.from_arrays(fields, fields=list(values.type))
-    return pa.ListArray.from_arrays(moves.offsets, struct, type=moves.type)
+    return pa.ListArray.from_arrays(offsets, struct, type=moves.type)
 
 
 def lines_without_san(variations: pa.ListArray, where: pa.Array) -> pa.ListArray:
-    lines = variations.values
+    offsets, lines = own_values(variations)
     if not len(lines):
         return variations
-    fields = [lines.field(i) for i in range(lines.type.num_fields)]
+    fields = lines.flatten()
     moves = lines.type.get_field_index("moves")
     fields[moves] = without_san(fields[moves], pc.take(where, pc.list_parent_indices(variations)))
     struct = pa.StructArray.from_arrays(fields, fields=list(lines.type))
-    return pa.ListArray.from_arrays(variations.offsets, struct, type=variations.type)
+    return pa.ListArray.from_arrays(offsets, struct, type=variations.type)
 
 
 def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:

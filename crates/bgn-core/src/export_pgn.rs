@@ -731,7 +731,7 @@ fn tag_name(key: &str) -> &str {
 }
 
 /// `[Name "value"]` lines, the value with PGN's escapes for `\\` and `"`.
-fn write_tags(out: &mut Vec<u8>, tags: &[(&str, &str)]) {
+pub(crate) fn write_tags(out: &mut Vec<u8>, tags: &[(&str, &str)]) {
     for (name, value) in tags {
         out.push(b'[');
         out.extend_from_slice(name.as_bytes());

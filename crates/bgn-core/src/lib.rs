@@ -18,6 +18,7 @@ pub mod export_pgn;
 pub mod fen;
 pub mod framer;
 pub mod input;
+pub mod json_games;
 pub mod material;
 pub mod parallel;
 pub mod parse;

@@ -1,0 +1,1102 @@
+//! BGN JSON lines (docs/exports.md) as PGN text for the reader to replay, a block of lines at a time.
+//!
+//! The PGN is what the reader checks: each move is written with every field it carries (`Ng1xf3`,
+//! `Pe7e8=Q`, `O-O`), and what the reader does not check from the text (the capture, the checks, the
+//! castling side, the case of the piece) is given back as the game's signature, which the load compares
+//! with the replay (warehouse/ingest/json_files.py). A field of the wrong type or out of its column's range
+//! refuses the game here with one line saying what and where, in the words the load has always used (they
+//! quote values as Python's `repr` writes them); a clock's or an eval's range is left to the reader, which
+//! checks it as it checks a PGN game's ([`crate::annotations`]): here only their shape.
+//!
+//! A line that is no JSON is refused without a reason (`Outcome::NotJson`): the load words it as Python's
+//! JSON reader does. A line holding a study document (a `metadata` key) is left to the load's study path.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::annotations::MAX_NAG;
+use crate::export_pgn::write_tags;
+
+/// Nesting deeper than this is refused, as Python's JSON reader refuses it (`RecursionError` at ~997).
+pub const MAX_DEPTH: usize = 995;
+const INT16: i64 = 32767;
+const INT32: i64 = (1 << 31) - 1;
+const PIECES: &[u8] = b"PNBRQKpnbrqk";
+const PROMOTIONS: &[u8] = b"NBRQKnbrqk";
+/// The separator of a move's fields in a signature, of moves in a line, and of lines in a game.
+pub const SIGNATURE_FIELDS: [&str; 7] = ["p", "f", "t", "x", "c", "castle", "promote"];
+
+/// What became of one non-blank line of a block: `offset` and `length` (its newline included) in the
+/// block's bytes, `line` its number counted from the block's first line (1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Place {
+    pub offset: usize,
+    pub length: usize,
+    pub line: u64,
+}
+
+/// A BGN game: its PGN is `Block::pgn[pgn_start..pgn_end]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Game {
+    pub place: Place,
+    pub pgn_start: usize,
+    pub pgn_end: usize,
+    pub id: Option<String>,
+    pub signature: String,
+}
+
+/// Why a line is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// Not JSON (the load words why, as Python's JSON reader does).
+    NotJson,
+    /// Not UTF-8: the byte offset in the line of the first byte that is not.
+    NotUtf8(usize),
+    /// Nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Longer than the block's line limit.
+    TooLarge,
+    /// A field of the wrong type, out of range, or that PGN cannot carry: the reason.
+    BadField(String),
+}
+
+impl Refusal {
+    /// The reject's kind, as the load names it (warehouse/lake/records.py, `JSON_REJECT_KINDS`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::NotJson | Refusal::NotUtf8(_) | Refusal::TooDeep => "not_json",
+            Refusal::TooLarge => "too_large",
+            Refusal::BadField(_) => "bad_field",
+        }
+    }
+
+    /// The reject's reason, `limit` the block's line limit; `None` for [`Refusal::NotJson`].
+    pub fn reason(&self, limit: usize) -> Option<String> {
+        match self {
+            Refusal::NotJson => None,
+            Refusal::NotUtf8(at) => Some(format!("not UTF-8 (byte {at})")),
+            Refusal::TooDeep => {
+                Some("nested deeper than the JSON reader goes (about 1,000 levels)".into())
+            }
+            Refusal::TooLarge => Some(format!("longer than {limit} bytes: skipped")),
+            Refusal::BadField(reason) => Some(reason.clone()),
+        }
+    }
+}
+
+/// A block of lines made into PGN: its games in order, the refused lines, and the lines that hold study
+/// documents (left to the load).
+#[derive(Debug, Default)]
+pub struct Block {
+    pub pgn: Vec<u8>,
+    pub games: Vec<Game>,
+    pub refused: Vec<(Place, Refusal)>,
+    pub studies: Vec<Place>,
+    /// Lines in the block, blank ones included (a last line without a newline counted).
+    pub lines: u64,
+}
+
+/// The lines of `data` (or `data` as one document when `whole`) made into PGN. A line longer than
+/// `limit` bytes (its newline included) is refused whole (`Refusal::TooLarge`) unless its first
+/// `raw_limit` bytes are blank, as a blank line is skipped.
+pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Block {
+    let mut block = Block::default();
+    let mut offset = 0;
+    while offset < data.len() {
+        let end = if whole {
+            data.len()
+        } else {
+            memchr::memchr(b'\n', &data[offset..]).map_or(data.len(), |n| offset + n + 1)
+        };
+        block.lines += 1;
+        let place = Place {
+            offset,
+            length: end - offset,
+            line: block.lines,
+        };
+        let text = &data[offset..end];
+        offset = end;
+        if text.len() > limit {
+            if !is_blank(&text[..raw_limit.min(text.len())]) {
+                block.refused.push((place, Refusal::TooLarge));
+            }
+        } else if !is_blank(text) {
+            block.line(text, place);
+        }
+    }
+    block
+}
+
+/// Python's `bytes.strip()` leaves nothing.
+fn is_blank(text: &[u8]) -> bool {
+    text.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+}
+
+impl Block {
+    fn line(&mut self, text: &[u8], place: Place) {
+        let doc = match parse(text) {
+            Ok(doc) => doc,
+            Err(refusal) => return self.refused.push((place, refusal)),
+        };
+        if doc.as_object().is_some_and(|d| d.contains_key("metadata")) {
+            return self.studies.push(place);
+        }
+        let pgn_start = self.pgn.len();
+        match bgn_game(&doc, &mut self.pgn) {
+            Ok((id, signature)) => self.games.push(Game {
+                place,
+                pgn_start,
+                pgn_end: self.pgn.len(),
+                id,
+                signature,
+            }),
+            Err(reason) => {
+                self.pgn.truncate(pgn_start);
+                self.refused.push((place, Refusal::BadField(reason)));
+            }
+        }
+    }
+}
+
+/// One JSON text, or why not.
+fn parse(text: &[u8]) -> Result<Value, Refusal> {
+    let text = std::str::from_utf8(text).map_err(|e| Refusal::NotUtf8(e.valid_up_to()))?;
+    match serde_json::from_str(text) {
+        Ok(doc) => Ok(doc),
+        Err(e) => {
+            let message = e.to_string();
+            if message.starts_with("recursion limit exceeded") {
+                if depth(text.as_bytes()) > MAX_DEPTH {
+                    return Err(Refusal::TooDeep);
+                }
+                let mut deep = serde_json::Deserializer::from_str(text);
+                deep.disable_recursion_limit();
+                return serde::Deserialize::deserialize(&mut deep)
+                    .and_then(|doc| deep.end().map(|()| doc))
+                    .map_err(|_| Refusal::NotJson);
+            }
+            if message.contains("surrogate") || message.starts_with("unexpected end of hex escape")
+            {
+                // Python reads a lone surrogate into a string, which then cannot be written as UTF-8.
+                return Err(Refusal::BadField(
+                    "a string holds a lone surrogate (\\ud800-\\udfff)".into(),
+                ));
+            }
+            Err(Refusal::NotJson)
+        }
+    }
+}
+
+/// The deepest nesting of arrays and objects in a JSON text (its strings skipped).
+fn depth(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+type Refused<T> = Result<T, String>;
+
+/// Where a value is in the line (`moves[3].a[0].clk`), written out only when a refusal names it.
+#[derive(Clone, Copy)]
+enum Here<'a> {
+    Root(&'a str),
+    Index(&'a Here<'a>, usize),
+    Key(&'a Here<'a>, &'a str),
+}
+
+impl std::fmt::Display for Here<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Here::Root(name) => f.write_str(name),
+            Here::Index(parent, index) => write!(f, "{parent}[{index}]"),
+            Here::Key(parent, key) => write!(f, "{parent}.{key}"),
+        }
+    }
+}
+
+/// A game's PGN written to `out`; its id and signature (a line's moves space-separated, lines
+/// `|`-separated, the mainline first then each line in the order its `(` is written, which is the lake's
+/// `variations` order).
+fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
+    let doc = object(doc, Here::Root("the line"))?;
+    let id = match get(doc, "id") {
+        None => None,
+        Some(id) => {
+            let text = string(id, Here::Root("id"))?;
+            if !lake_id(text) {
+                return Err(format!(
+                    "id {} is neither a lichess id (8 letters or digits) nor 16 hex digits",
+                    repr(id)
+                ));
+            }
+            Some(text.to_owned())
+        }
+    };
+    let Some(moves) = doc.get("moves") else {
+        return Err("missing required field 'moves'".into());
+    };
+    let result = match doc.get("result") {
+        None => "*",
+        Some(Value::String(r)) if matches!(r.as_str(), "W" | "B" | "D" | "*") => match r.as_str() {
+            "W" => "1-0",
+            "B" => "0-1",
+            "D" => "1/2-1/2",
+            _ => "*",
+        },
+        Some(other) => return Err(format!("result {} is not one of W, B, D, *", repr(other))),
+    };
+    tags(doc, result, out)?;
+    out.push(b'\n');
+    let mut game = Lines {
+        out,
+        first: true,
+        signatures: Vec::new(),
+    };
+    if let Some(comment) = get(doc, "comment") {
+        let comment = comment_text(comment, Here::Root("comment"))?;
+        game.braced(&[comment]);
+    }
+    let fen = get(doc, "fen").and_then(Value::as_str);
+    let mainline = Here::Root("moves");
+    game.line(array(moves, mainline)?, start_ply(fen), mainline)?;
+    game.token(result);
+    game.out.extend_from_slice(b"\n\n");
+    Ok((id, game.signatures.join("|")))
+}
+
+/// A key's value, a null as no value (Python's `dict.get`).
+fn get<'a>(doc: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    doc.get(key).filter(|v| !v.is_null())
+}
+
+fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()> {
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    for (key, tag) in [("event", "Event"), ("site", "Site")] {
+        if let Some(value) = doc.get(key) {
+            pairs.push((tag, tag_value(value, Here::Root(key))?.to_owned()));
+        }
+    }
+    if let Some(stamp) = get(doc, "datetime") {
+        let text = string(stamp, Here::Root("datetime"))?;
+        let Some((date, clock)) = datetime(text) else {
+            return Err(format!(
+                "datetime {} is not YYYY-MM-DDThh:mm:ssZ",
+                repr(stamp)
+            ));
+        };
+        pairs.push(("Date", date.clone()));
+        pairs.push(("UTCDate", date));
+        pairs.push(("UTCTime", clock.to_owned()));
+    }
+    if let Some(round) = doc.get("round") {
+        pairs.push(("Round", tag_value(round, Here::Root("round"))?.to_owned()));
+    }
+    let players = match doc.get("players") {
+        None => &[][..],
+        Some(players) => array(players, Here::Root("players"))?,
+    };
+    if players.len() > 2 {
+        return Err(format!("players holds {} entries, not 2", players.len()));
+    }
+    let mut sides = [Side::default(), Side::default()];
+    for (index, player) in players.iter().enumerate() {
+        let here = Here::Index(&Here::Root("players"), index);
+        sides[index] = side(object(player, here)?, here)?;
+    }
+    for (side, tag) in sides.iter().zip(["White", "Black"]) {
+        if let Some(name) = &side.name {
+            pairs.push((tag, name.clone()));
+        }
+    }
+    pairs.push(("Result", result.to_owned()));
+    for (field, tags) in [
+        (0, ["WhiteTitle", "BlackTitle"]),
+        (1, ["WhiteElo", "BlackElo"]),
+        (2, ["WhiteRatingDiff", "BlackRatingDiff"]),
+    ] {
+        for (side, tag) in sides.iter().zip(tags) {
+            let value = [&side.title, &side.elo, &side.diff][field];
+            if let Some(value) = value {
+                pairs.push((tag, value.clone()));
+            }
+        }
+    }
+    if let Some(variant) = doc.get("variant") {
+        pairs.push((
+            "Variant",
+            tag_value(variant, Here::Root("variant"))?.to_owned(),
+        ));
+    }
+    if let Some(opening) = doc.get("opening") {
+        let opening = object(opening, Here::Root("opening"))?;
+        for (key, tag) in [("ECO", "ECO"), ("verbose", "Opening")] {
+            if let Some(value) = opening.get(key) {
+                let value = tag_value(value, Here::Key(&Here::Root("opening"), key))?;
+                pairs.push((tag, value.to_owned()));
+            }
+        }
+    }
+    for (key, tag) in [
+        ("timeControl", "TimeControl"),
+        ("termination", "Termination"),
+    ] {
+        if let Some(value) = doc.get(key) {
+            pairs.push((tag, tag_value(value, Here::Root(key))?.to_owned()));
+        }
+    }
+    if let Some(fen) = doc.get("fen") {
+        let fen = tag_value(fen, Here::Root("fen"))?;
+        pairs.push(("SetUp", "1".into()));
+        pairs.push(("FEN", fen.to_owned()));
+    }
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    write_tags(out, &pairs);
+    Ok(())
+}
+
+/// A player's tags: name, Elo, rating difference and title.
+#[derive(Default)]
+struct Side {
+    name: Option<String>,
+    title: Option<String>,
+    elo: Option<String>,
+    diff: Option<String>,
+}
+
+fn side(player: &Map<String, Value>, here: Here) -> Refused<Side> {
+    let mut side = Side::default();
+    if let Some(handle) = player.get("handle") {
+        let at = Here::Key(&here, "handle");
+        let handle = object(handle, at)?;
+        let value = handle.get("value").unwrap_or(&Value::Null);
+        side.name = Some(tag_value(value, Here::Key(&at, "value"))?.to_owned());
+    }
+    let elos: Vec<&String> = player.keys().filter(|k| k.starts_with("ELO_")).collect();
+    if elos.len() > 1 {
+        return Err(format!("{here} holds {} ELO_ keys, not one", elos.len()));
+    }
+    if let Some(key) = elos.first() {
+        let elo = integer(&player[key.as_str()], Here::Key(&here, key), 0, INT32)?;
+        side.elo = Some(elo.to_string());
+    }
+    if let Some(diff) = player.get("ratingDiff") {
+        let diff = integer(diff, Here::Key(&here, "ratingDiff"), -INT32, INT32)?;
+        side.diff = Some(format!("{diff:+}"));
+    }
+    if let Some(title) = player.get("title") {
+        side.title = Some(tag_value(title, Here::Key(&here, "title"))?.to_owned());
+    }
+    Ok(side)
+}
+
+/// `YYYY-MM-DDThh:mm:ssZ` as PGN's date (`YYYY.MM.DD`) and time.
+fn datetime(text: &str) -> Option<(String, &str)> {
+    let b = text.as_bytes();
+    let shape = b"dddd-dd-ddTdd:dd:ddZ";
+    let fits = b.len() == shape.len()
+        && b.iter().zip(shape).all(|(&c, &s)| {
+            if s == b'd' {
+                c.is_ascii_digit()
+            } else {
+                c == s
+            }
+        });
+    fits.then(|| {
+        (
+            format!("{}.{}.{}", &text[0..4], &text[5..7], &text[8..10]),
+            &text[11..19],
+        )
+    })
+}
+
+/// The ply of the first move: 0 for White's first move, 1 for Black's, from the FEN's side to move and
+/// fullmove number.
+fn start_ply(fen: Option<&str>) -> u64 {
+    let Some(fen) = fen else { return 0 };
+    let fields: Vec<&str> = fen.split_whitespace().collect();
+    let black = fields.get(1) == Some(&"b");
+    let fullmove = fields
+        .get(5)
+        .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(1, |f| f.parse::<u64>().unwrap_or(u64::MAX / 4));
+    2 * (fullmove.max(1) - 1) + u64::from(black)
+}
+
+/// A game's movetext being written: its tokens space-separated in `out`, and each line's signature.
+struct Lines<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+    signatures: Vec<String>,
+}
+
+impl Lines<'_> {
+    fn token(&mut self, token: &str) {
+        self.start_token();
+        self.out.extend_from_slice(token.as_bytes());
+    }
+
+    fn start_token(&mut self) {
+        if !self.first {
+            self.out.push(b' ');
+        }
+        self.first = false;
+    }
+
+    /// `{ a b }` of the parts that are not empty, if any.
+    fn braced(&mut self, parts: &[&str]) {
+        let mut parts = parts.iter().filter(|p| !p.is_empty()).peekable();
+        if parts.peek().is_none() {
+            return;
+        }
+        self.start_token();
+        self.out.push(b'{');
+        for part in parts {
+            self.out.push(b' ');
+            self.out.extend_from_slice(part.as_bytes());
+        }
+        self.out.extend_from_slice(b" }");
+    }
+
+    /// A line's moves (and the lines nested in them).
+    fn line(&mut self, moves: &[Value], first_ply: u64, where_: Here) -> Refused<()> {
+        let mainline = matches!(where_, Here::Root(_));
+        let line = self.signatures.len();
+        self.signatures.push(String::new());
+        for (index, mv) in moves.iter().enumerate() {
+            let here = Here::Index(&where_, index);
+            let mv = object(mv, here)?;
+            let notes = get(mv, "a");
+            if let (Some(Value::Array(notes)), true) = (notes, index == 0 && !mainline) {
+                let mut precomments = Vec::new();
+                for note in notes {
+                    if let Some(p) = note.as_object().and_then(|n| n.get("precomment")) {
+                        precomments.push(comment_text(p, Here::Key(&here, "precomment"))?);
+                    }
+                }
+                self.braced(&precomments);
+            }
+            let ply = first_ply + index as u64;
+            let (token, fields) = move_fields(mv, here)?;
+            self.start_token();
+            let dots = if ply.is_multiple_of(2) { "." } else { "..." };
+            let _ = write!(VecWriter(self.out), "{}{dots} {token}", ply / 2 + 1);
+            let signature = &mut self.signatures[line];
+            if index > 0 {
+                signature.push(' ');
+            }
+            signature.push_str(&fields);
+            if let Some(notes) = notes {
+                let alts = self.annotate(notes, here, index == 0 && !mainline)?;
+                let at = Here::Key(&here, "alt");
+                for (n, alt) in alts.into_iter().enumerate() {
+                    self.token("(");
+                    let here = Here::Index(&at, n);
+                    self.line(array(alt, here)?, ply, here)?;
+                    self.token(")");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A move's NAGs and comment (eval, clock, text); its alternate lines.
+    fn annotate<'v>(
+        &mut self,
+        notes: &'v Value,
+        here: Here,
+        starts_variation: bool,
+    ) -> Refused<Vec<&'v Value>> {
+        let mut alts = Vec::new();
+        let mut parts: Vec<String> = Vec::new();
+        let at = Here::Key(&here, "a");
+        for (i, note) in array(notes, at)?.iter().enumerate() {
+            let note_at = Here::Index(&at, i);
+            let note = object(note, note_at)?;
+            if note.contains_key("precomment") && !starts_variation {
+                return Err(format!(
+                    "{here} has a precomment but does not start a variation"
+                ));
+            }
+            if let Some(nag) = note.get("nag") {
+                let nag = integer(nag, Here::Key(&note_at, "nag"), 1, MAX_NAG as i64)?;
+                self.token(&format!("${nag}"));
+            }
+            if let Some(eval) = note.get("eval") {
+                let value = first_of(eval, Here::Key(&note_at, "eval"), bgn_eval, "an eval")?;
+                parts.push(format!("[%eval {value}]"));
+            }
+            if let Some(clock) = note.get("clk") {
+                let value = first_of(clock, Here::Key(&note_at, "clk"), is_clock, "a clock")?;
+                parts.push(format!("[%clk {value}]"));
+            }
+            if let Some(comment) = note.get("comment") {
+                parts.push(comment_text(comment, Here::Key(&note_at, "comment"))?.to_owned());
+            }
+            if let Some(alt) = note.get("alt") {
+                alts.extend(array(alt, Here::Key(&note_at, "alt"))?);
+            }
+        }
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        self.braced(&parts);
+        Ok(alts)
+    }
+}
+
+/// `write!` into a byte vector.
+struct VecWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// The move's PGN token and its fields as the lake will hold them (`p.f.t.x.c.castle.promote`). The
+/// common case is checked field by field at once; a move that fails it is read again in the order that
+/// names the field at fault first.
+fn move_fields(mv: &Map<String, Value>, here: Here) -> Refused<(String, String)> {
+    let field = |key| get(mv, key);
+    let letter = |key, set: &[u8]| match field(key) {
+        None => Some(""),
+        Some(Value::String(s))
+            if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
+        {
+            Some(s.as_str())
+        }
+        _ => None,
+    };
+    let piece = field("p").and_then(Value::as_str).filter(|p| is_piece(p));
+    let from = field("f").and_then(Value::as_str).filter(|s| is_square(s));
+    let to = field("t").and_then(Value::as_str).filter(|s| is_square(s));
+    let checks = match field("c") {
+        None => Some(None),
+        Some(c) => int_of(c).filter(|c| (1..=INT16).contains(c)).map(Some),
+    };
+    let castle = match field("castle") {
+        None => Some(""),
+        Some(Value::String(s)) if matches!(s.as_str(), "" | "K" | "Q" | "k" | "q") => {
+            Some(s.as_str())
+        }
+        _ => None,
+    };
+    if let (Some(p), Some(f), Some(t), Some(x), Some(c), Some(castle), Some(promote)) = (
+        piece,
+        from,
+        to,
+        letter("x", PIECES),
+        checks,
+        castle,
+        letter("promote", PROMOTIONS),
+    ) {
+        let c = c.map_or(String::new(), |c| c.to_string());
+        let fields = format!("{p}.{f}.{t}.{x}.{c}.{castle}.{promote}");
+        if !castle.is_empty() {
+            let token = if matches!(castle, "K" | "k") {
+                "O-O"
+            } else {
+                "O-O-O"
+            };
+            return Ok((token.into(), fields));
+        }
+        return Ok((token(p, f, x, t, promote), fields));
+    }
+    let here = here.to_string();
+    Ok((bgn_token(mv, &here)?, bgn_signature(mv, &here)?))
+}
+
+fn token(piece: &str, from: &str, capture: &str, to: &str, promote: &str) -> String {
+    let x = if capture.is_empty() { "" } else { "x" };
+    let promote = if promote.is_empty() {
+        String::new()
+    } else {
+        format!("={}", promote.to_ascii_uppercase())
+    };
+    format!("{}{from}{x}{to}{promote}", piece.to_ascii_uppercase())
+}
+
+fn is_piece(p: &str) -> bool {
+    p.len() == 1 && PIECES.contains(&p.as_bytes()[0])
+}
+
+fn is_square(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 2 && (b'a'..=b'h').contains(&b[0]) && (b'1'..=b'8').contains(&b[1])
+}
+
+/// The move with every field the text can carry, each field checked in turn.
+fn bgn_token(mv: &Map<String, Value>, here: &str) -> Refused<String> {
+    let field = |key| get(mv, key);
+    let piece = match field("p") {
+        Some(Value::String(p)) if is_piece(p) => p.as_str(),
+        other => {
+            return Err(format!(
+                "{here}.p {} is not a piece letter",
+                repr_opt(other)
+            ))
+        }
+    };
+    if field("f").is_none() && mv.contains_key("f") {
+        return drop_token(mv, piece, here);
+    }
+    let mut squares = [""; 2];
+    for (n, key) in ["f", "t"].into_iter().enumerate() {
+        squares[n] = match field(key) {
+            Some(Value::String(s)) if is_square(s) => s.as_str(),
+            other => return Err(format!("{here}.{key} {} is not a square", repr_opt(other))),
+        };
+    }
+    if let Some(castle) = field("castle") {
+        return match castle.as_str() {
+            Some("K" | "k") => Ok("O-O".into()),
+            Some("Q" | "q") => Ok("O-O-O".into()),
+            _ => Err(format!(
+                "{here}.castle {} is not K, Q, k or q",
+                repr(castle)
+            )),
+        };
+    }
+    let capture = match field("x") {
+        None => "",
+        Some(Value::String(x)) if is_piece(x) => x.as_str(),
+        Some(other) => return Err(format!("{here}.x {} is not a piece letter", repr(other))),
+    };
+    let promote = match field("promote") {
+        None => "",
+        Some(Value::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => {
+            p.as_str()
+        }
+        Some(other) => {
+            return Err(format!(
+                "{here}.promote {} is not a piece letter",
+                repr(other)
+            ))
+        }
+    };
+    Ok(token(piece, squares[0], capture, squares[1], promote))
+}
+
+/// A drop (Crazyhouse: `f` null): `N@f3`, the piece put on `t`, nothing captured, castled or promoted.
+fn drop_token(mv: &Map<String, Value>, piece: &str, here: &str) -> Refused<String> {
+    let to = match get(mv, "t") {
+        Some(Value::String(t)) if is_square(t) => t,
+        other => return Err(format!("{here}.t {} is not a square", repr_opt(other))),
+    };
+    for key in ["x", "castle", "promote"] {
+        if get(mv, key).is_some() {
+            return Err(format!("{here}.{key}: a drop (f null) has no {key}"));
+        }
+    }
+    Ok(format!("{}@{to}", piece.to_ascii_uppercase()))
+}
+
+/// The move's fields as the lake will hold them, `.`-separated (Python's `str` of each value).
+fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
+    if let Some(checks) = get(mv, "c") {
+        integer(checks, Here::Key(&Here::Root(here), "c"), 1, INT16)?;
+    }
+    let fields: Vec<String> = SIGNATURE_FIELDS
+        .iter()
+        .map(|key| match get(mv, key) {
+            None => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => repr(other),
+        })
+        .collect();
+    Ok(fields.join("."))
+}
+
+/// The first of a BGN list of evals or clocks (the lake keeps one a move).
+fn first_of<'v>(
+    values: &'v Value,
+    here: Here,
+    fits: fn(&str) -> bool,
+    what: &str,
+) -> Refused<&'v str> {
+    let values = array(values, here)?;
+    let Some(first) = values.first() else {
+        return Err(format!("{here} is empty"));
+    };
+    let value = string(first, Here::Index(&here, 0))?;
+    if !fits(value) {
+        return Err(format!("{here}[0] {} is not {what}", repr(first)));
+    }
+    Ok(value)
+}
+
+/// Pawns of at most 10 digits (`-?[0-9]{1,10}(\.[0-9]{1,2})?`) or a mate (`#-?[0-9]+`).
+fn bgn_eval(text: &str) -> bool {
+    if let Some(mate) = text.strip_prefix('#') {
+        return digits(mate.strip_prefix('-').unwrap_or(mate), 1, usize::MAX);
+    }
+    let text = text.strip_prefix('-').unwrap_or(text);
+    match text.split_once('.') {
+        None => digits(text, 1, 10),
+        Some((whole, cents)) => digits(whole, 1, 10) && digits(cents, 1, 2),
+    }
+}
+
+/// `[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?`
+fn is_clock(text: &str) -> bool {
+    let (clock, tenths) = match text.split_once('.') {
+        None => (text, None),
+        Some((clock, tenths)) => (clock, Some(tenths)),
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    parts.len() == 3
+        && digits(parts[0], 1, usize::MAX)
+        && digits(parts[1], 2, 2)
+        && digits(parts[2], 2, 2)
+        && tenths.is_none_or(|t| digits(t, 1, 1))
+}
+
+fn digits(text: &str, fewest: usize, most: usize) -> bool {
+    (fewest..=most).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A lichess id (8 letters or digits) or 16 hex digits of a content hash (docs/schema.md).
+fn lake_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    (b.len() == 8 && b.iter().all(u8::is_ascii_alphanumeric))
+        || (b.len() == 16 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+/// What a value is, as a refusal says: `an object`, `a number`...
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "an object",
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+        Value::Number(_) => "a number",
+    }
+}
+
+fn object<'v>(value: &'v Value, here: Here) -> Refused<&'v Map<String, Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| format!("{here} is {}, not an object", json_type(value)))
+}
+
+fn array<'v>(value: &'v Value, here: Here) -> Refused<&'v [Value]> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| format!("{here} is {}, not an array", json_type(value)))
+}
+
+fn string<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+    value
+        .as_str()
+        .ok_or_else(|| format!("{here} is {}, not a string", json_type(value)))
+}
+
+fn tag_value<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+    let text = string(value, here)?;
+    if text.contains(['\n', '\r']) {
+        return Err(format!("{here} holds a line break, which a PGN tag cannot"));
+    }
+    Ok(text)
+}
+
+fn comment_text<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+    let text = string(value, here)?;
+    if text.contains('}') {
+        return Err(format!("{here} holds '}}', which ends a PGN comment"));
+    }
+    Ok(text)
+}
+
+/// An integer's digits as JSON wrote them (any size), or `None` for a fraction or exponent.
+fn integer_text(value: &Value) -> Option<&str> {
+    match value {
+        Value::Number(n) if !n.as_str().contains(['.', 'e', 'E']) => Some(n.as_str()),
+        _ => None,
+    }
+}
+
+fn int_of(value: &Value) -> Option<i64> {
+    integer_text(value).and_then(|n| n.parse().ok())
+}
+
+/// An integer within `low..=high`.
+fn integer(value: &Value, here: Here, low: i64, high: i64) -> Refused<i64> {
+    let Some(text) = integer_text(value) else {
+        return Err(format!("{here} is {}, not an integer", json_type(value)));
+    };
+    match text.parse::<i64>() {
+        Ok(n) if (low..=high).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{here} {} is out of range ({low} to {high})",
+            repr(value)
+        )),
+    }
+}
+
+fn repr_opt(value: Option<&Value>) -> String {
+    value.map_or_else(|| "None".into(), repr)
+}
+
+/// A JSON value as Python's `repr` writes what `json.loads` makes of it.
+pub fn repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Number(n) => match integer_text(value) {
+            Some(digits) if digits.trim_start_matches('-').bytes().all(|b| b == b'0') => "0".into(),
+            Some(digits) => digits.into(),
+            None => float_repr(n.as_str().parse().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => str_repr(s),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(repr).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", str_repr(k), repr(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
+}
+
+/// Python's `repr` of a float: the shortest digits that read back, fixed from 1e-4 to 1e16.
+fn float_repr(value: f64) -> String {
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if value.is_nan() {
+        return "nan".into();
+    }
+    let scientific = format!("{:e}", value.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if value.is_sign_negative() { "-" } else { "" };
+    let text = if (-4..16).contains(&exponent) {
+        if exponent < 0 {
+            format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize))
+        } else {
+            let whole = exponent as usize + 1;
+            if digits.len() <= whole {
+                format!("{digits}{}.0", "0".repeat(whole - digits.len()))
+            } else {
+                format!("{}.{}", &digits[..whole], &digits[whole..])
+            }
+        }
+    } else {
+        let rest = if digits.len() > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        let esign = if exponent < 0 { '-' } else { '+' };
+        format!("{}{rest}e{esign}{:02}", &digits[..1], exponent.abs())
+    };
+    format!("{sign}{text}")
+}
+
+/// Python's `repr` of a string.
+fn str_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if printable(c) => out.push(c),
+            c if (c as u32) <= 0xff => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if (c as u32) <= 0xffff => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `str.isprintable` for one character, for the characters a game's text may hold: control
+/// characters, separators but the space, format characters and private use are not.
+fn printable(c: char) -> bool {
+    let n = c as u32;
+    !(n < 0x20
+        || (0x7f..=0xa0).contains(&n)
+        || n == 0xad
+        || n == 0x1680
+        || (0x2000..=0x200f).contains(&n)
+        || (0x2028..=0x202f).contains(&n)
+        || (0x205f..=0x206f).contains(&n)
+        || n == 0x3000
+        || n == 0xfeff
+        || (0xe000..=0xf8ff).contains(&n)
+        || (0xfff9..=0xfffb).contains(&n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Result<(String, String, Option<String>), Refusal> {
+        let block = bgn_block(line.as_bytes(), false, 1 << 20, 1 << 16);
+        if let Some((_, refusal)) = block.refused.first() {
+            return Err(refusal.clone());
+        }
+        let game = &block.games[0];
+        let pgn = String::from_utf8(block.pgn[game.pgn_start..game.pgn_end].to_vec()).unwrap();
+        Ok((pgn, game.signature.clone(), game.id.clone()))
+    }
+
+    fn refused(line: &str) -> String {
+        match one(line) {
+            Err(Refusal::BadField(reason)) => reason,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_line_becomes_pgn_with_every_field() {
+        let (pgn, signature, id) = one(
+            r#"{"id":"abcdEFGH","event":"Rated \"x\"","datetime":"2025-05-01T10:00:01Z","result":"D","players":[{"handle":{"value":"a"},"ELO_blitz":1500,"ratingDiff":0},{"handle":{"value":"b"},"title":"GM"}],"comment":"hi","moves":[{"p":"P","f":"e2","t":"e4","c":1,"a":[{"nag":1},{"eval":["0.2"],"clk":["0:03:00"]},{"alt":[[{"p":"P","f":"d2","t":"d4","a":[{"precomment":"or"}]}]]}]},{"p":"k","f":"e8","t":"g8","castle":"k"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            pgn,
+            "[Event \"Rated \\\"x\\\"\"]\n[Date \"2025.05.01\"]\n[UTCDate \"2025.05.01\"]\n\
+             [UTCTime \"10:00:01\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1/2-1/2\"]\n\
+             [BlackTitle \"GM\"]\n[WhiteElo \"1500\"]\n[WhiteRatingDiff \"+0\"]\n\n\
+             { hi } 1. Pe2e4 $1 { [%eval 0.2] [%clk 0:03:00] } ( { or } 1. Pd2d4 ) 1... O-O 1/2-1/2\n\n"
+        );
+        assert_eq!(signature, "P.e2.e4..1.. k.e8.g8...k.|P.d2.d4....");
+        assert_eq!(id.as_deref(), Some("abcdEFGH"));
+    }
+
+    #[test]
+    fn refusals_name_the_field_as_python_did() {
+        assert_eq!(
+            refused(r#"{"moves": "e4"}"#),
+            "moves is a string, not an array"
+        );
+        assert_eq!(
+            refused(r#"{"moves": [{"p": 1, "f": "e2", "t": "e4"}]}"#),
+            "moves[0].p 1 is not a piece letter"
+        );
+        assert_eq!(
+            refused(r#"{"site": "x"}"#),
+            "missing required field 'moves'"
+        );
+        assert_eq!(
+            refused(r#"{"players": [{"ELO_blitz": 1000000000000000000000000000000}], "moves": []}"#),
+            "players[0].ELO_blitz 1000000000000000000000000000000 is out of range (0 to 2147483647)"
+        );
+        assert_eq!(
+            refused(r#"{"moves": [{"p": "P", "f": "e2", "t": "e4", "c": 1.0}]}"#),
+            "moves[0].c is a number, not an integer"
+        );
+        assert_eq!(
+            refused(r#"{"result": [1, "a'b", 1.5e-7, null, true], "moves": []}"#),
+            r#"result [1, "a'b", 1.5e-07, None, True] is not one of W, B, D, *"#
+        );
+        assert_eq!(
+            refused(r#"{"moves": [{"p": "P", "f": null, "t": "e4", "x": "p"}]}"#),
+            "moves[0].x: a drop (f null) has no x"
+        );
+        assert_eq!(
+            refused(r#"{"moves": [{"p": "P", "f": "e2", "t": "e4", "a": [{"clk": ["3:00"]}]}]}"#),
+            "moves[0].a[0].clk[0] '3:00' is not a clock"
+        );
+        assert_eq!(
+            refused(r#"{"event": "\ud800", "moves": []}"#),
+            "a string holds a lone surrogate (\\ud800-\\udfff)"
+        );
+    }
+
+    #[test]
+    fn lines_that_are_not_json_too_deep_or_too_long() {
+        assert_eq!(one("{not json"), Err(Refusal::NotJson));
+        assert_eq!(one("{\"a\": \"caf\u{e9}\""), Err(Refusal::NotJson));
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(one(&deep), Err(Refusal::TooDeep));
+        let fine = format!(
+            r#"{{"x": {}{}, "moves": []}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        assert!(one(&fine).is_ok());
+        let block = bgn_block(
+            b"\n{\"moves\": []}\n  \n{\"metadata\": {}}\n[1]",
+            false,
+            8,
+            4,
+        );
+        assert_eq!(block.lines, 5);
+        assert_eq!(block.refused.len(), 3); // two too long, `[1]` not an object
+        assert_eq!(block.refused[0].1, Refusal::TooLarge);
+        let block = bgn_block(b"{\"metadata\": {}}\n", false, 100, 4);
+        assert_eq!(
+            block.studies,
+            vec![Place {
+                offset: 0,
+                length: 17,
+                line: 1
+            }]
+        );
+    }
+
+    #[test]
+    fn floats_as_python_writes_them() {
+        for (value, python) in [
+            (1.5, "1.5"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (1.5e-5, "1.5e-05"),
+            (-2.0, "-2.0"),
+            (123.456, "123.456"),
+        ] {
+            assert_eq!(float_repr(value), python);
+        }
+    }
+}
