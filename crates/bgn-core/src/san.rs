@@ -19,7 +19,8 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{CastlingSide, Move, MoveList, Position, Role, Square};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingSide, EnPassantMode, Move, MoveList, Position, Role, Square};
 
 use crate::replay::describe;
 use crate::variant::{Board, GameVariant};
@@ -50,6 +51,65 @@ fn error(message: impl Into<String>) -> FillError {
 /// starts from the position before the move at index `ply` of its `parent` line (0 is the mainline),
 /// which must come before it in `variations`.
 pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
+    Ok(replay_batch(games, false)?.0)
+}
+
+/// The position after each move of `games` (lake games, as `fill_san` takes them), as python-chess's
+/// `board.fen(en_passant="fen")` writes it: the en passant square after every double step.
+pub fn move_fens(games: &RecordBatch) -> Result<MoveFens, FillError> {
+    Ok(replay_batch(games, true)?.1)
+}
+
+/// The FEN after each move of a batch, by the move's row in the values of `moves` (`main`) and of
+/// `variations[].moves` (`lines`).
+#[derive(Default)]
+pub struct MoveFens {
+    pub main: Fens,
+    pub lines: Fens,
+}
+
+/// FENs by row: one text, each row's span in it (empty for rows no game of the batch holds).
+#[derive(Default)]
+pub struct Fens {
+    text: String,
+    spans: Vec<(usize, usize)>,
+}
+
+impl Fens {
+    /// The FEN after the move at `row`.
+    pub fn get(&self, row: usize) -> &str {
+        let (a, b) = self.spans.get(row).copied().unwrap_or((0, 0));
+        &self.text[a..b]
+    }
+
+    fn record<P: Position>(&mut self, row: usize, pos: &P) {
+        if self.spans.len() <= row {
+            self.spans.resize(row + 1, (0, 0));
+        }
+        let start = self.text.len();
+        Fen::from_position(pos, EnPassantMode::Always).append_to_string(&mut self.text);
+        pockets_as_python_chess(&mut self.text, start);
+        self.spans[row] = (start, self.text.len());
+    }
+}
+
+/// A Crazyhouse FEN's pockets (`[...]` after the board) in python-chess's order, king to pawn, white's
+/// then black's (shakmaty writes pawn to king); other FENs are left as they are.
+fn pockets_as_python_chess(text: &mut String, start: usize) {
+    let fen = &text[start..];
+    let (Some(open), Some(close)) = (fen.find('['), fen.find(']')) else {
+        return;
+    };
+    let pockets = &fen[open + 1..close];
+    let mut sorted = String::with_capacity(pockets.len());
+    for letter in "KQRBNPkqrbnp".chars() {
+        sorted.extend(pockets.chars().filter(|&c| c == letter));
+    }
+    text.replace_range(start + open + 1..start + close, &sorted);
+}
+
+/// `games` with their SAN filled, and `with_fens` the position after each move.
+fn replay_batch(games: &RecordBatch, with_fens: bool) -> Result<(RecordBatch, MoveFens), FillError> {
     let column = |name: &str| {
         games
             .column_by_name(name)
@@ -74,6 +134,9 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
     let mut main_out = mainline.output();
     let mut line_out = line_moves.as_ref().map(Moves::output);
     let mut replay = Replay::default();
+    let mut positions = MoveFens::default();
+    let mut main_fens = with_fens.then_some(&mut positions.main);
+    let mut line_fens = with_fens.then_some(&mut positions.lines);
     for game in 0..games.num_rows() {
         let id = ids.as_ref().and_then(|t| t.get(game));
         let at = Place { game, id };
@@ -93,7 +156,10 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         replay.begin(!branches.is_empty());
         let rows = mainline.rows(game);
         main_out.copy_until(&mainline, rows.start);
-        replay.line(start, &mainline, rows, &mut main_out, |ply| at.ply(ply, 0))?;
+        let fens = main_fens.as_deref_mut();
+        replay.line(start, &mainline, rows, &mut main_out, fens, |ply| {
+            at.ply(ply, 0)
+        })?;
 
         let (Some(lines), Some(moves), Some(out)) = (&lines, &line_moves, &mut line_out) else {
             continue;
@@ -105,7 +171,8 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
                 .map_err(|why| error(format!("{at}: variation {id} cannot branch off: {why}")))?;
             let rows = moves.rows(line);
             out.copy_until(moves, rows.start);
-            replay.line(start, moves, rows, out, |ply| at.ply(ply, id))?;
+            let fens = line_fens.as_deref_mut();
+            replay.line(start, moves, rows, out, fens, |ply| at.ply(ply, id))?;
         }
     }
 
@@ -116,7 +183,8 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         let at = games.schema().index_of("variations").expect("found above");
         columns[at] = lines.with_moves(out.finish(&moves));
     }
-    RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))
+    let filled = RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))?;
+    Ok((filled, positions))
 }
 
 /// Where a move is, for messages: the game (its id when the batch has one) and the ply.
@@ -189,16 +257,22 @@ impl Replay {
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
+        fens: Option<&mut Fens>,
         place: impl Fn(usize) -> String,
     ) -> Result<(), FillError> {
         match pos {
-            Board::Chess(pos) => self.line_on(pos, Board::Chess, false, moves, rows, out, place),
-            Board::Variant(pos) => self.line_on(pos, Board::Variant, true, moves, rows, out, place),
+            Board::Chess(pos) => {
+                self.line_on(pos, Board::Chess, false, moves, rows, out, fens, place)
+            }
+            Board::Variant(pos) => {
+                self.line_on(pos, Board::Variant, true, moves, rows, out, fens, place)
+            }
         }
     }
 
     /// `line` on a position of type `P` (`Chess` itself for standard chess: no dispatch per move),
-    /// which `board` wraps to keep; a `variant`'s `#` is any winning move (shakmaty's suffix).
+    /// which `board` wraps to keep; a `variant`'s `#` is any winning move (shakmaty's suffix). With
+    /// `fens`, the position after each move is written there.
     #[allow(clippy::too_many_arguments)]
     fn line_on<P: Position + Clone>(
         &mut self,
@@ -208,6 +282,7 @@ impl Replay {
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
+        mut fens: Option<&mut Fens>,
         place: impl Fn(usize) -> String,
     ) -> Result<(), FillError> {
         let first = self.positions.len();
@@ -251,6 +326,9 @@ impl Replay {
                     SanPlus { san, suffix }.append_to_string(&mut self.san);
                     out.append(Some(&self.san));
                 }
+            }
+            if let Some(fens) = fens.as_deref_mut() {
+                fens.record(row, &pos);
             }
         }
         if self.keep {

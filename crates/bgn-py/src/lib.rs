@@ -26,7 +26,7 @@ use bgn_core::reject::RejectKind;
 use bgn_core::san;
 use bgn_core::tags::Known;
 use bgn_core::zobrist;
-use bgn_core::{export_json, export_pgn};
+use bgn_core::{export_json, export_pgn, export_study};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -432,6 +432,23 @@ fn json_lines(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> 
     texts_array(lines)
 }
 
+/// `(documents, game_ids)`: the study JSON document (ending in a newline) of each game of `games` (a
+/// lake batch with its SAN filled: `fill_san`), and the `game_id` each document writes, as two
+/// large_string arrays (the documents' data buffer is the batch's, one after the other). `fen`: each
+/// move with the position after it, as python-chess writes it.
+#[pyfunction]
+fn study_documents<'py>(
+    py: Python<'py>,
+    games: &Bound<'py, PyAny>,
+    fen: bool,
+) -> PyResult<(ArrowArray, ArrowArray)> {
+    let games = import_games(games, "study_documents")?;
+    let (documents, ids) = py
+        .detach(|| export_study::study_documents(&games, fen))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((texts_array(Ok(documents))?, texts_array(Ok(ids))?))
+}
+
 /// A large_string array of texts written one after the other, `ends` where each ends.
 fn texts_array(
     texts: Result<(Vec<u8>, Vec<usize>), export_pgn::ExportError>,
@@ -560,6 +577,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(pgn_texts, m)?)?;
     m.add_function(wrap_pyfunction!(json_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(study_documents, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
     m.add_function(wrap_pyfunction!(derive_plies, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
