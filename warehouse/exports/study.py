@@ -22,9 +22,8 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.exports.bgn_json import ExportResult, text_ends
-from warehouse.exports.lake_scan import ALL, Selection, scan
+from warehouse.exports.lake_scan import ALL, Batches, Selection, scan, with_san
 from warehouse.exports.pgn import COLUMNS
-from warehouse.exports.study_sql import Batches, with_san
 from warehouse.file_names import name_part
 from warehouse.lake.location import Lake
 from warehouse.output import output_location, staged_directory, write_blocks

@@ -2,7 +2,7 @@
 //!
 //! The lines are the ones `sql/exports/json.sql` and `warehouse/exports/bgn_json.py` wrote before (the
 //! round-trip tests hold them): BGN's names, absent values left out (never null), strings escaped as
-//! DuckDB's `to_json` escapes them, evals and clocks as `text.sql` writes them (shared with the PGN
+//! DuckDB's `to_json` escapes them, evals and clocks as the PGN export writes them (shared with the PGN
 //! export: [`crate::export_pgn`]), each variation nested as `{"alt": [line, ...]}` in the `a` list of
 //! the move it replaces.
 
@@ -384,7 +384,14 @@ fn nest(
         ann,
         out,
     };
-    walk(main, rows(moves.list, g), lines, line_rows, children, &mut writer)
+    walk(
+        main,
+        rows(moves.list, g),
+        lines,
+        line_rows,
+        children,
+        &mut writer,
+    )
 }
 
 /// The nested moves of a game's lines.

@@ -2,7 +2,7 @@
 //!
 //! The text is the one `warehouse/exports/pgn.py` has always written (its round-trip tests hold it):
 //! the Seven Tag Roster, then the `headers` map in file order, then the tags kept in columns; each
-//! move as `sql/exports/text.sql` and `pgn.sql` write it (SAN, `$n` NAGs,
+//! move as `sql/exports/text.sql` and `pgn.sql` wrote it (SAN, `$n` NAGs,
 //! `{ [%eval 0.17] [%clk 0:03:00] comment }`), numbered, variations nested in place, in lines of at
 //! most 79 characters, never broken inside a token. The batch must have its SAN filled
 //! (`san::fill_san`): a null `san` is an error here.
@@ -212,7 +212,7 @@ impl<'a> MoveNotes<'a> {
         self.eval_mate.is_valid(m) || self.eval_cp.is_valid(m)
     }
 
-    /// text.sql's `eval_text`: `#n` for a mate, else pawns with one or two decimals.
+    /// The PGN's eval: `#n` for a mate, else pawns with one or two decimals.
     fn eval(&self, m: usize, out: &mut String) {
         if let Some(mate) = get(self.eval_mate, m) {
             let _ = write!(out, "#{mate}");
@@ -225,7 +225,7 @@ impl<'a> MoveNotes<'a> {
         self.clk.is_valid(m)
     }
 
-    /// text.sql's `clk_text`: `h:mm:ss`, with the tenth when it is not zero (`0:00:09.5`).
+    /// The clock (every export's): `h:mm:ss`, with the tenth when it is not zero (`0:00:09.5`).
     pub(crate) fn clock(&self, m: usize, out: &mut String) {
         if let Some(clk) = get(self.clk, m) {
             clock_text(tenths(clk, self.clk_scale), out);
@@ -317,7 +317,7 @@ fn tenths(raw: i128, scale: i8) -> i64 {
     (q + if up { raw.signum() } else { 0 }) as i64
 }
 
-/// text.sql's `eval_text` of centipawns: pawns with one or two decimals (`0.17`, `-1.5`, `0.0`).
+/// The PGN's eval of centipawns: pawns with one or two decimals (`0.17`, `-1.5`, `0.0`).
 fn eval_text(cp: i64, out: &mut String) {
     let a = cp.abs();
     let sign = if cp < 0 { "-" } else { "" };
@@ -352,7 +352,7 @@ fn lpad2(n: i64, out: &mut String) {
     }
 }
 
-/// text.sql's `clock_text` of whole tenths: `h:mm:ss`, with the tenth when not zero.
+/// A clock of whole tenths: `h:mm:ss`, with the tenth when not zero.
 fn clock_text(t: i64, out: &mut String) {
     match t / 36000 {
         h @ 0..=9 => out.push(char::from(b'0' + h as u8)),
@@ -620,7 +620,8 @@ pub(crate) fn walk<'a, M>(
     Ok(())
 }
 
-pub(crate) const RESULTS: [(&str, &str); 4] = [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2"), ("*", "*")];
+pub(crate) const RESULTS: [(&str, &str); 4] =
+    [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2"), ("*", "*")];
 
 /// What a game's tags are made of: the columns, the players and the `headers` map.
 pub(crate) struct GameTags<'a> {

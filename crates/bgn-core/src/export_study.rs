@@ -20,7 +20,7 @@ use crate::export_pgn::{
     LineWriter, Lines, MoveNotes,
 };
 use crate::fen::is_python_space;
-use crate::san::{move_fens, Fens, Texts};
+use crate::san::{move_fens, Fens, Texts as Column};
 
 /// The tag that keeps a study `game_id` the lake cannot take as its own id (`formats.GAME_ID_TAG`).
 const GAME_ID_TAG: &str = "GameId";
@@ -30,7 +30,7 @@ const TAGS_COMMAND: &str = "[%tags [";
 /// The fields of a list of moves that the study shows.
 struct Moves<'a> {
     list: &'a ListArray,
-    san: Texts<'a>,
+    san: Column<'a>,
     notes: MoveNotes<'a>,
 }
 
@@ -107,9 +107,7 @@ fn free_tags(comment: &str) -> Option<(String, Vec<String>)> {
     while let Some(at) = comment[from..].find(TAGS_COMMAND).map(|i| from + i) {
         from = at + 1;
         let list_start = at + TAGS_COMMAND.len() - 1;
-        let Some(close) = comment[list_start..].find(']').map(|i| list_start + i) else {
-            return None;
-        };
+        let close = comment[list_start..].find(']').map(|i| list_start + i)?;
         if comment[close + 1..].starts_with(']') {
             let tags = json_strings(&comment[list_start..=close])?;
             let rest = [&comment[..at], &comment[close + 2..]].concat();
@@ -122,7 +120,10 @@ fn free_tags(comment: &str) -> Option<(String, Vec<String>)> {
 /// `text` read as a JSON list of strings (as Python's `json.loads` reads it), or `None`.
 fn json_strings(text: &str) -> Option<Vec<String>> {
     let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
-    let mut rest = text.trim_matches(space).strip_prefix('[')?.trim_start_matches(space);
+    let mut rest = text
+        .trim_matches(space)
+        .strip_prefix('[')?
+        .trim_start_matches(space);
     let mut strings = Vec::new();
     if let Some(after) = rest.strip_prefix(']') {
         return after.is_empty().then_some(strings);
@@ -221,10 +222,16 @@ impl LineWriter for StudyLines<'_, '_> {
             out.push(',');
         }
         out.push_str("{\"san\":");
-        let san = ms.san.get(m).ok_or_else(|| error("a move's `san` is null"))?;
+        let san = ms
+            .san
+            .get(m)
+            .ok_or_else(|| error("a move's `san` is null"))?;
         python_json_string(san, out);
-        let color = if ply % 2 == 0 { 'w' } else { 'b' };
-        out.push_str(&format!(",\"move_number\":{},\"color\":\"{color}\"", ply / 2 + 1));
+        let color = if ply.is_multiple_of(2) { 'w' } else { 'b' };
+        out.push_str(&format!(
+            ",\"move_number\":{},\"color\":\"{color}\"",
+            ply / 2 + 1
+        ));
         if let Some(fens) = fens {
             out.push_str(",\"fen\":");
             python_json_string(fens.get(m), out);
@@ -269,13 +276,13 @@ fn iso_date(date: &str) -> Option<String> {
         .then(|| format!("{}-{}-{}", &date[..4], &date[5..7], &date[8..]))
 }
 
+/// Texts written one after the other, and where each ends.
+pub type Texts = (Vec<u8>, Vec<usize>);
+
 /// The study JSON document of every game of `games` (a lake batch with its SAN filled), each ending in
 /// a newline, and each game's `game_id` as the document writes it; `ends[i]` is where game `i`'s
 /// document (and id) ends. With `fen`, each move with the position after it (`san::move_fens`).
-pub fn study_documents(
-    games: &RecordBatch,
-    fen: bool,
-) -> Result<((Vec<u8>, Vec<usize>), (Vec<u8>, Vec<usize>)), ExportError> {
+pub fn study_documents(games: &RecordBatch, fen: bool) -> Result<(Texts, Texts), ExportError> {
     let batch = StructArray::from(games.clone());
     let game_tags = GameTags::of(&batch)?;
     let game_texts = &game_tags.texts;
@@ -418,7 +425,10 @@ mod tests {
         let found = |c: &str| free_tags(c);
         assert_eq!(
             found(" see [%tags [\"a\",\"b\\u00e9\"]] here "),
-            Some(("see  here".to_owned(), vec!["a".to_owned(), "bé".to_owned()]))
+            Some((
+                "see  here".to_owned(),
+                vec!["a".to_owned(), "bé".to_owned()]
+            ))
         );
         assert_eq!(found("[%tags []]"), Some((String::new(), vec![])));
         assert_eq!(found("[%tags [1]]"), None);

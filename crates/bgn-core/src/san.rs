@@ -18,8 +18,8 @@ use arrow_array::{
     Array, ArrayRef, GenericStringArray, ListArray, RecordBatch, StringViewArray, StructArray,
 };
 use arrow_schema::DataType;
-use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::fen::Fen;
+use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::{CastlingSide, EnPassantMode, Move, MoveList, Position, Role, Square};
 
 use crate::replay::describe;
@@ -82,13 +82,22 @@ impl Fens {
         &self.text[a..b]
     }
 
-    fn record<P: Position>(&mut self, row: usize, pos: &P) {
+    /// Records the FEN of `pos` with `clock` as its halfmove clock.
+    fn record<P: Position>(&mut self, row: usize, pos: &P, clock: u32) {
         if self.spans.len() <= row {
             self.spans.resize(row + 1, (0, 0));
         }
         let start = self.text.len();
         Fen::from_position(pos, EnPassantMode::Always).append_to_string(&mut self.text);
         pockets_as_python_chess(&mut self.text, start);
+        if clock != pos.halfmoves() {
+            // The halfmove clock is the field before the last.
+            let fen = &self.text[start..];
+            let last = fen.rfind(' ').unwrap_or(0);
+            let before = fen[..last].rfind(' ').unwrap_or(0);
+            let clock = clock.to_string();
+            self.text.replace_range(start + before + 1..start + last, &clock);
+        }
         self.spans[row] = (start, self.text.len());
     }
 }
@@ -109,7 +118,10 @@ fn pockets_as_python_chess(text: &mut String, start: usize) {
 }
 
 /// `games` with their SAN filled, and `with_fens` the position after each move.
-fn replay_batch(games: &RecordBatch, with_fens: bool) -> Result<(RecordBatch, MoveFens), FillError> {
+fn replay_batch(
+    games: &RecordBatch,
+    with_fens: bool,
+) -> Result<(RecordBatch, MoveFens), FillError> {
     let column = |name: &str| {
         games
             .column_by_name(name)
@@ -157,7 +169,7 @@ fn replay_batch(games: &RecordBatch, with_fens: bool) -> Result<(RecordBatch, Mo
         let rows = mainline.rows(game);
         main_out.copy_until(&mainline, rows.start);
         let fens = main_fens.as_deref_mut();
-        replay.line(start, &mainline, rows, &mut main_out, fens, |ply| {
+        replay.line(start, None, &mainline, rows, &mut main_out, fens, |ply| {
             at.ply(ply, 0)
         })?;
 
@@ -166,13 +178,15 @@ fn replay_batch(games: &RecordBatch, with_fens: bool) -> Result<(RecordBatch, Mo
         };
         for line in branches {
             let (id, parent, ply) = lines.header(line);
-            let start = replay
+            let (start, clock) = replay
                 .branch(id, parent, ply)
                 .map_err(|why| error(format!("{at}: variation {id} cannot branch off: {why}")))?;
             let rows = moves.rows(line);
             out.copy_until(moves, rows.start);
             let fens = line_fens.as_deref_mut();
-            replay.line(start, moves, rows, out, fens, |ply| at.ply(ply, id))?;
+            replay.line(start, Some(clock), moves, rows, out, fens, |ply| {
+                at.ply(ply, id)
+            })?;
         }
     }
 
@@ -219,8 +233,9 @@ impl fmt::Display for Place<'_> {
 struct Replay {
     /// Whether positions are kept (the game has variations).
     keep: bool,
-    /// The position before each move of each line played so far, line after line.
-    positions: Vec<Board>,
+    /// The position before each move of each line played so far, line after line, with its halfmove
+    /// clock as python-chess counts it (a Crazyhouse drop does not reset it, as shakmaty's does).
+    positions: Vec<(Board, u32)>,
     /// Each line's positions in `positions`, by line id.
     lines: HashMap<i32, Range<usize>>,
     /// The line being played.
@@ -237,7 +252,7 @@ impl Replay {
     }
 
     /// The position variation `id` starts from: its parent's before the move at index `ply`.
-    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<Board, String> {
+    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<(Board, u32), String> {
         self.current = id;
         let Some(range) = self.lines.get(&parent) else {
             return Err(format!("its parent line {parent} does not come before it"));
@@ -254,6 +269,7 @@ impl Replay {
     fn line(
         &mut self,
         pos: Board,
+        clock: Option<u32>,
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
@@ -262,10 +278,12 @@ impl Replay {
     ) -> Result<(), FillError> {
         match pos {
             Board::Chess(pos) => {
-                self.line_on(pos, Board::Chess, false, moves, rows, out, fens, place)
+                let clock = clock.unwrap_or(pos.halfmoves());
+                self.line_on(pos, clock, Board::Chess, false, moves, rows, out, fens, place)
             }
             Board::Variant(pos) => {
-                self.line_on(pos, Board::Variant, true, moves, rows, out, fens, place)
+                let clock = clock.unwrap_or(pos.halfmoves());
+                self.line_on(pos, clock, Board::Variant, true, moves, rows, out, fens, place)
             }
         }
     }
@@ -277,6 +295,7 @@ impl Replay {
     fn line_on<P: Position + Clone>(
         &mut self,
         mut pos: P,
+        mut clock: u32,
         board: fn(P) -> Board,
         variant: bool,
         moves: &Moves,
@@ -288,7 +307,7 @@ impl Replay {
         let first = self.positions.len();
         for (index, row) in rows.enumerate() {
             if self.keep {
-                self.positions.push(board(pos.clone()));
+                self.positions.push((board(pos.clone()), clock));
             }
             // The candidates stay where shakmaty builds them: a `MoveList` is some 3.6 kB, which
             // every move by value would copy (a third of the PGN export's time, once).
@@ -327,8 +346,13 @@ impl Replay {
                     out.append(Some(&self.san));
                 }
             }
+            clock = match m {
+                Move::Put { .. } => clock.saturating_add(1),
+                _ if m.is_zeroing() => 0,
+                _ => clock.saturating_add(1),
+            };
             if let Some(fens) = fens.as_deref_mut() {
-                fens.record(row, &pos);
+                fens.record(row, &pos, clock);
             }
         }
         if self.keep {

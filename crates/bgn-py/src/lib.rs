@@ -24,7 +24,6 @@ use bgn_core::plies::{self, Openings};
 use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
-use bgn_core::tags::Known;
 use bgn_core::zobrist;
 use bgn_core::{export_json, export_pgn, export_study};
 use pyo3::create_exception;
@@ -562,12 +561,6 @@ fn is_tag_name(name: &str) -> bool {
     bgn_core::tags::is_tag_name(name.as_bytes())
 }
 
-/// The `termination` column's text for a `Termination` tag's (see `tags::termination`).
-#[pyfunction]
-fn termination(value: &str) -> &str {
-    bgn_core::tags::termination(value)
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -584,7 +577,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
-    m.add_function(wrap_pyfunction!(termination, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add("KEYED_PLIES", plies::KEYED_PLIES)?;
@@ -593,7 +585,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(book::book_rows, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
     let kinds: Vec<_> = RejectKind::ALL.iter().map(|k| k.name()).collect();
     m.add("REJECT_KINDS", kinds)?;
     Ok(())
