@@ -233,15 +233,15 @@ impl<'a> MoveNotes<'a> {
     }
 }
 
-/// The fields of a list of moves that the PGN shows.
-struct Moves<'a> {
-    list: &'a ListArray,
-    san: Texts<'a>,
-    notes: MoveNotes<'a>,
+/// The fields of a list of moves that the PGN and the study show.
+pub(crate) struct Moves<'a> {
+    pub(crate) list: &'a ListArray,
+    pub(crate) san: Texts<'a>,
+    pub(crate) notes: MoveNotes<'a>,
 }
 
 impl<'a> Moves<'a> {
-    fn of(array: &'a ArrayRef, name: &str) -> Result<Moves<'a>, ExportError> {
+    pub(crate) fn of(array: &'a ArrayRef, name: &str) -> Result<Moves<'a>, ExportError> {
         let moves_list = list(array, name)?;
         let moves = structs(moves_list.values(), name)?;
         Ok(Moves {
@@ -666,14 +666,7 @@ impl<'a> GameTags<'a> {
         numbers: &'s mut String,
         tags: &mut Vec<(&'s str, &'s str)>,
     ) -> Result<usize, ExportError> {
-        let game_texts = &self.texts;
-        let Players {
-            list: players,
-            name,
-            title,
-            elo,
-            diff,
-        } = &self.players;
+        let (game_texts, players) = (&self.texts, &self.players);
         let result_text = self.result(g)?;
         let header_rows = {
             let o = self.headers.value_offsets();
@@ -708,12 +701,12 @@ impl<'a> GameTags<'a> {
         tags.clear();
         tags.extend(rest.clone().filter(|(n, _)| COLUMN_TAGS.contains(n)));
         let roster = tags.len();
-        let ps = rows(players, g);
+        let ps = rows(players.list, g);
         let (white, black) = (
             (ps.start < ps.end).then_some(ps.start),
             (ps.start + 1 < ps.end).then_some(ps.start + 1),
         );
-        let pname = |p: Option<usize>| p.and_then(|p| name.get(p));
+        let pname = |p: Option<usize>| p.and_then(|p| players.name.get(p));
         tags.push(("Event", game_texts.event.get(g).unwrap_or("?")));
         tags.push(("Site", game_texts.site.get(g).unwrap_or("?")));
         tags.push(("Date", first_date.map_or("????.??.??", |i| header(i).1)));
@@ -722,7 +715,7 @@ impl<'a> GameTags<'a> {
         tags.push(("Black", pname(black).unwrap_or("?")));
         tags.push(("Result", result_text));
         tags.extend(rest.filter(|(n, _)| !COLUMN_TAGS.contains(n)));
-        let ptitle = |p: Option<usize>| p.and_then(|p| title.get(p));
+        let ptitle = |p: Option<usize>| p.and_then(|p| players.title.get(p));
         if let Some(t) = ptitle(white) {
             tags.push(("WhiteTitle", t));
         }
@@ -732,6 +725,7 @@ impl<'a> GameTags<'a> {
         numbers.clear();
         let mut spans: [(&str, usize, usize); 4] = [("", 0, 0); 4];
         let mut n = 0;
+        let (elo, diff) = (players.elo, players.diff);
         let signed = [
             ("WhiteRatingDiff", white, diff),
             ("BlackRatingDiff", black, diff),

@@ -12,39 +12,22 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_array::{RecordBatch, StructArray};
 
 use crate::export_json::python_json_string;
 use crate::export_pgn::{
-    column, error, list, rows, start_ply, structs, texts, walk, ExportError, GameTags, Line,
-    LineWriter, Lines, MoveNotes,
+    column, error, rows, start_ply, texts, walk, ExportError, GameTags, Line, LineWriter, Lines,
+    Moves,
 };
 use crate::fen::is_python_space;
-use crate::san::{move_fens, Fens, Texts as Column};
+use crate::san::{move_fens, Fens};
 
 /// The tag that keeps a study `game_id` the lake cannot take as its own id (`formats.GAME_ID_TAG`).
 const GAME_ID_TAG: &str = "GameId";
 /// Where free annotation tags ride in a move's comment (`formats.TAGS_COMMAND`).
 const TAGS_COMMAND: &str = "[%tags [";
 
-/// The fields of a list of moves that the study shows.
-struct Moves<'a> {
-    list: &'a ListArray,
-    san: Column<'a>,
-    notes: MoveNotes<'a>,
-}
-
-impl<'a> Moves<'a> {
-    fn of(array: &'a ArrayRef, name: &str) -> Result<Moves<'a>, ExportError> {
-        let moves_list = list(array, name)?;
-        let moves = structs(moves_list.values(), name)?;
-        Ok(Moves {
-            list: moves_list,
-            san: texts(column(moves, "san")?, "san")?,
-            notes: MoveNotes::of(moves)?,
-        })
-    }
-
+impl Moves<'_> {
     /// Move `m`'s `annotations` object: comment, eval, clock and tags, those it has.
     fn annotations(&self, m: usize, out: &mut String) {
         let notes = &self.notes;

@@ -96,7 +96,8 @@ impl Fens {
             let last = fen.rfind(' ').unwrap_or(0);
             let before = fen[..last].rfind(' ').unwrap_or(0);
             let clock = clock.to_string();
-            self.text.replace_range(start + before + 1..start + last, &clock);
+            self.text
+                .replace_range(start + before + 1..start + last, &clock);
         }
         self.spans[row] = (start, self.text.len());
     }
@@ -265,7 +266,9 @@ impl Replay {
     }
 
     /// Plays the moves at `rows` of `moves` from `pos`, writing each one's `san` to `out`: the
-    /// stored text, or the position's SAN where it is null.
+    /// stored text, or the position's SAN where it is null; with `fens`, the position after each,
+    /// its halfmove clock counted from `clock` (python-chess's, else the position's own).
+    #[allow(clippy::too_many_arguments)]
     fn line(
         &mut self,
         pos: Board,
@@ -279,11 +282,31 @@ impl Replay {
         match pos {
             Board::Chess(pos) => {
                 let clock = clock.unwrap_or(pos.halfmoves());
-                self.line_on(pos, clock, Board::Chess, false, moves, rows, out, fens, place)
+                self.line_on(
+                    pos,
+                    clock,
+                    Board::Chess,
+                    false,
+                    moves,
+                    rows,
+                    out,
+                    fens,
+                    place,
+                )
             }
             Board::Variant(pos) => {
                 let clock = clock.unwrap_or(pos.halfmoves());
-                self.line_on(pos, clock, Board::Variant, true, moves, rows, out, fens, place)
+                self.line_on(
+                    pos,
+                    clock,
+                    Board::Variant,
+                    true,
+                    moves,
+                    rows,
+                    out,
+                    fens,
+                    place,
+                )
             }
         }
     }
