@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bz2
 import io
+import json
 import os
 import re
 import shutil
@@ -187,6 +188,10 @@ def test_exports_write_every_game(installed: Installed, wheel_lake: Path) -> Non
     installed.run("bgn", "export", "pgn", "games.pgn", "--lake", "wl")
     pgn = (installed.work / "games.pgn").read_text(encoding="utf-8")
     assert pgn.count("\n[Event ") + pgn.startswith("[Event ") == SAMPLE_GAMES
+    # The positions of --fen come from the Rust core: no python-chess in this install.
+    installed.run("bgn", "export", "study", "study.jsonl", "--lines", "--fen", "--lake", "wl")
+    documents = (installed.work / "study.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(documents) == SAMPLE_GAMES and all(m["fen"] for m in json.loads(documents[0])["moves"])
 
 
 def test_duckdb_runs_a_question_file_of_the_wheel(installed: Installed, wheel_lake: Path) -> None:
