@@ -1,4 +1,5 @@
-"""Export benchmark: games/s of the BGN JSON (bz2, zstd) and PGN exports, and bytes per game of each format.
+"""Export benchmark: games/s of the BGN JSON (bz2, zstd), PGN and study JSON (`--lines`) exports, and bytes
+per game of each format.
 
     python bench/bench_export.py [--games 200000] [--lake LAKE]
 
@@ -51,6 +52,13 @@ EXPORTS = [
     ("JSON export (.json.bz2)", "loaders.parquet2json", "json", [], ["bzip2", "-9"]),
     ("JSON export (.json.zst)", "loaders.parquet2json", "json-zst", ["--compression", "zst"], ["zstd", "-6"]),
     ("PGN export (.pgn.zst)", "loaders.parquet2pgn", "games.pgn.zst", [], ["zstd", "-6"]),
+    (
+        "study export (.jsonl.zst)",
+        "loaders.parquet2json",
+        "study.jsonl.zst",
+        ["--format", "study", "--lines"],
+        ["zstd", "-6"],
+    ),
 ]
 
 

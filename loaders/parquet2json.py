@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--fen",
         action="store_true",
-        help="study JSON only: each move with the position after it (FEN; needs python-chess)",
+        help="study JSON only: each move with the position after it (FEN)",
     )
     p.add_argument(
         "--games-per-file",

@@ -22,8 +22,6 @@ import pyarrow as pa
 import pytest
 
 from warehouse.errors import LakeError, NotPublished
-from warehouse.exports.pgn import signed, tag_name, tag_pairs
-from warehouse.exports.study_sql import branches, unfold
 from warehouse.formats import escape, start_ply
 from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
@@ -300,61 +298,7 @@ def test_id_set_keeps_first_occurrences_of_new_ids() -> None:
 # --- warehouse.exports.pgn ---
 
 
-def pgn_game(**fields: Any) -> dict[str, Any]:
-    """A game as the export reads it from the lake (moves already as text), nothing known but `fields`."""
-    return {
-        "event": None, "site": None, "round": None, "result": "*", "players": [], "headers": [],
-        "variant": "Standard", "opening": {"eco": None, "verbose": None}, "time_control": None,
-        "termination": None, "start_fen": None, "comment": None, "moves": [], "variations": [],
-        **fields,
-    }  # fmt: skip
-
-
-def test_tag_pairs_in_lichess_order() -> None:
-    game = pgn_game(
-        event="Rated Blitz game",
-        round="",
-        result="D",
-        players=[
-            {"name": "alice", "elo": 1500, "rating_diff": 0, "title": "GM"},
-            {"name": None, "elo": None, "rating_diff": -3, "title": None},
-        ],
-        headers=[
-            ("UTCDate", "2025.05.01"),
-            ("Date", "2025.05.01"),
-            ("WhiteElo", "?"),
-            ("Date (2)", "2025.05.02"),
-            ("Annotator", "me"),
-        ],
-        opening={"eco": "C20", "verbose": None},
-        time_control="180+0",
-    )
-    assert tag_pairs(game) == [
-        ("WhiteElo", "?"),  # text the column cannot hold: before the column's value
-        ("Event", "Rated Blitz game"),
-        ("Site", "?"),
-        ("Date", "2025.05.01"),
-        ("Round", ""),
-        ("White", "alice"),
-        ("Black", "?"),
-        ("Result", "1/2-1/2"),
-        ("UTCDate", "2025.05.01"),
-        ("Date", "2025.05.02"),
-        ("Annotator", "me"),
-        ("WhiteTitle", "GM"),
-        ("WhiteElo", "1500"),
-        ("WhiteRatingDiff", "+0"),
-        ("BlackRatingDiff", "-3"),
-        ("ECO", "C20"),
-        ("TimeControl", "180+0"),
-    ]
-
-
 def test_tag_values_as_pgn_writes_them() -> None:
-    assert [tag_name(key) for key in ("Date (2)", "Annotator (200000)", "Annotator", "Round (x)")] == [
-        "Date", "Annotator", "Annotator", "Round (x)",
-    ]  # fmt: skip
-    assert [signed(v) for v in (6, -6, 0, None)] == ["+6", "-6", "+0", None]
     assert escape('say "hi" \\ bye') == 'say \\"hi\\" \\\\ bye'
 
 
@@ -520,25 +464,3 @@ def test_run_passes_bugs_and_exit_codes_through(cli: Any) -> None:
     assert cli.run(lambda: 0, "x") == 0 and cli.run(lambda: 1, "x") == 1
     with pytest.raises(ValueError, match="a bug"):
         cli.run(raising(ValueError("a bug")), "x")
-
-
-# --- warehouse.exports.study_sql ---
-
-
-def test_branches_group_lines_by_where_they_branch_off() -> None:
-    lines = [
-        {"id": 1, "parent": 0, "ply": 2},
-        {"id": 2, "parent": 0, "ply": 2},
-        {"id": 3, "parent": 1, "ply": 0},
-        {"id": 4, "parent": 0, "ply": 5},
-    ]
-    assert branches(lines) == {(0, 2): [lines[0], lines[1]], (1, 0): [lines[2]], (0, 5): [lines[3]]}
-
-
-def test_unfold_expands_nested_lines_in_place_without_recursion() -> None:
-    assert unfold(("a", ("b", ("c",), "d"), "e"), list) == ["a", "b", "c", "d", "e"]
-    depth = 100_000  # far past Python's recursion limit
-    node: tuple[Any, ...] = ("x",)
-    for _ in range(depth):
-        node = ("(", node, ")")
-    assert "".join(unfold(node, list)) == "(" * depth + "x" + ")" * depth

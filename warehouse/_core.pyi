@@ -6,8 +6,6 @@ from typing import Any, Protocol
 
 __version__: str
 
-# The PGN tags stored in columns of their own; every other tag goes to `headers`.
-COLUMN_TAGS: list[str]
 # Every kind a reject can have (`illegal_move`, `truncated`, `not_a_game`, …), in a stable order.
 REJECT_KINDS: list[str]
 # The longest game the reader keeps (`max_game_bytes` by default): longer ones are `too_large` rejects.
@@ -82,6 +80,16 @@ def json_lines(games: ArrowArrayExportable) -> ArrowArray:
     :raises ValueError: for a batch without the columns needed.
     :raises TypeError: when `games` is not a record batch."""
 
+def study_documents(games: ArrowArrayExportable, fen: bool) -> tuple[ArrowArray, ArrowArray]:
+    """`(documents, game_ids)`: the study JSON document of each game of `games` (a record batch of lake games
+    with their SAN filled: `fill_san`), as `warehouse/exports/study.py` describes it, each ending in a
+    newline, and the `game_id` each writes: two large_string arrays (the documents' data buffer is the
+    batch's, one after the other). `fen`: each move with the position after it, as python-chess's
+    `board.fen(en_passant="fen")` writes it.
+
+    :raises ValueError: for a batch without the columns needed, or a null SAN.
+    :raises TypeError: when `games` is not a record batch."""
+
 def position_keys(games: ArrowArrayExportable, keyed_plies: int) -> tuple[ArrowArray, ArrowArray]:
     """`(plies, finals)` of `games` (a record batch holding `moves`, `start_fen`, `variant`; `game_id` for
     messages), rebuilt from the moves' squares by XOR updates: `plies` (int64, aligned with
@@ -136,11 +144,6 @@ def bgn_lines(
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""
-
-def termination(value: str) -> str:
-    """The `termination` column's text for a `Termination` tag's: lichess's words (`Normal`, `Time forfeit`,
-    `Abandoned`, …) for the PGN standard's values in any case and chess.com's sentences (`X won by
-    checkmate`), any other text as written."""
 
 class BookCounter:
     """Counts an opening book of the moves of each standard game's first `max_ply` plies over a lake's

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from warehouse import _core
 from warehouse.errors import LakeError
 from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_parquet
 from warehouse.lake.records import Records
 
-# Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a DuckDB query per batch.
+# Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a call into the Rust core.
 SCAN_BATCH_GAMES = 2048
 
 
@@ -187,3 +188,22 @@ def grouped(
             pending, spans, rows = [], [], 0
     if pending:
         yield Group(pa.Table.from_batches(pending), spans)
+
+
+Batches = Iterator[tuple[Partition, pa.RecordBatch]]
+
+
+def with_san(batches: Batches) -> Batches:
+    """`batches` of games with every null `san` (mainline and variations) set to the SAN the position gives
+    (`_core.fill_san`): the lake stores a move's `san` only where the source wrote something else. The
+    batches hold `moves`, `variations`, `start_fen`, `variant` and, for its errors, `game_id`.
+
+    :raises LakeError: when a move is not legal where it stands (a damaged file the lake wrote without page
+        checksums, `warehouse.lake.parquet.READ_OPTIONS`), naming the game and ply.
+    """
+    for partition, batch in batches:
+        try:
+            filled = _core.fill_san(batch)
+        except ValueError as e:
+            raise LakeError(f"{e}; `bgn check --full` names its file") from None
+        yield partition, pa.record_batch(filled)

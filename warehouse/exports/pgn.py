@@ -2,42 +2,33 @@
 
 The text of a batch of games is written by the Rust core (`_core.pgn_texts`, crates/bgn-core/src/
 export_pgn.rs): one buffer a batch, no Python object per game or move. Evals and clocks are written as
-lichess writes them (the Rust core, as for the JSON export; the study export's SQL in sql/exports/text.sql
-writes the same).
+lichess writes them (the Rust core, as for the BGN and study JSON exports).
 
 Tag order: the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result, with PGN's `?`,
 `????.??.??` and `*` when unknown), then the `headers` map in file order (UTCDate, UTCTime, SetUp, …), then
 the tags kept in columns: WhiteTitle, BlackTitle, WhiteElo, BlackElo, WhiteRatingDiff, BlackRatingDiff,
 Variant (all but standard games), ECO, Opening, TimeControl, Termination, FEN. For a lichess game that is
 lichess's own order. A Termination the column holds in lichess's words (`Normal` for chess.com's `X won
-by checkmate`) is written as the source wrote it, kept in `headers`. `tag_pairs` is that order for the study
-export, which writes its tags itself.
+by checkmate`) is written as the source wrote it, kept in `headers`. The study export's tags are these
+(the Rust core's `GameTags`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
-from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from warehouse import _core
-from warehouse.exports import study_sql
 from warehouse.exports.bgn_json import ExportResult
-from warehouse.exports.lake_scan import ALL, Selection, scan
+from warehouse.exports.lake_scan import ALL, Selection, scan, with_san
 from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
 from warehouse.output import write_blocks
 
-REPEATED_KEY = re.compile(r" \([0-9]+\)$")
-# Tags the lake keeps in columns (the Rust core's list): `headers` holds the others.
-COLUMN_TAGS = frozenset(_core.COLUMN_TAGS)
-
-RESULTS = {"W": "1-0", "B": "0-1", "D": "1/2-1/2", "*": "*"}
 COLUMNS = [
     "game_id", "event", "site", "round", "result", "players", "termination", "time_control", "opening",
     "variant", "start_fen", "comment", "headers", "moves", "variations", "source_file", "source_offset",
@@ -106,7 +97,7 @@ def pgn_batches(
     """Each batch's games as PGN (a string array, one text a game, written by the Rust core:
     `_core.pgn_texts`), beside the batch."""
     # The lake leaves out the SAN the position gives: filled back before the moves are written.
-    for _, batch in study_sql.with_san(batches):
+    for _, batch in with_san(batches):
         yield pa.array(_core.pgn_texts(batch)), batch
 
 
@@ -115,80 +106,6 @@ def pgn_blocks(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[
     for texts, _ in pgn_batches(batches):
         ends = np.frombuffer(texts.buffers()[1], dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
         yield len(texts), memoryview(texts.buffers()[2])[ends[0] : ends[-1]]
-
-
-def tag_name(key: str) -> str:
-    """The tag a `headers` key stands for: a repeated tag is keyed `Date (2)`, `Date (3)`…"""
-    return REPEATED_KEY.sub("", key)
-
-
-def tag_pairs(game: dict[str, Any]) -> list[tuple[str, str]]:
-    white, black = (game["players"] + [{}, {}])[:2]
-    headers: list[tuple[str, str]] = game["headers"]
-    # The first Date goes to the roster; a repeated one stays where it was (readers keep the last).
-    first = next((i for i, (name, _) in enumerate(headers) if name == "Date"), None)
-    date = "????.??.??" if first is None else headers[first][1]
-    rest = [(tag_name(name), value) for i, (name, value) in enumerate(headers) if i != first]
-    rest, termination = termination_tag(rest, game["termination"])
-    # Tags a column also holds, kept in `headers` as earlier occurrences of a repeated tag or as text
-    # the column cannot spell (`WhiteElo "?"`): written first, so that a reader keeping a tag's last
-    # value gets the column's, as the source's readers did.
-    superseded = [(name, value) for name, value in rest if name in COLUMN_TAGS]
-    pairs = [
-        *superseded,
-        ("Event", unknown(game["event"])),
-        ("Site", unknown(game["site"])),
-        ("Date", date),
-        ("Round", unknown(game["round"])),
-        ("White", unknown(white.get("name"))),
-        ("Black", unknown(black.get("name"))),
-        ("Result", RESULTS[game["result"]]),
-        *((name, value) for name, value in rest if name not in COLUMN_TAGS),
-    ]
-    optional = [
-        ("WhiteTitle", white.get("title")),
-        ("BlackTitle", black.get("title")),
-        ("WhiteElo", number(white.get("elo"))),
-        ("BlackElo", number(black.get("elo"))),
-        ("WhiteRatingDiff", signed(white.get("rating_diff"))),
-        ("BlackRatingDiff", signed(black.get("rating_diff"))),
-        ("Variant", game["variant"] if game["variant"] != "Standard" else None),
-        ("ECO", game["opening"]["eco"]),
-        ("Opening", game["opening"]["verbose"]),
-        ("TimeControl", game["time_control"]),
-        ("Termination", termination),
-        ("FEN", game["start_fen"]),
-    ]
-    return pairs + [(name, value) for name, value in optional if value is not None]
-
-
-def termination_tag(
-    tags: list[tuple[str, str]], column: str | None
-) -> tuple[list[tuple[str, str]], str | None]:
-    """The Termination tag as the source wrote it: the column holds lichess's word for it (`Normal` for
-    `X won by checkmate`) and `headers` the text, which goes back in the column's place (the tags without
-    it, and the text)."""
-    last = next((i for i in reversed(range(len(tags))) if tags[i][0] == "Termination"), None)
-    if last is None or column is None:
-        return tags, column
-    written = tags[last][1]
-    if written == column or _core.termination(written) != column:
-        return tags, column
-    return tags[:last] + tags[last + 1 :], written
-
-
-def unknown(value: str | None) -> str:
-    """A Seven Tag Roster value, PGN's `?` when absent (an empty value stays empty)."""
-    return "?" if value is None else value
-
-
-def number(value: int | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def signed(value: int | None) -> str | None:
-    """A rating difference as lichess writes it: `+6`, `-6`, `+0`."""
-    return None if value is None else f"{value:+d}"
 
 
 def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = ALL) -> ExportResult:

@@ -2,7 +2,7 @@
 //!
 //! The lines are the ones `sql/exports/json.sql` and `warehouse/exports/bgn_json.py` wrote before (the
 //! round-trip tests hold them): BGN's names, absent values left out (never null), strings escaped as
-//! DuckDB's `to_json` escapes them, evals and clocks as `text.sql` writes them (shared with the PGN
+//! DuckDB's `to_json` escapes them, evals and clocks as the PGN export writes them (shared with the PGN
 //! export: [`crate::export_pgn`]), each variation nested as `{"alt": [line, ...]}` in the `a` list of
 //! the move it replaces.
 
@@ -19,13 +19,24 @@ use arrow_array::{ArrayAccessor, StructArray, TypedDictionaryArray};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::export_pgn::{
-    column, error, get, ints, list, rows, structs, texts, ExportError, GameTexts, Lines, MoveNotes,
-    Players,
+    column, error, get, ints, list, rows, structs, texts, walk, ExportError, GameTexts, Line,
+    LineWriter, Lines, MoveNotes, Players,
 };
 use crate::san::Texts;
 
 /// `s` as a JSON string, escaped as DuckDB's `to_json` (yyjson) escapes it.
-fn json_string(s: &str, out: &mut String) {
+pub(crate) fn json_string(s: &str, out: &mut String) {
+    escaped_string(s, out, true);
+}
+
+/// `s` as a JSON string, escaped as Python's `json.dumps(ensure_ascii=False)` escapes it (as DuckDB
+/// does, but `\u001f` in lower case).
+pub(crate) fn python_json_string(s: &str, out: &mut String) {
+    escaped_string(s, out, false);
+}
+
+/// `s` as a JSON string: `"`, `\\` and the control characters escaped, with upper or lower case hex.
+fn escaped_string(s: &str, out: &mut String, upper_hex: bool) {
     out.push('"');
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
@@ -41,8 +52,10 @@ fn json_string(s: &str, out: &mut String) {
             _ => continue,
         };
         out.push_str(&s[start..i]);
-        if escaped.is_empty() {
+        if escaped.is_empty() && upper_hex {
             let _ = write!(out, "\\u{b:04X}");
+        } else if escaped.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
         } else {
             out.push_str(escaped);
         }
@@ -200,15 +213,6 @@ impl<'a> Moves<'a> {
     }
 }
 
-/// What the walk over a game's lines writes next.
-enum Step {
-    /// Open a line: 0 the mainline, else the row of the variation in `Lines`.
-    Line(Option<usize>),
-    /// Continue a line at a move index, after the variations written there.
-    Resume(Option<usize>, usize),
-    Text(&'static str),
-}
-
 /// The BGN JSON line of every game of `games` (a lake batch with its partition's `type` column),
 /// each ending in a newline; `ends[i]` is where game `i`'s line ends in the returned text.
 pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
@@ -347,7 +351,7 @@ pub fn json_lines(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportEr
             }
             out.push(']');
         } else {
-            nest(g, &moves, &lines, &mut children, &mut ann, &mut out);
+            nest(g, &moves, &lines, &mut children, &mut ann, &mut out)?;
         }
         out.push_str("}\n");
         ends.push(out.len());
@@ -365,83 +369,111 @@ fn nest(
     children: &mut HashMap<(i64, usize), Vec<usize>>,
     ann: &mut String,
     out: &mut String,
-) {
+) -> Result<(), ExportError> {
     lines.branches(g, |_| true, children);
-    let mut stack = vec![Step::Line(None)];
-    while let Some(step) = stack.pop() {
-        let (row, start) = match step {
-            Step::Text(t) => {
-                out.push_str(t);
-                continue;
-            }
-            Step::Line(row) => {
-                out.push('[');
-                (row, 0)
-            }
-            Step::Resume(row, start) => (row, start),
+    let main = Line {
+        id: 0,
+        row: None,
+        comment: None,
+        first_ply: 0,
+    };
+    let line_rows = |v| rows(lines.moves.list, v);
+    let mut writer = JsonLines {
+        moves,
+        line_moves: &lines.moves,
+        ann,
+        out,
+    };
+    walk(
+        main,
+        rows(moves.list, g),
+        lines,
+        line_rows,
+        children,
+        &mut writer,
+    )
+}
+
+/// The nested moves of a game's lines.
+struct JsonLines<'w, 'a> {
+    moves: &'w Moves<'a>,
+    line_moves: &'w Moves<'a>,
+    ann: &'w mut String,
+    out: &'w mut String,
+}
+
+impl LineWriter for JsonLines<'_, '_> {
+    fn open(&mut self, _line: &Line) -> Result<(), ExportError> {
+        self.out.push('[');
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        line: &Line,
+        index: usize,
+        m: usize,
+        _ply: u64,
+        branches: bool,
+    ) -> Result<(), ExportError> {
+        let (out, ann) = (&mut *self.out, &mut *self.ann);
+        let ms = if line.row.is_none() {
+            self.moves
+        } else {
+            self.line_moves
         };
-        let (ms, range, line_id) = match row {
-            None => (moves, rows(moves.list, g), 0),
-            Some(v) => (
-                &lines.moves,
-                rows(lines.moves.list, v),
-                get(lines.id, v).unwrap_or(0) as i64,
-            ),
-        };
-        let mut ply = start;
-        let mut waiting = false;
-        while range.start + ply < range.end {
-            let m = range.start + ply;
-            if ply > 0 {
-                out.push(',');
-            }
-            ms.head(m, out);
-            ann.clear();
-            ms.annotations(m, ann);
-            let mut extra = usize::from(ann != "{}");
-            let precomment = row.filter(|_| ply == 0).and_then(|v| lines.comment.get(v));
-            extra += usize::from(precomment.is_some());
-            let alts = children.get(&(line_id, ply));
-            if extra > 0 || alts.is_some() {
-                out.push_str(",\"a\":[");
-                let mut first = true;
-                if ann != "{}" {
-                    out.push_str(ann);
-                    first = false;
-                }
-                if let Some(c) = precomment {
-                    if !first {
-                        out.push(',');
-                    }
-                    first = false;
-                    out.push_str("{\"precomment\":");
-                    json_string(c, out);
-                    out.push('}');
-                }
-                if let Some(alts) = alts {
-                    if !first {
-                        out.push(',');
-                    }
-                    out.push_str("{\"alt\":[");
-                    stack.push(Step::Resume(row, ply + 1));
-                    stack.push(Step::Text("]}]}"));
-                    for (n, &alt) in alts.iter().enumerate().rev() {
-                        stack.push(Step::Line(Some(alt)));
-                        if n > 0 {
-                            stack.push(Step::Text(","));
-                        }
-                    }
-                    waiting = true;
-                    break;
-                }
-                out.push(']');
-            }
-            out.push('}');
-            ply += 1;
+        if index > 0 {
+            out.push(',');
         }
-        if !waiting {
+        ms.head(m, out);
+        ann.clear();
+        ms.annotations(m, ann);
+        let precomment = line.comment.filter(|_| index == 0 && line.row.is_some());
+        if ann != "{}" || precomment.is_some() || branches {
+            out.push_str(",\"a\":[");
+            let mut first = true;
+            if ann != "{}" {
+                out.push_str(ann);
+                first = false;
+            }
+            if let Some(c) = precomment {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str("{\"precomment\":");
+                json_string(c, out);
+                out.push('}');
+            }
+            if branches {
+                if !first {
+                    out.push(',');
+                }
+                out.push_str("{\"alt\":[");
+                return Ok(());
+            }
             out.push(']');
         }
+        out.push('}');
+        Ok(())
+    }
+
+    fn alt(&mut self, n: usize, _line: &Line) {
+        if n > 0 {
+            self.out.push(',');
+        }
+    }
+
+    fn alt_end(&mut self, _n: usize) {}
+
+    fn after(&mut self, branches: bool) {
+        if branches {
+            self.out.push_str("]}]}");
+        }
+    }
+
+    fn close(&mut self) {
+        self.out.push(']');
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! The text is the one `warehouse/exports/pgn.py` has always written (its round-trip tests hold it):
 //! the Seven Tag Roster, then the `headers` map in file order, then the tags kept in columns; each
-//! move as `sql/exports/text.sql` and `pgn.sql` write it (SAN, `$n` NAGs,
+//! move as `sql/exports/text.sql` and `pgn.sql` wrote it (SAN, `$n` NAGs,
 //! `{ [%eval 0.17] [%clk 0:03:00] comment }`), numbered, variations nested in place, in lines of at
 //! most 79 characters, never broken inside a token. The batch must have its SAN filled
 //! (`san::fill_san`): a null `san` is an error here.
@@ -193,11 +193,26 @@ impl<'a> MoveNotes<'a> {
         }
     }
 
+    /// The study JSON's eval (`sql/exports/study.sql` wrote it): signed pawns with two decimals
+    /// (`+0.20`, `-1.50`, `+0.00`), or `#n` / `#-n` for a mate; false (nothing written) when none.
+    pub(crate) fn signed_eval(&self, m: usize, out: &mut String) -> bool {
+        if let Some(mate) = get(self.eval_mate, m) {
+            let _ = write!(out, "#{mate}");
+        } else if let Some(cp) = get(self.eval_cp, m) {
+            let a = (cp as i64).abs();
+            let sign = if cp < 0 { '-' } else { '+' };
+            let _ = write!(out, "{sign}{}.{:02}", a / 100, a % 100);
+        } else {
+            return false;
+        }
+        true
+    }
+
     fn has_eval(&self, m: usize) -> bool {
         self.eval_mate.is_valid(m) || self.eval_cp.is_valid(m)
     }
 
-    /// text.sql's `eval_text`: `#n` for a mate, else pawns with one or two decimals.
+    /// The PGN's eval: `#n` for a mate, else pawns with one or two decimals.
     fn eval(&self, m: usize, out: &mut String) {
         if let Some(mate) = get(self.eval_mate, m) {
             let _ = write!(out, "#{mate}");
@@ -206,27 +221,27 @@ impl<'a> MoveNotes<'a> {
         }
     }
 
-    fn has_clock(&self, m: usize) -> bool {
+    pub(crate) fn has_clock(&self, m: usize) -> bool {
         self.clk.is_valid(m)
     }
 
-    /// text.sql's `clk_text`.
-    fn clock(&self, m: usize, out: &mut String) {
+    /// The clock (every export's): `h:mm:ss`, with the tenth when it is not zero (`0:00:09.5`).
+    pub(crate) fn clock(&self, m: usize, out: &mut String) {
         if let Some(clk) = get(self.clk, m) {
             clock_text(tenths(clk, self.clk_scale), out);
         }
     }
 }
 
-/// The fields of a list of moves that the PGN shows.
-struct Moves<'a> {
-    list: &'a ListArray,
-    san: Texts<'a>,
-    notes: MoveNotes<'a>,
+/// The fields of a list of moves that the PGN and the study show.
+pub(crate) struct Moves<'a> {
+    pub(crate) list: &'a ListArray,
+    pub(crate) san: Texts<'a>,
+    pub(crate) notes: MoveNotes<'a>,
 }
 
 impl<'a> Moves<'a> {
-    fn of(array: &'a ArrayRef, name: &str) -> Result<Moves<'a>, ExportError> {
+    pub(crate) fn of(array: &'a ArrayRef, name: &str) -> Result<Moves<'a>, ExportError> {
         let moves_list = list(array, name)?;
         let moves = structs(moves_list.values(), name)?;
         Ok(Moves {
@@ -302,7 +317,7 @@ fn tenths(raw: i128, scale: i8) -> i64 {
     (q + if up { raw.signum() } else { 0 }) as i64
 }
 
-/// text.sql's `eval_text` of centipawns: pawns with one or two decimals (`0.17`, `-1.5`, `0.0`).
+/// The PGN's eval of centipawns: pawns with one or two decimals (`0.17`, `-1.5`, `0.0`).
 fn eval_text(cp: i64, out: &mut String) {
     let a = cp.abs();
     let sign = if cp < 0 { "-" } else { "" };
@@ -337,7 +352,7 @@ fn lpad2(n: i64, out: &mut String) {
     }
 }
 
-/// text.sql's `clock_text` of whole tenths: `h:mm:ss`, with the tenth when not zero.
+/// A clock of whole tenths: `h:mm:ss`, with the tenth when not zero.
 fn clock_text(t: i64, out: &mut String) {
     match t / 36000 {
         h @ 0..=9 => out.push(char::from(b'0' + h as u8)),
@@ -362,7 +377,7 @@ fn clock_text(t: i64, out: &mut String) {
 }
 
 /// The ply of a game's first move from its FEN: side to move and fullmove number.
-fn start_ply(fen: Option<&str>) -> u64 {
+pub(crate) fn start_ply(fen: Option<&str>) -> u64 {
     let Some(fen) = fen.filter(|f| !f.is_empty()) else {
         return 0;
     };
@@ -483,76 +498,187 @@ impl<'a> Players<'a> {
     }
 }
 
-/// One line to write: its moves (rows of `Moves`), opening comment and first ply.
-#[derive(Clone)]
-struct Line<'a> {
+/// One line of a game: the mainline or a variation.
+#[derive(Clone, Copy)]
+pub(crate) struct Line<'a> {
     /// 0 for the mainline, else the variation's id.
-    id: i64,
-    /// `None`: the mainline's moves; `Some(row)`: the variation at that row of `Lines`.
-    row: Option<usize>,
-    comment: Option<&'a str>,
-    first_ply: u64,
+    pub(crate) id: i64,
+    /// `None`: the mainline; `Some(row)`: the variation at that row of `Lines`.
+    pub(crate) row: Option<usize>,
+    /// The line's opening comment.
+    pub(crate) comment: Option<&'a str>,
+    /// The ply of its first move.
+    pub(crate) first_ply: u64,
 }
 
-/// What the walk over a game's lines does next.
+/// What an export writes as `walk` goes through a game's lines, variations nested in place.
+pub(crate) trait LineWriter {
+    /// A line begins.
+    fn open(&mut self, line: &Line) -> Result<(), ExportError>;
+    /// The move at `index` of `line` (`m`: its row in the line's moves), at `ply`; `branches`: lines
+    /// replace it, which come next (`alt`…), then `after`.
+    fn step(
+        &mut self,
+        line: &Line,
+        index: usize,
+        m: usize,
+        ply: u64,
+        branches: bool,
+    ) -> Result<(), ExportError>;
+    /// Before the `n`th line that replaces a move (its `open` follows).
+    fn alt(&mut self, n: usize, line: &Line);
+    /// After the `n`th line that replaces a move (its `close` came before).
+    fn alt_end(&mut self, n: usize);
+    /// After a move and the lines that replace it.
+    fn after(&mut self, branches: bool);
+    /// A line ends.
+    fn close(&mut self);
+}
+
+/// What the walk does next.
 enum Step<'a> {
-    Enter(Line<'a>),
-    /// Continue the line at a move index (after its variations there), Black's number wanted or not.
-    Resume(Line<'a>, usize, bool),
-    /// `(` or `)`.
-    Token(&'static str),
+    Open(Line<'a>),
+    /// Continue a line at a move index, after the lines that replace the move before it.
+    Resume(Line<'a>, usize),
+    Alt(usize, Line<'a>),
+    AltEnd(usize),
+    After,
 }
 
-const RESULTS: [(&str, &str); 4] = [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2"), ("*", "*")];
+/// Goes through game `g`'s lines in the order they are written, each variation in place after the move
+/// it replaces (`children`: `Lines::branches`), with an explicit stack: the lake keeps variations
+/// nested deeper than any call stack. `main_rows`: the mainline's moves; `line_rows(v)`: variation
+/// `v`'s.
+pub(crate) fn walk<'a, M>(
+    main: Line<'a>,
+    main_rows: std::ops::Range<usize>,
+    lines: &Lines<'a, M>,
+    line_rows: impl Fn(usize) -> std::ops::Range<usize>,
+    children: &HashMap<(i64, usize), Vec<usize>>,
+    writer: &mut impl LineWriter,
+) -> Result<(), ExportError> {
+    let mut stack = vec![Step::Open(main)];
+    while let Some(step) = stack.pop() {
+        let (line, start) = match step {
+            Step::Open(line) => {
+                writer.open(&line)?;
+                (line, 0)
+            }
+            Step::Resume(line, start) => (line, start),
+            Step::Alt(n, line) => {
+                writer.alt(n, &line);
+                stack.push(Step::Open(line));
+                continue;
+            }
+            Step::AltEnd(n) => {
+                writer.alt_end(n);
+                continue;
+            }
+            Step::After => {
+                writer.after(true);
+                continue;
+            }
+        };
+        let range = match line.row {
+            None => main_rows.clone(),
+            Some(v) => line_rows(v),
+        };
+        let mut index = start;
+        let mut waiting = false;
+        while range.start + index < range.end {
+            let ply = line.first_ply + index as u64;
+            let alts = (!children.is_empty())
+                .then(|| children.get(&(line.id, index)))
+                .flatten();
+            writer.step(&line, index, range.start + index, ply, alts.is_some())?;
+            if let Some(alts) = alts {
+                // Resume after the variations: pushed first, popped last.
+                stack.push(Step::Resume(line, index + 1));
+                stack.push(Step::After);
+                for (n, &alt) in alts.iter().enumerate().rev() {
+                    stack.push(Step::AltEnd(n));
+                    stack.push(Step::Alt(
+                        n,
+                        Line {
+                            id: get(lines.id, alt).unwrap_or(0) as i64,
+                            row: Some(alt),
+                            comment: lines.comment.get(alt),
+                            first_ply: ply,
+                        },
+                    ));
+                }
+                waiting = true;
+                break;
+            }
+            writer.after(false);
+            index += 1;
+        }
+        if !waiting {
+            writer.close();
+        }
+    }
+    Ok(())
+}
 
-/// The PGN of every game of `games` (a lake batch with its SAN filled), each ending in a blank line;
-/// `ends[i]` is where game `i`'s text ends in the returned bytes.
-pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
-    let batch = StructArray::from(games.clone());
-    let game_texts = GameTexts::of(&batch)?;
-    let Players {
-        list: players,
-        name,
-        title,
-        elo,
-        diff,
-    } = Players::of(&batch)?;
-    let headers: &MapArray = column(&batch, "headers")?
-        .as_map_opt()
-        .ok_or_else(|| error("`headers` is not a map"))?;
-    let (keys, values) = (
-        texts(headers.keys(), "headers")?,
-        texts(headers.values(), "headers")?,
-    );
-    let moves = Moves::of(column(&batch, "moves")?, "moves")?;
-    let lines = Lines::of(&batch, Moves::of)?;
+pub(crate) const RESULTS: [(&str, &str); 4] =
+    [("W", "1-0"), ("B", "0-1"), ("D", "1/2-1/2"), ("*", "*")];
 
-    // A lichess game with clocks is some 2.3 kB of PGN: room for it, not a copy as the text grows.
-    let mut out = Vec::with_capacity(games.num_rows() * 3072);
-    let mut ends = Vec::with_capacity(games.num_rows());
-    let mut scratch = String::new();
-    let mut numbers = String::new();
-    let mut tags: Vec<(&str, &str)> = Vec::new();
-    let mut children: HashMap<(i64, usize), Vec<usize>> = HashMap::new();
-    for g in 0..games.num_rows() {
-        let result_text = game_texts
-            .result
-            .get(g)
-            .and_then(|r| RESULTS.iter().find(|(k, _)| *k == r))
+/// What a game's tags are made of: the columns, the players and the `headers` map.
+pub(crate) struct GameTags<'a> {
+    pub(crate) texts: GameTexts<'a>,
+    pub(crate) players: Players<'a>,
+    headers: &'a MapArray,
+    keys: Texts<'a>,
+    values: Texts<'a>,
+}
+
+impl<'a> GameTags<'a> {
+    pub(crate) fn of(batch: &'a StructArray) -> Result<Self, ExportError> {
+        let headers: &MapArray = column(batch, "headers")?
+            .as_map_opt()
+            .ok_or_else(|| error("`headers` is not a map"))?;
+        Ok(GameTags {
+            texts: GameTexts::of(batch)?,
+            players: Players::of(batch)?,
+            headers,
+            keys: texts(headers.keys(), "headers")?,
+            values: texts(headers.values(), "headers")?,
+        })
+    }
+
+    /// Game `g`'s result as PGN writes it (`1-0`…).
+    pub(crate) fn result(&self, g: usize) -> Result<&'static str, ExportError> {
+        let result = self.texts.result.get(g);
+        RESULTS
+            .iter()
+            .find(|(k, _)| Some(*k) == result)
             .map(|(_, v)| *v)
-            .ok_or_else(|| {
-                error(format!(
-                    "game {g}: unknown result {:?}",
-                    game_texts.result.get(g)
-                ))
-            })?;
+            .ok_or_else(|| error(format!("game {g}: unknown result {result:?}")))
+    }
 
-        // The tags, as export_pgn.py's `tag_pairs` orders them.
+    /// Game `g`'s tags in the order the PGN export writes them (`tags`, cleared first): the tags of
+    /// `headers` a column supersedes, the Seven Tag Roster, the other `headers` in file order, then
+    /// the columns' tags. `numbers` holds the text of the Elo and rating-difference tags. Returns
+    /// where the roster starts in `tags`.
+    pub(crate) fn pairs<'s>(
+        &'s self,
+        g: usize,
+        numbers: &'s mut String,
+        tags: &mut Vec<(&'s str, &'s str)>,
+    ) -> Result<usize, ExportError> {
+        let (game_texts, players) = (&self.texts, &self.players);
+        let result_text = self.result(g)?;
         let header_rows = {
-            let o = headers.value_offsets();
+            let o = self.headers.value_offsets();
             o[g] as usize..o[g + 1] as usize
         };
-        let header = |i: usize| (keys.get(i).unwrap_or(""), values.get(i).unwrap_or(""));
+        let header = |i: usize| {
+            (
+                self.keys.get(i).unwrap_or(""),
+                self.values.get(i).unwrap_or(""),
+            )
+        };
+        // The first Date goes to the roster; a repeated one stays where it was (readers keep the last).
         let first_date = header_rows.clone().find(|&i| header(i).0 == "Date");
         // A Termination the column holds in lichess's words (`Normal` for chess.com's `X won by
         // checkmate`) is written as the source wrote it, kept in `headers`, in the column's place.
@@ -569,14 +695,18 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             .clone()
             .filter(|&i| Some(i) != first_date && Some(i) != source_termination)
             .map(|i| (tag_name(header(i).0), header(i).1));
+        // Tags a column also holds, kept in `headers` as earlier occurrences of a repeated tag or as
+        // text the column cannot spell (`WhiteElo "?"`): written first, so that a reader keeping a
+        // tag's last value gets the column's, as the source's readers did.
         tags.clear();
         tags.extend(rest.clone().filter(|(n, _)| COLUMN_TAGS.contains(n)));
-        let ps = rows(players, g);
+        let roster = tags.len();
+        let ps = rows(players.list, g);
         let (white, black) = (
             (ps.start < ps.end).then_some(ps.start),
             (ps.start + 1 < ps.end).then_some(ps.start + 1),
         );
-        let pname = |p: Option<usize>| p.and_then(|p| name.get(p));
+        let pname = |p: Option<usize>| p.and_then(|p| players.name.get(p));
         tags.push(("Event", game_texts.event.get(g).unwrap_or("?")));
         tags.push(("Site", game_texts.site.get(g).unwrap_or("?")));
         tags.push(("Date", first_date.map_or("????.??.??", |i| header(i).1)));
@@ -585,7 +715,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         tags.push(("Black", pname(black).unwrap_or("?")));
         tags.push(("Result", result_text));
         tags.extend(rest.filter(|(n, _)| !COLUMN_TAGS.contains(n)));
-        let ptitle = |p: Option<usize>| p.and_then(|p| title.get(p));
+        let ptitle = |p: Option<usize>| p.and_then(|p| players.title.get(p));
         if let Some(t) = ptitle(white) {
             tags.push(("WhiteTitle", t));
         }
@@ -595,6 +725,7 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
         numbers.clear();
         let mut spans: [(&str, usize, usize); 4] = [("", 0, 0); 4];
         let mut n = 0;
+        let (elo, diff) = (players.elo, players.diff);
         let signed = [
             ("WhiteRatingDiff", white, diff),
             ("BlackRatingDiff", black, diff),
@@ -615,11 +746,8 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
                 n += 1;
             }
         }
-        write_tags(&mut out, &tags);
-        for &(tag, a, b) in &spans[..n] {
-            write_tags(&mut out, &[(tag, &numbers[a..b])]);
-        }
-        tags.clear();
+        let numbers: &'s String = numbers;
+        tags.extend(spans[..n].iter().map(|&(tag, a, b)| (tag, &numbers[a..b])));
         if let Some(v) = game_texts.variant.get(g).filter(|v| *v != "Standard") {
             tags.push(("Variant", v));
         }
@@ -634,16 +762,45 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             ("FEN", game_texts.start_fen.get(g)),
         ];
         tags.extend(optional.iter().filter_map(|(t, v)| v.map(|v| (*t, v))));
+        Ok(roster)
+    }
+}
+
+/// The PGN of every game of `games` (a lake batch with its SAN filled), each ending in a blank line;
+/// `ends[i]` is where game `i`'s text ends in the returned bytes.
+pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportError> {
+    let batch = StructArray::from(games.clone());
+    let game_tags = GameTags::of(&batch)?;
+    let game_texts = &game_tags.texts;
+    let moves = Moves::of(column(&batch, "moves")?, "moves")?;
+    let lines = Lines::of(&batch, Moves::of)?;
+
+    // A lichess game with clocks is some 2.3 kB of PGN: room for it, not a copy as the text grows.
+    let mut out = Vec::with_capacity(games.num_rows() * 3072);
+    let mut ends = Vec::with_capacity(games.num_rows());
+    let mut scratch = String::new();
+    let mut numbers = String::new();
+    let mut children: HashMap<(i64, usize), Vec<usize>> = HashMap::new();
+    for g in 0..games.num_rows() {
+        let result_text = game_tags.result(g)?;
+        let mut tags = Vec::with_capacity(32);
+        game_tags.pairs(g, &mut numbers, &mut tags)?;
         write_tags(&mut out, &tags);
         out.push(b'\n');
 
         // The movetext: lines unfolded in place, as export_pgn.py's `movetext`.
         // An empty line `( )` holds nothing python-chess keeps: left out.
         lines.branches(g, |v| !rows(lines.moves.list, v).is_empty(), &mut children);
-        let mut wrap = Wrapper {
-            out: &mut out,
-            line: None,
-            filled: false,
+        let mut writer = PgnLines {
+            wrap: Wrapper {
+                out: &mut out,
+                line: None,
+                filled: false,
+            },
+            moves: &moves,
+            line_moves: &lines.moves,
+            scratch: &mut scratch,
+            black_number: true,
         };
         let main = Line {
             id: 0,
@@ -651,70 +808,84 @@ pub fn pgn_texts(games: &RecordBatch) -> Result<(Vec<u8>, Vec<usize>), ExportErr
             comment: game_texts.comment.get(g),
             first_ply: start_ply(game_texts.start_fen.get(g)),
         };
-        let mut stack = vec![Step::Enter(main)];
-        while let Some(step) = stack.pop() {
-            let (line, start, mut black_number) = match step {
-                Step::Token(t) => {
-                    wrap.token(t);
-                    continue;
-                }
-                Step::Enter(line) => {
-                    if let Some(c) = line.comment.filter(|c| !c.is_empty()) {
-                        scratch.clear();
-                        scratch.push_str("{ ");
-                        scratch.push_str(c);
-                        scratch.push_str(" }");
-                        wrap.token(&scratch);
-                    }
-                    (line, 0, true)
-                }
-                Step::Resume(line, start, black_number) => (line, start, black_number),
-            };
-            let (ms, range) = match line.row {
-                None => (&moves, rows(moves.list, g)),
-                Some(v) => (&lines.moves, rows(lines.moves.list, v)),
-            };
-            let mut index = start;
-            while range.start + index < range.end {
-                let ply = line.first_ply + index as u64;
-                // A move and its number are one token, never split across lines.
-                scratch.clear();
-                if ply.is_multiple_of(2) {
-                    push_number(ply / 2 + 1, &mut scratch);
-                    scratch.push_str(". ");
-                } else if black_number {
-                    push_number(ply / 2 + 1, &mut scratch);
-                    scratch.push_str("... ");
-                }
-                ms.text(range.start + index, &mut scratch)?;
-                wrap.token(&scratch);
-                let alts = (!children.is_empty())
-                    .then(|| children.get(&(line.id, index)))
-                    .flatten();
-                black_number = scratch.ends_with('}') || alts.is_some();
-                if let Some(alts) = alts {
-                    // Resume after the variations: pushed first, popped last.
-                    stack.push(Step::Resume(line.clone(), index + 1, black_number));
-                    for &alt in alts.iter().rev() {
-                        stack.push(Step::Token(")"));
-                        stack.push(Step::Enter(Line {
-                            id: get(lines.id, alt).unwrap_or(0) as i64,
-                            row: Some(alt),
-                            comment: lines.comment.get(alt),
-                            first_ply: ply,
-                        }));
-                        stack.push(Step::Token("("));
-                    }
-                    break;
-                }
-                index += 1;
-            }
-        }
+        let line_rows = |v| rows(lines.moves.list, v);
+        let main_rows = rows(moves.list, g);
+        walk(main, main_rows, &lines, line_rows, &children, &mut writer)?;
+        let wrap = &mut writer.wrap;
         wrap.token(result_text);
         out.extend_from_slice(b"\n\n");
         ends.push(out.len());
     }
     Ok((out, ends))
+}
+
+/// The movetext of a game's lines, as export_pgn.py's `movetext` wrote it.
+struct PgnLines<'w, 'a> {
+    wrap: Wrapper<'w>,
+    moves: &'w Moves<'a>,
+    line_moves: &'w Moves<'a>,
+    scratch: &'w mut String,
+    /// Whether Black's next move needs its number (`12...`).
+    black_number: bool,
+}
+
+impl LineWriter for PgnLines<'_, '_> {
+    fn open(&mut self, line: &Line) -> Result<(), ExportError> {
+        if let Some(c) = line.comment.filter(|c| !c.is_empty()) {
+            self.scratch.clear();
+            self.scratch.push_str("{ ");
+            self.scratch.push_str(c);
+            self.scratch.push_str(" }");
+            self.wrap.token(self.scratch);
+        }
+        self.black_number = true;
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        line: &Line,
+        _index: usize,
+        m: usize,
+        ply: u64,
+        branches: bool,
+    ) -> Result<(), ExportError> {
+        // A move and its number are one token, never split across lines.
+        let scratch = &mut *self.scratch;
+        scratch.clear();
+        if ply.is_multiple_of(2) {
+            push_number(ply / 2 + 1, scratch);
+            scratch.push_str(". ");
+        } else if self.black_number {
+            push_number(ply / 2 + 1, scratch);
+            scratch.push_str("... ");
+        }
+        let ms = if line.row.is_none() {
+            self.moves
+        } else {
+            self.line_moves
+        };
+        ms.text(m, scratch)?;
+        self.wrap.token(scratch);
+        self.black_number = scratch.ends_with('}') || branches;
+        Ok(())
+    }
+
+    fn alt(&mut self, _n: usize, _line: &Line) {
+        self.wrap.token("(");
+    }
+
+    fn alt_end(&mut self, _n: usize) {
+        self.wrap.token(")");
+    }
+
+    fn after(&mut self, branches: bool) {
+        if branches {
+            self.black_number = true;
+        }
+    }
+
+    fn close(&mut self) {}
 }
 
 /// A `headers` key's tag: a repeated tag is keyed `Date (2)`, `Date (3)`…

@@ -10,7 +10,7 @@
 //! lake (`start_fen`) are read as the load read them, not through this check.
 
 /// Python's whitespace, at which `str.split()` splits: Unicode's and the separators U+001C-U+001F.
-fn is_python_space(c: char) -> bool {
+pub(crate) fn is_python_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 

@@ -15,6 +15,7 @@ pub mod columns;
 pub mod derive;
 pub mod export_json;
 pub mod export_pgn;
+pub mod export_study;
 pub mod fen;
 pub mod framer;
 pub mod input;

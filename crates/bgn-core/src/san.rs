@@ -18,8 +18,9 @@ use arrow_array::{
     Array, ArrayRef, GenericStringArray, ListArray, RecordBatch, StringViewArray, StructArray,
 };
 use arrow_schema::DataType;
+use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
-use shakmaty::{CastlingSide, Move, MoveList, Position, Role, Square};
+use shakmaty::{CastlingSide, EnPassantMode, Move, MoveList, Position, Role, Square};
 
 use crate::replay::describe;
 use crate::variant::{Board, GameVariant};
@@ -50,6 +51,78 @@ fn error(message: impl Into<String>) -> FillError {
 /// starts from the position before the move at index `ply` of its `parent` line (0 is the mainline),
 /// which must come before it in `variations`.
 pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
+    Ok(replay_batch(games, false)?.0)
+}
+
+/// The position after each move of `games` (lake games, as `fill_san` takes them), as python-chess's
+/// `board.fen(en_passant="fen")` writes it: the en passant square after every double step.
+pub fn move_fens(games: &RecordBatch) -> Result<MoveFens, FillError> {
+    Ok(replay_batch(games, true)?.1)
+}
+
+/// The FEN after each move of a batch, by the move's row in the values of `moves` (`main`) and of
+/// `variations[].moves` (`lines`).
+#[derive(Default)]
+pub struct MoveFens {
+    pub main: Fens,
+    pub lines: Fens,
+}
+
+/// FENs by row: one text, each row's span in it (empty for rows no game of the batch holds).
+#[derive(Default)]
+pub struct Fens {
+    text: String,
+    spans: Vec<(usize, usize)>,
+}
+
+impl Fens {
+    /// The FEN after the move at `row`.
+    pub fn get(&self, row: usize) -> &str {
+        let (a, b) = self.spans.get(row).copied().unwrap_or((0, 0));
+        &self.text[a..b]
+    }
+
+    /// Records the FEN of `pos` with `clock` as its halfmove clock.
+    fn record<P: Position>(&mut self, row: usize, pos: &P, clock: u32) {
+        if self.spans.len() <= row {
+            self.spans.resize(row + 1, (0, 0));
+        }
+        let start = self.text.len();
+        Fen::from_position(pos, EnPassantMode::Always).append_to_string(&mut self.text);
+        pockets_as_python_chess(&mut self.text, start);
+        if clock != pos.halfmoves() {
+            // The halfmove clock is the field before the last.
+            let fen = &self.text[start..];
+            let last = fen.rfind(' ').unwrap_or(0);
+            let before = fen[..last].rfind(' ').unwrap_or(0);
+            let clock = clock.to_string();
+            self.text
+                .replace_range(start + before + 1..start + last, &clock);
+        }
+        self.spans[row] = (start, self.text.len());
+    }
+}
+
+/// A Crazyhouse FEN's pockets (`[...]` after the board) in python-chess's order, king to pawn, white's
+/// then black's (shakmaty writes pawn to king); other FENs are left as they are.
+fn pockets_as_python_chess(text: &mut String, start: usize) {
+    let fen = &text[start..];
+    let (Some(open), Some(close)) = (fen.find('['), fen.find(']')) else {
+        return;
+    };
+    let pockets = &fen[open + 1..close];
+    let mut sorted = String::with_capacity(pockets.len());
+    for letter in "KQRBNPkqrbnp".chars() {
+        sorted.extend(pockets.chars().filter(|&c| c == letter));
+    }
+    text.replace_range(start + open + 1..start + close, &sorted);
+}
+
+/// `games` with their SAN filled, and `with_fens` the position after each move.
+fn replay_batch(
+    games: &RecordBatch,
+    with_fens: bool,
+) -> Result<(RecordBatch, MoveFens), FillError> {
     let column = |name: &str| {
         games
             .column_by_name(name)
@@ -74,6 +147,9 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
     let mut main_out = mainline.output();
     let mut line_out = line_moves.as_ref().map(Moves::output);
     let mut replay = Replay::default();
+    let mut positions = MoveFens::default();
+    let mut main_fens = with_fens.then_some(&mut positions.main);
+    let mut line_fens = with_fens.then_some(&mut positions.lines);
     for game in 0..games.num_rows() {
         let id = ids.as_ref().and_then(|t| t.get(game));
         let at = Place { game, id };
@@ -93,19 +169,25 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         replay.begin(!branches.is_empty());
         let rows = mainline.rows(game);
         main_out.copy_until(&mainline, rows.start);
-        replay.line(start, &mainline, rows, &mut main_out, |ply| at.ply(ply, 0))?;
+        let fens = main_fens.as_deref_mut();
+        replay.line(start, None, &mainline, rows, &mut main_out, fens, |ply| {
+            at.ply(ply, 0)
+        })?;
 
         let (Some(lines), Some(moves), Some(out)) = (&lines, &line_moves, &mut line_out) else {
             continue;
         };
         for line in branches {
             let (id, parent, ply) = lines.header(line);
-            let start = replay
+            let (start, clock) = replay
                 .branch(id, parent, ply)
                 .map_err(|why| error(format!("{at}: variation {id} cannot branch off: {why}")))?;
             let rows = moves.rows(line);
             out.copy_until(moves, rows.start);
-            replay.line(start, moves, rows, out, |ply| at.ply(ply, id))?;
+            let fens = line_fens.as_deref_mut();
+            replay.line(start, Some(clock), moves, rows, out, fens, |ply| {
+                at.ply(ply, id)
+            })?;
         }
     }
 
@@ -116,7 +198,8 @@ pub fn fill_san(games: &RecordBatch) -> Result<RecordBatch, FillError> {
         let at = games.schema().index_of("variations").expect("found above");
         columns[at] = lines.with_moves(out.finish(&moves));
     }
-    RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))
+    let filled = RecordBatch::try_new(games.schema(), columns).map_err(|e| error(e.to_string()))?;
+    Ok((filled, positions))
 }
 
 /// Where a move is, for messages: the game (its id when the batch has one) and the ply.
@@ -151,8 +234,9 @@ impl fmt::Display for Place<'_> {
 struct Replay {
     /// Whether positions are kept (the game has variations).
     keep: bool,
-    /// The position before each move of each line played so far, line after line.
-    positions: Vec<Board>,
+    /// The position before each move of each line played so far, line after line, with its halfmove
+    /// clock as python-chess counts it (a Crazyhouse drop does not reset it, as shakmaty's does).
+    positions: Vec<(Board, u32)>,
     /// Each line's positions in `positions`, by line id.
     lines: HashMap<i32, Range<usize>>,
     /// The line being played.
@@ -169,7 +253,7 @@ impl Replay {
     }
 
     /// The position variation `id` starts from: its parent's before the move at index `ply`.
-    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<Board, String> {
+    fn branch(&mut self, id: i32, parent: i32, ply: i32) -> Result<(Board, u32), String> {
         self.current = id;
         let Some(range) = self.lines.get(&parent) else {
             return Err(format!("its parent line {parent} does not come before it"));
@@ -182,38 +266,71 @@ impl Replay {
     }
 
     /// Plays the moves at `rows` of `moves` from `pos`, writing each one's `san` to `out`: the
-    /// stored text, or the position's SAN where it is null.
+    /// stored text, or the position's SAN where it is null; with `fens`, the position after each,
+    /// its halfmove clock counted from `clock` (python-chess's, else the position's own).
+    #[allow(clippy::too_many_arguments)]
     fn line(
         &mut self,
         pos: Board,
+        clock: Option<u32>,
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
+        fens: Option<&mut Fens>,
         place: impl Fn(usize) -> String,
     ) -> Result<(), FillError> {
         match pos {
-            Board::Chess(pos) => self.line_on(pos, Board::Chess, false, moves, rows, out, place),
-            Board::Variant(pos) => self.line_on(pos, Board::Variant, true, moves, rows, out, place),
+            Board::Chess(pos) => {
+                let clock = clock.unwrap_or(pos.halfmoves());
+                self.line_on(
+                    pos,
+                    clock,
+                    Board::Chess,
+                    false,
+                    moves,
+                    rows,
+                    out,
+                    fens,
+                    place,
+                )
+            }
+            Board::Variant(pos) => {
+                let clock = clock.unwrap_or(pos.halfmoves());
+                self.line_on(
+                    pos,
+                    clock,
+                    Board::Variant,
+                    true,
+                    moves,
+                    rows,
+                    out,
+                    fens,
+                    place,
+                )
+            }
         }
     }
 
     /// `line` on a position of type `P` (`Chess` itself for standard chess: no dispatch per move),
-    /// which `board` wraps to keep; a `variant`'s `#` is any winning move (shakmaty's suffix).
+    /// which `board` wraps to keep; a `variant`'s `#` is any winning move (shakmaty's suffix). With
+    /// `fens`, the position after each move is written there.
     #[allow(clippy::too_many_arguments)]
     fn line_on<P: Position + Clone>(
         &mut self,
         mut pos: P,
+        mut clock: u32,
         board: fn(P) -> Board,
         variant: bool,
         moves: &Moves,
         rows: Range<usize>,
         out: &mut SanOut,
+        mut fens: Option<&mut Fens>,
         place: impl Fn(usize) -> String,
     ) -> Result<(), FillError> {
         let first = self.positions.len();
         for (index, row) in rows.enumerate() {
             if self.keep {
-                self.positions.push(board(pos.clone()));
+                self.positions.push((board(pos.clone()), clock));
             }
             // The candidates stay where shakmaty builds them: a `MoveList` is some 3.6 kB, which
             // every move by value would copy (a third of the PGN export's time, once).
@@ -251,6 +368,14 @@ impl Replay {
                     SanPlus { san, suffix }.append_to_string(&mut self.san);
                     out.append(Some(&self.san));
                 }
+            }
+            clock = match m {
+                Move::Put { .. } => clock.saturating_add(1),
+                _ if m.is_zeroing() => 0,
+                _ => clock.saturating_add(1),
+            };
+            if let Some(fens) = fens.as_deref_mut() {
+                fens.record(row, &pos, clock);
             }
         }
         if self.keep {

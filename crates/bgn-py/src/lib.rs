@@ -24,9 +24,8 @@ use bgn_core::plies::{self, Openings};
 use bgn_core::reader::{BatchReader, BatchStream, Options, Window};
 use bgn_core::reject::RejectKind;
 use bgn_core::san;
-use bgn_core::tags::Known;
 use bgn_core::zobrist;
-use bgn_core::{export_json, export_pgn};
+use bgn_core::{export_json, export_pgn, export_study};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -433,6 +432,23 @@ fn json_lines(py: Python<'_>, games: &Bound<'_, PyAny>) -> PyResult<ArrowArray> 
     texts_array(lines)
 }
 
+/// `(documents, game_ids)`: the study JSON document (ending in a newline) of each game of `games` (a
+/// lake batch with its SAN filled: `fill_san`), and the `game_id` each document writes, as two
+/// large_string arrays (the documents' data buffer is the batch's, one after the other). `fen`: each
+/// move with the position after it, as python-chess writes it.
+#[pyfunction]
+fn study_documents<'py>(
+    py: Python<'py>,
+    games: &Bound<'py, PyAny>,
+    fen: bool,
+) -> PyResult<(ArrowArray, ArrowArray)> {
+    let games = import_games(games, "study_documents")?;
+    let (documents, ids) = py
+        .detach(|| export_study::study_documents(&games, fen))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((texts_array(Ok(documents))?, texts_array(Ok(ids))?))
+}
+
 /// A large_string array of texts written one after the other, `ends` where each ends.
 fn texts_array(
     texts: Result<(Vec<u8>, Vec<usize>), export_pgn::ExportError>,
@@ -546,12 +562,6 @@ fn is_tag_name(name: &str) -> bool {
     bgn_core::tags::is_tag_name(name.as_bytes())
 }
 
-/// The `termination` column's text for a `Termination` tag's (see `tags::termination`).
-#[pyfunction]
-fn termination(value: &str) -> &str {
-    bgn_core::tags::termination(value)
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PgnReader>()?;
@@ -561,13 +571,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill_san, m)?)?;
     m.add_function(wrap_pyfunction!(pgn_texts, m)?)?;
     m.add_function(wrap_pyfunction!(json_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(study_documents, m)?)?;
     m.add_function(wrap_pyfunction!(position_keys, m)?)?;
     m.add_function(wrap_pyfunction!(derive_plies, m)?)?;
     m.add_function(wrap_pyfunction!(find_position, m)?)?;
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
-    m.add_function(wrap_pyfunction!(termination, m)?)?;
     m.add_function(wrap_pyfunction!(json_games::bgn_lines, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
@@ -577,7 +587,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(book::book_rows, m)?)?;
     m.add("PgnInputError", m.py().get_type::<PgnInputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("COLUMN_TAGS", Known::column_tags().collect::<Vec<_>>())?;
     let kinds: Vec<_> = RejectKind::ALL.iter().map(|k| k.name()).collect();
     m.add("REJECT_KINDS", kinds)?;
     Ok(())
