@@ -60,3 +60,16 @@ def test_damage_raises_and_data_after_the_last_stream_is_ignored() -> None:
         read(bytes(damaged))
     after = data + b"not bz2 at all"
     assert read(after) == bz2.BZ2File(io.BytesIO(after)).read() == TEXT
+
+
+def test_a_stream_of_more_text_than_the_bound_comes_in_bounded_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A few kB of bz2 can hold gigabytes of one byte repeated: no piece of text is longer than the bound
+    (one piece of it all before), and the text is bz2's."""
+    monkeypatch.setattr(bz2_streams, "MAX_TEXT_BYTES", 1 << 20)
+    bomb = bz2.compress(b"\0" * (16 << 20))
+    data = streams(TEXT, 100_000) + bomb + streams(TEXT[:50_000], 10_000)
+    pieces = list(bz2_streams.decompressed(io.BufferedReader(io.BytesIO(data), 1 << 16), 2))
+    assert max(map(len, pieces)) <= 1 << 20
+    assert b"".join(pieces) == bz2.decompress(data)

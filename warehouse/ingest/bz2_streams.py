@@ -7,8 +7,9 @@ rarely, sit inside compressed data, so each piece must decompress to exactly one
 not (a false start, or damage), the file is read on from that piece by one decompressor, as a file of one
 stream is (`_serial`): the text is the same, and damage raises as `bz2` raises it (`OSError`, `EOFError`),
 but that a damaged stream after a whole one raises too, where `bz2` may drop it unsaid. Memory: the pieces
-in flight (twice the threads), and one stream's compressed bytes at most `MAX_STREAM_BYTES`; a longer stream
-is read serially.
+in flight (twice the threads), one stream's compressed bytes at most `MAX_STREAM_BYTES` (a longer stream is
+read serially), and its text at most `MAX_TEXT_BYTES`: bz2 turns a few bytes into gigabytes of one byte
+repeated, so a stream of more text is read serially too, `MAX_TEXT_BYTES` at a time.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import IO
 STREAM_START = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")
 READ_BYTES = 1 << 20
 MAX_STREAM_BYTES = 64 << 20
+MAX_TEXT_BYTES = 64 << 20
 
 
 class _NotOneStream(Exception):
@@ -33,10 +35,10 @@ class _NotOneStream(Exception):
 def _one_stream(piece: bytes) -> bytes:
     decompressor = bz2.BZ2Decompressor()
     try:
-        text = decompressor.decompress(piece)
+        text = decompressor.decompress(piece, MAX_TEXT_BYTES)
     except OSError:
         raise _NotOneStream from None
-    if not decompressor.eof or decompressor.unused_data:
+    if not decompressor.eof or decompressor.unused_data:  # not one stream, or more text than the bound
         raise _NotOneStream
     return text
 
@@ -114,9 +116,9 @@ def _serial(
 
     decompressor, fed = bz2.BZ2Decompressor(), False
     for data in rest():
-        while data:
+        while data or fed:
             try:
-                text = decompressor.decompress(data)
+                text = decompressor.decompress(data, MAX_TEXT_BYTES)
             except OSError:
                 if fed or not after_stream or data.startswith(b"BZh"):
                     raise  # a damaged stream (which `bz2` drops unsaid when it starts a buffer)
@@ -125,7 +127,10 @@ def _serial(
             if text:
                 yield text
             if not decompressor.eof:
-                break
+                if decompressor.needs_input:
+                    break
+                data = b""  # more text of the data given: the next `MAX_TEXT_BYTES` of it
+                continue
             data = decompressor.unused_data
             decompressor, fed, after_stream = bz2.BZ2Decompressor(), False, True
     if fed and not decompressor.eof:
