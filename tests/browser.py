@@ -13,6 +13,10 @@ from pathlib import Path
 import support
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
@@ -63,3 +67,13 @@ def downloaded(folder: Path, name: str, timeout: float = 30) -> Path:
         )
         time.sleep(0.1)
     return path
+
+
+def click_and_load(driver: webdriver.Chrome, element: WebElement, timeout: float = 30) -> None:
+    """Click a link or submit button, and return once the page it leads to has loaded. A click returns
+    before the navigation ends: reading the page at once could find the old page's rows, stale mid-read."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(driver, timeout)
+    wait.until(expected_conditions.staleness_of(old))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")

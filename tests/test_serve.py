@@ -17,7 +17,7 @@ import chess.pgn
 import chess.polyglot
 import pytest
 import support
-from browser import chromium, downloaded, served
+from browser import chromium, click_and_load, downloaded, served
 from PIL import Image
 from pychess_counts import Game, explorer_rows, replay
 from selenium import webdriver
@@ -102,7 +102,9 @@ def shown_table(driver: webdriver.Chrome) -> list:
 
 
 def click_move(driver: webdriver.Chrome, san: str) -> None:
-    driver.find_element(By.XPATH, f"//table[@id='moves']//td[@class='san']/a[text()='{san}']").click()
+    click_and_load(
+        driver, driver.find_element(By.XPATH, f"//table[@id='moves']//td[@class='san']/a[text()='{san}']")
+    )
 
 
 def found_how(driver: webdriver.Chrome) -> str | None:
@@ -134,13 +136,13 @@ def test_click_through_filter_and_back(page: tuple[webdriver.Chrome, str], games
     form.find_element(By.NAME, "min_rating").send_keys(str(MIN_RATING))
     for name, day in (("since", SINCE), ("until", UNTIL)):  # a date input's typing depends on the locale
         driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, name), str(day))
-    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    click_and_load(driver, form.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     filtered = expected_table(games, E4_C5, kept(MIN_RATING, SINCE, UNTIL))
     assert shown_table(driver) == filtered and filtered != unfiltered
     assert f"min_rating={MIN_RATING}" in driver.current_url and "moves=e2e4+c7c5" in driver.current_url
 
     # Back through the move list: 1. e4, under the same filters (they live in the URL).
-    driver.find_element(By.CSS_SELECTOR, "#line a.ply[data-ply='1']").click()
+    click_and_load(driver, driver.find_element(By.CSS_SELECTOR, "#line a.ply[data-ply='1']"))
     assert shown_table(driver) == expected_table(games, E4_C5[:1], kept(MIN_RATING, SINCE, UNTIL))
     # A date range no game is in: no move.
     driver.get(f"{url}/?moves=e2e4&until=2025-04-30")
@@ -173,7 +175,7 @@ def test_illegal_fen_is_one_line(page: tuple[webdriver.Chrome, str]) -> None:
     driver.get(url + "/")
     form = driver.find_element(By.ID, "position")
     form.find_element(By.NAME, "fen").send_keys("8/8/8/8/8/8/8/8 w - - 0 1")  # no king
-    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    click_and_load(driver, form.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     assert "FEN" in error_line(driver)
     # A move sequence the position cannot play, and an illegal move in the URL.
     driver.get(f"{url}/?line=1.+e4+e4")
