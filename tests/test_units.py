@@ -22,7 +22,6 @@ import pyarrow as pa
 import pytest
 
 from warehouse.errors import LakeError, NotPublished
-from warehouse.formats import escape, start_ply
 from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_stem
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged
@@ -293,30 +292,6 @@ def test_id_set_keeps_first_occurrences_of_new_ids() -> None:
     sliced = pa.array(["abcdefgh", "qwertyui", "0000000000000001"]).slice(1)  # an array with an offset
     assert seen.add_new(sliced).tolist() == [True, True]
     assert seen.add_new(sliced).tolist() == [False, False]
-
-
-# --- warehouse.exports.pgn ---
-
-
-def test_tag_values_as_pgn_writes_them() -> None:
-    assert escape('say "hi" \\ bye') == 'say \\"hi\\" \\\\ bye'
-
-
-@pytest.mark.parametrize(
-    ("fen", "ply"),
-    [
-        (None, 0),
-        ("", 0),
-        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 0),
-        ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1", 1),
-        ("8/8/8/8/8/8/8/K6k w - - 0 5", 8),
-        ("8/8/8/8/8/8/8/K6k b - - 0 5", 9),
-        ("8/8/8/8/8/8/8/K6k b - - 0 0", 1),  # fullmove 0 read as 1
-        ("8/8/8/8/8/8/8/K6k b", 1),  # no move number: the first
-    ],
-)
-def test_start_ply(fen: str | None, ply: int) -> None:
-    assert start_ply(fen) == ply
 
 
 # --- warehouse.ingest.inputs ---

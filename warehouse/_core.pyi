@@ -141,6 +141,17 @@ def bgn_lines(
     counted from 1. A line longer than `limit` bytes is refused (`too_large`) unless its first
     `raw_limit` bytes are blank."""
 
+def study_lines(
+    data: bytes, places: list[tuple[int, int, int]]
+) -> tuple[bytes, list[tuple[int, int, int, int, str | None]], list[tuple[int, int, int, str, str | None]]]:
+    """The study documents at `places` in `data` (offset, length, line: `bgn_lines`'s `studies`) as PGN for
+    the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags in the document's
+    order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line, start of the game's
+    PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the documents refused
+    (offset, length, line, reject kind, reason: None for a document that is not JSON).
+
+    :raises ValueError: for a place past the end of `data`."""
+
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""

@@ -3,8 +3,8 @@
 The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`: one
 record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
 a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
-move is checked as a PGN move is: BGN lines by the Rust core a block of lines at a time (`_core.bgn_lines`,
-no Python object per game or move), study documents by `json_games`. Then each batch is taken back to the
+move is checked as a PGN move is: BGN lines and study documents by the Rust core a block of lines at a time
+(`_core.bgn_lines`, `_core.study_lines`), no Python object per game or move. Then each batch is taken back to the
 JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset;
 a BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
 piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
@@ -39,7 +39,7 @@ import zstandard
 
 from warehouse import _core
 from warehouse.errors import InputError
-from warehouse.ingest import bz2_streams, json_games
+from warehouse.ingest import bz2_streams
 from warehouse.ingest.inputs import JSON_NAME, input_files
 from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
 from warehouse.ingest.zstd_frames import starts_zstd
@@ -49,16 +49,15 @@ from warehouse.lake.records import JSON, JSON_REJECT_KINDS, LoadedInput
 from warehouse.lake.storage import filesystem, is_s3
 
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
-# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`):
-# - not JSON, not UTF-8, or nested deeper than Python's JSON reader goes;
-# - a missing field, a wrong type, a number out of its column's range (a clock's or an eval's, the reader's
-#   `out_of_range`, on the PGN the game is turned into: as a PGN load tells it);
-# - the moves replay to other fields than the line gives.
-NOT_JSON, BAD_FIELD, DISAGREES = JSON_REJECT_KINDS
+# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`): not JSON,
+# not UTF-8, or nested deeper than Python's JSON reader goes; a missing field, a wrong type, a number out of
+# its column's range (both worded by the core; a clock's or an eval's range is the reader's `out_of_range`,
+# on the PGN the game is turned into: as a PGN load tells it); and the kind below, the moves replay to other
+# fields than the line gives.
+DISAGREES = JSON_REJECT_KINDS[2]
 TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
-# The longest line (or document) read: half the reader's largest game, as a study document costs up to ~21
-# times its bytes in Python objects (`json.loads`: a dict a move) while it becomes PGN: 763 MB peak measured
-# for a line of 1.2M moves just under this limit.
+# The longest line (or document) read: half the reader's largest game (a line is held whole while the core
+# makes it PGN).
 MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
 # Decompressed bytes read at once past a line too long to keep.
 CHUNK = 1 << 20
@@ -235,8 +234,8 @@ def opens_json(data: bytes) -> bool:
     return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or _core.looks_like_json(data)
 
 
-class NotJson(json_games.Refused):
-    """A document that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
+class NotJson(ValueError):
+    """A line that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
 
 
 def decode(data: bytes) -> Any:
@@ -349,7 +348,7 @@ class _Chunk:
         )
 
     def _add_lines(self, file: int, path: str, lines: Lines) -> None:
-        """The BGN games of `lines` made into PGN by the core; their study documents by `json_games`."""
+        """The games of `lines` made into PGN by the core: BGN games, then study documents."""
         pgn, made, refused, studies = _core.bgn_lines(
             lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
         )
@@ -365,38 +364,34 @@ class _Chunk:
             signature=games.column("signature"),
         )
         self.out.write(pgn)
+        self._refuse_lines(path, lines, refused)
+        if studies:
+            self._add_studies(file, path, lines, studies)
+
+    def _add_studies(self, file: int, path: str, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
+        pgn, made, refused = _core.study_lines(lines.data, studies)
+        if made:
+            offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
+            start = self.out.tell()
+            self._add_games(
+                len(made),
+                pgn_start=[start + pgn_start for pgn_start in starts],
+                file=[file] * len(made),
+                offset=[lines.offset + offset for offset in offsets],
+                length=list(lengths),
+                line=[lines.line + number - 1 for number in numbers],
+                id=list(ids),
+                signature=[None] * len(made),
+            )
+            self.out.write(pgn)
+        self._refuse_lines(path, lines, refused)
+
+    def _refuse_lines(self, path: str, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]) -> None:
+        """The lines the core refused (offsets in `lines`), a line that is no JSON worded by `not_json`."""
         for offset, length, line, kind, reason in refused:
             data = lines.data[offset : offset + length]
             document = Document(lines.offset + offset, length, lines.line + line - 1, data)
             self._refuse(path, document, kind, not_json(data) if reason is None else reason)
-        for offset, length, line in studies:
-            self._add_study(file, path, Document(lines.offset + offset, length, lines.line + line - 1,
-                                                 lines.data[offset : offset + length]))  # fmt: skip
-
-    def _add_study(self, file: int, path: str, document: Document) -> None:
-        try:
-            game = json_games.study_game(decode(document.data))
-            data = game.pgn.encode("utf-8")
-        except UnicodeEncodeError:
-            self._refuse(path, document, BAD_FIELD, "a string holds a lone surrogate (\\ud800-\\udfff)")
-            return
-        except json_games.Refused as e:
-            self._refuse(path, document, NOT_JSON if isinstance(e, NotJson) else BAD_FIELD, str(e))
-            return
-        except RecursionError:
-            self._refuse(path, document, NOT_JSON, "nested deeper than the JSON reader goes")
-            return
-        self._add_games(
-            1,
-            pgn_start=[self.out.tell()],
-            file=[file],
-            offset=[document.offset],
-            length=[document.length],
-            line=[document.line],
-            id=[game.id],
-            signature=[None],
-        )
-        self.out.write(data)
 
     def _add_games(self, count: int, **columns: Any) -> None:
         if count:

@@ -15,6 +15,7 @@ use arrow_array::types::{Decimal128Type, Int16Type, Int32Type};
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, PrimitiveArray, RecordBatch, StructArray};
 use arrow_schema::DataType;
 
+use crate::fen::is_python_space;
 use crate::san::Texts;
 use crate::tags;
 
@@ -376,12 +377,13 @@ fn clock_text(t: i64, out: &mut String) {
     }
 }
 
-/// The ply of a game's first move from its FEN: side to move and fullmove number.
+/// The ply of a game's first move from its FEN: side to move and fullmove number (fields split at
+/// Python's white space, as `str.split()` splits them).
 pub(crate) fn start_ply(fen: Option<&str>) -> u64 {
     let Some(fen) = fen.filter(|f| !f.is_empty()) else {
         return 0;
     };
-    let fields: Vec<&str> = fen.split_whitespace().collect();
+    let fields: Vec<&str> = fen.split(is_python_space).filter(|f| !f.is_empty()).collect();
     let black = fields.get(1) == Some(&"b");
     let fullmove = match fields.get(5) {
         Some(f) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) => {
@@ -889,7 +891,7 @@ impl LineWriter for PgnLines<'_, '_> {
 }
 
 /// A `headers` key's tag: a repeated tag is keyed `Date (2)`, `Date (3)`…
-fn tag_name(key: &str) -> &str {
+pub(crate) fn tag_name(key: &str) -> &str {
     if let Some(open) = key.rfind(" (") {
         if key.ends_with(')') && key.len() > open + 3 {
             let digits = &key[open + 2..key.len() - 1];
@@ -914,5 +916,35 @@ pub(crate) fn write_tags(out: &mut Vec<u8>, tags: &[(&str, &str)]) {
             out.push(b);
         }
         out.extend_from_slice(b"\"]\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_values_as_pgn_writes_them() {
+        let mut out = Vec::new();
+        write_tags(&mut out, &[("Event", "say \"hi\" \\ bye")]);
+        assert_eq!(out, b"[Event \"say \\\"hi\\\" \\\\ bye\"]\n");
+    }
+
+    #[test]
+    fn the_first_ply_from_a_fen() {
+        for (fen, ply) in [
+            (None, 0),
+            (Some(""), 0),
+            (Some("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"), 0),
+            (Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"), 1),
+            (Some("8/8/8/8/8/8/8/K6k w - - 0 5"), 8),
+            (Some("8/8/8/8/8/8/8/K6k b - - 0 5"), 9),
+            (Some("8/8/8/8/8/8/8/K6k b - - 0 0"), 1), // fullmove 0 read as 1
+            (Some("8/8/8/8/8/8/8/K6k b"), 1),         // no move number: the first
+            // Python's str.split() splits at U+001F too, as the load read a study's FEN.
+            (Some("8/8/8/8/8/8/8/K6k b - - 0 5\u{1f}"), 9),
+        ] {
+            assert_eq!(start_ply(fen), ply, "{fen:?}");
+        }
     }
 }

@@ -22,10 +22,10 @@ use crate::export_pgn::{
 use crate::fen::is_python_space;
 use crate::san::{move_fens, Fens};
 
-/// The tag that keeps a study `game_id` the lake cannot take as its own id (`formats.GAME_ID_TAG`).
-const GAME_ID_TAG: &str = "GameId";
-/// Where free annotation tags ride in a move's comment (`formats.TAGS_COMMAND`).
-const TAGS_COMMAND: &str = "[%tags [";
+/// The tag that keeps a study `game_id` the lake cannot take as its own id (the import writes it: `study_json`).
+pub(crate) const GAME_ID_TAG: &str = "GameId";
+/// Where free annotation tags ride in a move's comment (the import writes it: `study_json`).
+pub(crate) const TAGS_COMMAND: &str = "[%tags [";
 
 impl Moves<'_> {
     /// Move `m`'s `annotations` object: comment, eval, clock and tags, those it has.

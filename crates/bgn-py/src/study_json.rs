@@ -1,0 +1,52 @@
+//! Study JSON documents as PGN for the reader, a block of lines a call (see `bgn_core::study_json`).
+
+use bgn_core::json_games::Place;
+use bgn_core::study_json;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// A game made: offset, length, line number, start of its PGN, id (when the lake can keep it).
+type Made = (usize, usize, u64, usize, Option<String>);
+/// A refused document: offset, length, line number, reject kind, reason (`None`: not JSON, the caller
+/// words why).
+type Refused = (usize, usize, u64, &'static str, Option<String>);
+
+/// `(pgn, made, refused)` for the study documents at `places` (offset, length, line) in `data`, as
+/// `bgn_lines` gives them: the games' PGN one after the other, the games made and the documents refused.
+///
+/// :raises ValueError: for a place past the end of `data`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn study_lines<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    places: Vec<(usize, usize, u64)>,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<Made>, Vec<Refused>)> {
+    let mut within = Vec::with_capacity(places.len());
+    for (offset, length, line) in places {
+        if offset.checked_add(length).is_none_or(|end| end > data.len()) {
+            return Err(PyValueError::new_err(format!(
+                "a study at {offset} of {length} bytes is past the data's {} bytes",
+                data.len()
+            )));
+        }
+        within.push(Place {
+            offset,
+            length,
+            line,
+        });
+    }
+    let studies = py.detach(|| study_json::study_games(data, &within));
+    let made = studies
+        .games
+        .into_iter()
+        .map(|g| (g.place.offset, g.place.length, g.place.line, g.pgn_start, g.id))
+        .collect();
+    let refused = studies
+        .refused
+        .iter()
+        .map(|(p, r)| (p.offset, p.length, p.line, r.kind(), r.reason(0)))
+        .collect();
+    Ok((PyBytes::new(py, &studies.pgn), made, refused))
+}
