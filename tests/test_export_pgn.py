@@ -154,3 +154,24 @@ def test_other_sources_terminations_and_time_controls(tmp_path: Path) -> None:
     exported = {read(text).headers["Event"]: read(text).headers for _, _, text in pgn_games(Lake.open(lake))}
     for i, (raw, _, _, _) in enumerate(OTHER_SOURCES):
         assert exported[f"game {i}"]["Termination"] == raw
+
+
+def test_an_earlier_fen_goes_before_the_roster_as_every_column_tag(tmp_path: Path) -> None:
+    """A repeated FEN tag: the `start_fen` column holds the last, `headers` the earlier, which the export
+    writes before the roster as it writes an earlier occurrence of any tag a column holds (the load's list of
+    column tags, FEN among them); the export loads back to the same values."""
+    first, last = "8/8/8/8/8/8/8/K6k w - - 0 5", "8/8/8/8/8/8/8/K6k b - - 0 5"
+    (tmp_path / "games.pgn").write_text(
+        f'[Event "e"]\n[Date "2024.01.01"]\n[SetUp "1"]\n[FEN "{first}"]\n[FEN "{last}"]\n[Result "*"]\n\n5... Kg2 *\n\n'
+    )
+    lake = loaded([tmp_path / "games.pgn"], tmp_path / "lake")
+    [(_, _, text)] = pgn_games(Lake.open(lake))
+    assert text.startswith(f'[FEN "{first}"]\n[Event "e"]\n'), text
+    assert text.index('[SetUp "1"]') < text.index(f'[FEN "{last}"]') == text.rindex("[FEN ")
+    (tmp_path / "out.pgn").write_text(text)
+    again = loaded([tmp_path / "out.pgn"], tmp_path / "again")
+    columns = ["start_fen", "headers", "moves"]
+    [want], [got] = read_games(lake, columns), read_games(again, columns)
+    assert want["start_fen"] == got["start_fen"] == last
+    assert dict(want["headers"]) == dict(got["headers"]) and ("FEN", first) in got["headers"]
+    assert want["moves"] == got["moves"]

@@ -21,26 +21,6 @@ use crate::tags;
 
 /// Characters a movetext line holds at most, where tokens allow.
 const LINE_WIDTH: usize = 79;
-/// Tags the lake keeps in columns: an earlier occurrence in `headers` is written before the roster.
-const COLUMN_TAGS: [&str; 17] = [
-    "Event",
-    "Site",
-    "Round",
-    "Result",
-    "White",
-    "Black",
-    "WhiteTitle",
-    "BlackTitle",
-    "WhiteElo",
-    "BlackElo",
-    "WhiteRatingDiff",
-    "BlackRatingDiff",
-    "Variant",
-    "ECO",
-    "Opening",
-    "TimeControl",
-    "Termination",
-];
 
 /// Why a batch cannot be written: a column missing or of another type, or a null SAN.
 #[derive(Debug)]
@@ -701,7 +681,7 @@ impl<'a> GameTags<'a> {
         // text the column cannot spell (`WhiteElo "?"`): written first, so that a reader keeping a
         // tag's last value gets the column's, as the source's readers did.
         tags.clear();
-        tags.extend(rest.clone().filter(|(n, _)| COLUMN_TAGS.contains(n)));
+        tags.extend(rest.clone().filter(|(n, _)| has_column(n)));
         let roster = tags.len();
         let ps = rows(players.list, g);
         let (white, black) = (
@@ -716,7 +696,7 @@ impl<'a> GameTags<'a> {
         tags.push(("White", pname(white).unwrap_or("?")));
         tags.push(("Black", pname(black).unwrap_or("?")));
         tags.push(("Result", result_text));
-        tags.extend(rest.filter(|(n, _)| !COLUMN_TAGS.contains(n)));
+        tags.extend(rest.filter(|(n, _)| !has_column(n)));
         let ptitle = |p: Option<usize>| p.and_then(|p| players.title.get(p));
         if let Some(t) = ptitle(white) {
             tags.push(("WhiteTitle", t));
@@ -888,6 +868,12 @@ impl LineWriter for PgnLines<'_, '_> {
     }
 
     fn close(&mut self) {}
+}
+
+/// Whether the lake keeps tag `name` in a column of its own (the load's list, `tags::Known`): an earlier
+/// occurrence in `headers` is written before the roster.
+fn has_column(name: &str) -> bool {
+    tags::Known::of(name.as_bytes()).is_some_and(tags::Known::has_column)
 }
 
 /// A `headers` key's tag: a repeated tag is keyed `Date (2)`, `Date (3)`…
