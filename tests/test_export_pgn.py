@@ -162,7 +162,8 @@ def test_an_earlier_fen_goes_before_the_roster_as_every_column_tag(tmp_path: Pat
     column tags, FEN among them); the export loads back to the same values."""
     first, last = "8/8/8/8/8/8/8/K6k w - - 0 5", "8/8/8/8/8/8/8/K6k b - - 0 5"
     (tmp_path / "games.pgn").write_text(
-        f'[Event "e"]\n[Date "2024.01.01"]\n[SetUp "1"]\n[FEN "{first}"]\n[FEN "{last}"]\n[Result "*"]\n\n5... Kg2 *\n\n'
+        f'[Event "e"]\n[Date "2024.01.01"]\n[SetUp "1"]\n[FEN "{first}"]\n[FEN "{last}"]\n[Result "*"]\n'
+        "\n5... Kg2 *\n\n"
     )
     lake = loaded([tmp_path / "games.pgn"], tmp_path / "lake")
     [(_, _, text)] = pgn_games(Lake.open(lake))

@@ -360,3 +360,22 @@ def test_compressions_and_local_globs(tmp_path: Path) -> None:
         ("g2.jsonl.zst", "zstd", 3),
         ("g3.json.gz", "gzip", 3),
     ]
+
+
+def test_a_study_result_of_any_json_type_is_refused_in_words(tmp_path: Path) -> None:
+    """A study's `metadata.result` that is an object or an array is refused with the other results' words
+    (Python's import crashed on it: `unhashable type`), and the documents around it load."""
+    metadata = {"event": "e", "date": "2024-01-01", "white": "a", "black": "b", "result": "1-0"}
+    example = {"game_id": "abcdEFGH", "metadata": metadata, "moves": [{"san": "e4", "move_number": 1}]}
+    bad = [copy.deepcopy(example) for _ in range(2)]
+    bad[0]["metadata"]["result"], bad[1]["metadata"]["result"] = [], {"b": 1, "a": None}
+    path = tmp_path / "studies.jsonl"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in [example, *bad]))
+    done = json2parquet(path, "--lake", tmp_path / "lake")
+    assert done.returncode == 0, done.stderr
+    rejects = sorted(read_rejects(tmp_path / "lake"), key=lambda r: r["source_offset"])
+    assert [(r["kind"], r["reason"]) for r in rejects] == [
+        ("bad_field", "line 2: metadata.result [] is not one of 1-0, 0-1, 1/2-1/2, *"),
+        ("bad_field", "line 3: metadata.result {'b': 1, 'a': None} is not one of 1-0, 0-1, 1/2-1/2, *"),
+    ]
+    assert len(read_games(tmp_path / "lake", ["game_id"])) == 1

@@ -4,9 +4,9 @@ The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`
 record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
 a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
 move is checked as a PGN move is: BGN lines and study documents by the Rust core a block of lines at a time
-(`_core.bgn_lines`, `_core.study_lines`), no Python object per game or move. Then each batch is taken back to the
-JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset;
-a BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
+(`_core.bgn_lines`, `_core.study_lines`), no Python object per game or move. Then each batch is taken back
+to the JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's
+offset; a BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
 piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
 game's `san` is left null, since its line holds no SAN.
 
@@ -386,7 +386,9 @@ class _Chunk:
             self.out.write(pgn)
         self._refuse_lines(path, lines, refused)
 
-    def _refuse_lines(self, path: str, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]) -> None:
+    def _refuse_lines(
+        self, path: str, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
+    ) -> None:
         """The lines the core refused (offsets in `lines`), a line that is no JSON worded by `not_json`."""
         for offset, length, line, kind, reason in refused:
             data = lines.data[offset : offset + length]
