@@ -363,7 +363,10 @@ pub(crate) fn start_ply(fen: Option<&str>) -> u64 {
     let Some(fen) = fen.filter(|f| !f.is_empty()) else {
         return 0;
     };
-    let fields: Vec<&str> = fen.split(is_python_space).filter(|f| !f.is_empty()).collect();
+    let fields: Vec<&str> = fen
+        .split(is_python_space)
+        .filter(|f| !f.is_empty())
+        .collect();
     let black = fields.get(1) == Some(&"b");
     let fullmove = match fields.get(5) {
         Some(f) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) => {
@@ -921,8 +924,14 @@ mod tests {
         for (fen, ply) in [
             (None, 0),
             (Some(""), 0),
-            (Some("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"), 0),
-            (Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"), 1),
+            (
+                Some("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
+                0,
+            ),
+            (
+                Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"),
+                1,
+            ),
             (Some("8/8/8/8/8/8/8/K6k w - - 0 5"), 8),
             (Some("8/8/8/8/8/8/8/K6k b - - 0 5"), 9),
             (Some("8/8/8/8/8/8/8/K6k b - - 0 0"), 1), // fullmove 0 read as 1

@@ -199,7 +199,10 @@ mod tests {
         let keys: Vec<&str> = doc.entries().iter().map(|(k, _)| *k).collect();
         assert_eq!(keys, ["z", "a", "mé", "b"]);
         assert!(matches!(&doc.0[0].0, Cow::Borrowed("z")));
-        assert!(matches!(doc.get("a"), Some(Json::String(Cow::Borrowed("2")))));
+        assert!(matches!(
+            doc.get("a"),
+            Some(Json::String(Cow::Borrowed("2")))
+        ));
         assert!(matches!(&doc.0[2].0, Cow::Owned(k) if k == "mé"));
         assert_eq!(doc.get("b"), Some(&Json::String("x\"y".into())));
     }

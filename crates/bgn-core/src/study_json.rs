@@ -128,14 +128,22 @@ fn study_game(doc: &Json, out: &mut Vec<u8>) -> Refused<Option<String>> {
         .find(|(name, _)| name == "FEN")
         .map(|(_, v)| v.as_str());
     let first_ply = start_ply(fen);
-    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
     write_tags(out, &pairs);
     out.push(b'\n');
     let mut tokens = Tokens { out, first: true };
     if doc.contains_key("notes") {
         tokens.braced(&[comment_text(field(doc, "notes"), "notes")?]);
     }
-    tokens.line(array(field(doc, "moves"), "moves")?, first_ply, Line::Moves, None)?;
+    tokens.line(
+        array(field(doc, "moves"), "moves")?,
+        first_ply,
+        Line::Moves,
+        None,
+    )?;
     tokens.token(result);
     tokens.out.extend_from_slice(b"\n\n");
     Ok(lake_id(game_id).then(|| game_id.to_owned()))
@@ -177,7 +185,10 @@ fn study_tags(metadata: &Object, game_id: &str) -> Refused<Vec<(String, String)>
     let (roster, rest): (Vec<_>, Vec<_>) = other_pairs.into_iter().partition(|(n, _)| in_roster(n));
     let mut pairs: Vec<(String, String)> = roster.into_iter().chain(own).chain(rest).collect();
     if !lake_id(game_id) {
-        pairs.push((GAME_ID_TAG.to_owned(), tag_text(game_id, "game_id")?.to_owned()));
+        pairs.push((
+            GAME_ID_TAG.to_owned(),
+            tag_text(game_id, "game_id")?.to_owned(),
+        ));
     }
     Ok(pairs)
 }
@@ -507,7 +518,8 @@ fn repr(value: &Json) -> String {
     match value {
         Json::Null => "None".into(),
         Json::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Json::Number(text) => serde_json::from_str::<serde_json::Value>(text).map_or_else(|_| text.to_string(), |n| json_games::repr(&n)),
+        Json::Number(text) => serde_json::from_str::<serde_json::Value>(text)
+            .map_or_else(|_| text.to_string(), |n| json_games::repr(&n)),
         Json::String(text) => str_repr(text),
         Json::Array(items) => {
             let items: Vec<String> = items.iter().map(repr).collect();
@@ -589,11 +601,15 @@ mod tests {
             "missing required field 'metadata'"
         );
         assert_eq!(
-            refused(&with(r#"[{"san":"e4","move_number":1},{"san":"e5","move_number":2}]"#)),
+            refused(&with(
+                r#"[{"san":"e4","move_number":1},{"san":"e5","move_number":2}]"#
+            )),
             "moves[1] 'e5' is numbered 2 b where the game is at 1 b"
         );
         assert_eq!(
-            refused(&with(r#"[{"san":"e4","move_number":1,"color":[{"b":1,"a":null}]}]"#)),
+            refused(&with(
+                r#"[{"san":"e4","move_number":1,"color":[{"b":1,"a":null}]}]"#
+            )),
             "moves[0] 'e4' is numbered 1 [{'b': 1, 'a': None}] where the game is at 1 w"
         );
         assert_eq!(
@@ -601,7 +617,9 @@ mod tests {
             "moves[0].san 1.0 is not a SAN move"
         );
         assert_eq!(
-            refused(&with(r#"[{"san":"e4","move_number":99999999999999999999}]"#)),
+            refused(&with(
+                r#"[{"san":"e4","move_number":99999999999999999999}]"#
+            )),
             "moves[0].move_number 99999999999999999999 is out of range (1 to 2147483647)"
         );
         assert_eq!(

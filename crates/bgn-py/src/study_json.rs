@@ -25,7 +25,10 @@ pub fn study_lines<'py>(
 ) -> PyResult<(Bound<'py, PyBytes>, Vec<Made>, Vec<Refused>)> {
     let mut within = Vec::with_capacity(places.len());
     for (offset, length, line) in places {
-        if offset.checked_add(length).is_none_or(|end| end > data.len()) {
+        if offset
+            .checked_add(length)
+            .is_none_or(|end| end > data.len())
+        {
             return Err(PyValueError::new_err(format!(
                 "a study at {offset} of {length} bytes is past the data's {} bytes",
                 data.len()
@@ -41,7 +44,15 @@ pub fn study_lines<'py>(
     let made = studies
         .games
         .into_iter()
-        .map(|g| (g.place.offset, g.place.length, g.place.line, g.pgn_start, g.id))
+        .map(|g| {
+            (
+                g.place.offset,
+                g.place.length,
+                g.place.line,
+                g.pgn_start,
+                g.id,
+            )
+        })
         .collect();
     let refused = studies
         .refused
