@@ -271,7 +271,7 @@ impl Tokens<'_> {
                 return Err(format!("missing required field '{here}.move_number'"));
             };
             let number = integer(number, format_args!("{here}.move_number"), 1, INT32)?;
-            let place = (ply / 2 + 1, if ply % 2 == 0 { "w" } else { "b" });
+            let place = (ply / 2 + 1, if ply.is_multiple_of(2) { "w" } else { "b" });
             let color_fits = match mv.get("color") {
                 None => true,
                 Some(Json::String(color)) => color == place.1,
@@ -285,7 +285,7 @@ impl Tokens<'_> {
                 ));
             }
             self.start_token();
-            let dots = if ply % 2 == 0 { "." } else { "..." };
+            let dots = if ply.is_multiple_of(2) { "." } else { "..." };
             let _ = write!(self.out, "{}{dots} {san}", place.0);
             self.annotate(mv, here)?;
             let variations = match mv.get("variations") {
