@@ -20,6 +20,7 @@ pub mod fen;
 pub mod framer;
 pub mod input;
 pub mod json_games;
+pub mod json_value;
 pub mod material;
 pub mod parallel;
 pub mod parse;
