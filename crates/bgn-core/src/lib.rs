@@ -10,6 +10,7 @@
 
 pub mod annotations;
 pub mod book;
+pub mod bgn_replayed;
 pub mod book_rows;
 pub mod columns;
 pub mod derive;
