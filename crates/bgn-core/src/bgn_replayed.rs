@@ -9,7 +9,9 @@ use std::sync::Arc;
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int16Type;
-use arrow_array::{Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
+};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
 
 use crate::json_games::SIGNATURE_FIELDS;
@@ -74,7 +76,8 @@ pub fn bgn_replayed(
         let (field, offsets, _, nulls) = list.clone().into_parts();
         columns[at] = Arc::new(ListArray::new(field, offsets, Arc::new(structs), nulls));
     }
-    let games = RecordBatch::try_new(games.schema(), columns).map_err(|e| FillError(e.to_string()))?;
+    let games =
+        RecordBatch::try_new(games.schema(), columns).map_err(|e| FillError(e.to_string()))?;
     Ok((signatures.finish(), games))
 }
 
@@ -173,7 +176,12 @@ impl<'a> MoveFields<'a> {
         values[at] = arrow_array::make_array(san);
         let moves = StructArray::new(fields, values, nulls);
         let (field, offsets, _, nulls) = self.list.clone().into_parts();
-        Ok(Arc::new(ListArray::new(field, offsets, Arc::new(moves), nulls)))
+        Ok(Arc::new(ListArray::new(
+            field,
+            offsets,
+            Arc::new(moves),
+            nulls,
+        )))
     }
 }
 

@@ -91,7 +91,9 @@ pub fn bgn_replayed(
     let games = import_games(games, "bgn_replayed")?;
     let bgn = arrow_array::make_array(import(bgn)?);
     let Some(bgn) = bgn.as_boolean_opt() else {
-        return Err(PyTypeError::new_err("bgn_replayed: `bgn` must be a boolean array"));
+        return Err(PyTypeError::new_err(
+            "bgn_replayed: `bgn` must be a boolean array",
+        ));
     };
     if bgn.len() != games.num_rows() {
         return Err(PyValueError::new_err(
