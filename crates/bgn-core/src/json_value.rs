@@ -185,29 +185,10 @@ struct Key<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(Key(Cow::Borrowed(s)))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Key(Cow::Owned(s.to_owned())))
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
-        Ok(Key(Cow::Owned(s)))
+        match deserializer.deserialize_any(JsonVisitor)? {
+            Json::String(key) => Ok(Key(key)),
+            _ => Err(serde::de::Error::custom("a key that is not a string")),
+        }
     }
 }
 
