@@ -34,8 +34,8 @@ from support import (
     write_zst,
 )
 
+from warehouse import _core
 from warehouse.exports.bgn_json import export_json
-from warehouse.ingest import json_files
 from warehouse.lake import Lake
 
 SITE = "https://lichess.org/abcdEFGH"
@@ -237,23 +237,43 @@ def test_each_refusal_of_a_bgn_line_in_its_words(tmp_path: Path) -> None:
     ]
 
 
-def test_san_is_dropped_from_a_slice_of_a_batch() -> None:
+def test_replayed_signatures_and_san_dropped_from_a_slice_of_a_batch() -> None:
     """The parallel reader hands a partition's run of a worker's batch as a slice, its lists sharing the
-    whole batch's values: the BGN games' SAN is dropped from the slice's own moves (the 200,000-game bench
-    import failed: `Array arguments must all be the same length`)."""
-    move = pa.struct([("ply", pa.int16()), ("san", pa.string())])
-    line = pa.struct([("moves", pa.list_(move))])
-    moves = pa.array([[{"ply": p, "san": f"m{g}{p}"} for p in range(g)] for g in range(5)], pa.list_(move))
-    lines = pa.array([[{"moves": [{"ply": 0, "san": f"v{g}"}]}] * g for g in range(5)], pa.list_(line))
-    bgn = pa.array([True, False])  # games 2 (BGN) and 3 (study) of the batch
-    got_moves = json_files.without_san(moves.slice(2, 2), bgn)
-    assert got_moves.to_pylist() == [
-        [{"ply": p, "san": None} for p in range(2)],
-        [{"ply": p, "san": f"m3{p}"} for p in range(3)],
+    whole batch's values: each game's signature is its own moves', and the BGN games' SAN is dropped from
+    the slice's own moves (the 200,000-game bench import failed: `Array arguments must all be the same
+    length`)."""
+    letter = pa.dictionary(pa.int8(), pa.string())
+    fields = ("p", "f", "t", "x", "c", "castle", "promote")
+    move = pa.struct([(k, pa.int16() if k == "c" else letter) for k in fields] + [("san", pa.string())])
+    line = pa.struct([("id", pa.int32()), ("moves", pa.list_(move))])
+
+    def step(g: int, p: int, san: str | None) -> dict[str, Any]:
+        return {"p": "P", "f": "e2", "t": f"e{p + 3}", "x": "n" if p else None, "c": g or None,
+                "castle": None, "promote": "q" if p == 2 else None, "san": san}  # fmt: skip
+
+    moves = [[step(g, p, f"m{g}{p}") for p in range(g)] for g in range(5)]
+    lines = [[{"id": 1, "moves": [step(0, 0, f"v{g}")]}] * g for g in range(5)]
+    batch = pa.record_batch(
+        {"moves": pa.array(moves, pa.list_(move)), "variations": pa.array(lines, pa.list_(line))}
+    )
+    bgn = pa.array([True, None])  # games 2 (BGN) and 3 (study) of the batch
+    made, checked = _core.bgn_replayed(batch.slice(2, 2), bgn)
+    replayed = pa.array(made).to_pylist()
+
+    def signature(line: list[dict[str, Any]]) -> str:
+        return " ".join(".".join("" if m[k] is None else str(m[k]) for k in fields) for m in line)
+
+    assert replayed == [
+        "|".join([signature(moves[g])] + [signature(v["moves"]) for v in lines[g]]) for g in (2, 3)
     ]
-    got_lines = json_files.lines_without_san(lines.slice(2, 2), bgn)
-    assert got_lines.to_pylist() == [[{"moves": [{"ply": 0, "san": None}]}] * 2,
-                                     [{"moves": [{"ply": 0, "san": "v3"}]}] * 3]  # fmt: skip
+    assert replayed[0] == "P.e2.e3..2.. P.e2.e4.n.2..|P.e2.e3....|P.e2.e3...."
+    got = pa.record_batch(checked)
+    assert got.column("moves").to_pylist() == [
+        [step(2, p, None) for p in range(2)],
+        [step(3, p, f"m3{p}") for p in range(3)],
+    ]
+    assert got.column("variations").to_pylist() == [[{"id": 1, "moves": [step(0, 0, None)]}] * 2,
+                                                    [{"id": 1, "moves": [step(0, 0, "v3")]}] * 3]  # fmt: skip
 
 
 def test_loads_are_idempotent_and_bad_files_are_one_line(tmp_path: Path) -> None:

@@ -152,6 +152,11 @@ def study_lines(
 
     :raises ValueError: for a place past the end of `data`."""
 
+def bgn_replayed(games: Any, bgn: Any) -> tuple[ArrowArray, ArrowArray]:
+    """`(signatures, games)` of a batch the reader made of BGN games' PGN: each game's moves as the replay
+    gave them, written as `bgn_lines` writes a line's signature (a string array), and `games` (a record
+    batch) with `san` null in the moves of the games `bgn` (a boolean array, a row a game) marks."""
+
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
     (the load drops a tag line of another name, as python-chess does)."""

@@ -452,8 +452,10 @@ class _Chunk:
         self._count(games, "games_seen")
         index = pa.array(games)
         expected = self._signatures.take(index)
-        replayed = signatures(batch)
         bgn = pc.is_valid(expected)
+        # The replay's fields as signatures, and the BGN games' SAN dropped: their lines hold none.
+        made, checked = _core.bgn_replayed(batch, bgn)
+        replayed, schema, batch = pa.array(made), batch.schema, pa.record_batch(checked)
         differs = pc.fill_null(pc.and_(bgn, pc.not_equal(expected, replayed)), False)
         disagreeing = pc.indices_nonzero(differs).to_numpy()
         self._count(games[disagreeing], "games_rejected")
@@ -476,9 +478,7 @@ class _Chunk:
         columns["game_key"] = pa.array(_core.game_keys(ids))
         columns["source_file"] = self._names.take(pa.array(self._file_of[games]))
         columns["source_offset"] = pa.array(self._offsets[games])
-        columns["moves"] = without_san(batch.column("moves"), bgn)
-        columns["variations"] = lines_without_san(batch.column("variations"), bgn)
-        adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
+        adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=schema)
         return adapted.filter(pc.invert(differs)), rejects
 
 
@@ -540,57 +540,6 @@ def difference(expected: str, replayed: str) -> str:
                 )
                 return f"move {ply + 1} of {where} disagrees with its replay: {fields}"
     return "its lines disagree with their replay in number or length"
-
-
-def move_signatures(moves: pa.ListArray) -> pa.Array:
-    """Per list of moves, its moves' p.f.t.x.c.castle.promote, space-separated (see `json_games.Bgn`)."""
-    values = moves.flatten()
-    fields = [pc.fill_null(pc.cast(values.field(name), pa.string()), "") for name in SIGNATURE_FIELDS]
-    per_move = pc.binary_join_element_wise(*fields, ".")
-    offsets = pc.subtract(moves.offsets, moves.offsets[0])
-    return pc.binary_join(pa.ListArray.from_arrays(offsets, per_move), " ")
-
-
-def signatures(batch: pa.RecordBatch) -> pa.Array:
-    """Each game's moves as `json_games.Bgn.signature` writes them, from the lake's fields."""
-    mainline = move_signatures(batch.column("moves"))
-    variations = batch.column("variations")
-    lines = move_signatures(variations.flatten().field("moves")) if len(variations.flatten()) else None
-    if lines is None:
-        return mainline
-    offsets = pc.subtract(variations.offsets, variations.offsets[0])
-    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, lines), "|")
-    has_lines = pc.greater(pc.list_value_length(variations), 0)
-    return pc.if_else(has_lines, pc.binary_join_element_wise(mainline, joined, "|"), mainline)
-
-
-def own_values(lists: pa.ListArray) -> tuple[pa.Array, pa.Array]:
-    """A list array's offsets from 0 and the values they index: a slice of a batch (the parallel reader
-    hands them, a partition's run of a worker's batch) shares the whole batch's values."""
-    start, end = lists.offsets[0].as_py(), lists.offsets[-1].as_py()
-    return pc.subtract(lists.offsets, start), lists.values.slice(start, end - start)
-
-
-def without_san(moves: pa.ListArray, where: pa.Array) -> pa.ListArray:
-    """`moves` with `san` null in the lists of the games `where` is true (BGN games: no SAN of theirs)."""
-    offsets, values = own_values(moves)
-    drop = pc.take(where, pc.list_parent_indices(moves)) if len(values) else pa.array([], pa.bool_())
-    fields = values.flatten()
-    san = values.type.get_field_index("san")
-    fields[san] = pc.if_else(drop, pa.nulls(len(values), pa.string()), fields[san])
-    struct = pa.StructArray.from_arrays(fields, fields=list(values.type))
-    return pa.ListArray.from_arrays(offsets, struct, type=moves.type)
-
-
-def lines_without_san(variations: pa.ListArray, where: pa.Array) -> pa.ListArray:
-    offsets, lines = own_values(variations)
-    if not len(lines):
-        return variations
-    fields = lines.flatten()
-    moves = lines.type.get_field_index("moves")
-    fields[moves] = without_san(fields[moves], pc.take(where, pc.list_parent_indices(variations)))
-    struct = pa.StructArray.from_arrays(fields, fields=list(lines.type))
-    return pa.ListArray.from_arrays(offsets, struct, type=variations.type)
 
 
 def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:

@@ -13,10 +13,9 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value};
-
 use crate::annotations::MAX_NAG;
 use crate::export_pgn::write_tags;
+use crate::json_value::{Json, Number, Object};
 
 /// Nesting deeper than this is refused, as Python's JSON reader refuses it (`RecursionError` at ~997).
 pub const MAX_DEPTH: usize = 995;
@@ -161,7 +160,7 @@ impl Block {
 }
 
 /// One JSON text, or why not.
-fn parse(text: &[u8]) -> Result<Value, Refusal> {
+fn parse(text: &[u8]) -> Result<Json<'_>, Refusal> {
     let text = std::str::from_utf8(text).map_err(|e| Refusal::NotUtf8(e.valid_up_to()))?;
     match serde_json::from_str(text) {
         Ok(doc) => Ok(doc),
@@ -238,7 +237,7 @@ impl std::fmt::Display for Here<'_> {
 /// A game's PGN written to `out`; its id and signature (a line's moves space-separated, lines
 /// `|`-separated, the mainline first then each line in the order its `(` is written, which is the lake's
 /// `variations` order).
-fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
+fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
     let doc = object(doc, Here::Root("the line"))?;
     let id = match get(doc, "id") {
         None => None,
@@ -258,7 +257,7 @@ fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)>
     };
     let result = match doc.get("result") {
         None => "*",
-        Some(Value::String(r)) if matches!(r.as_str(), "W" | "B" | "D" | "*") => match r.as_str() {
+        Some(Json::String(r)) if matches!(r.as_ref(), "W" | "B" | "D" | "*") => match r.as_ref() {
             "W" => "1-0",
             "B" => "0-1",
             "D" => "1/2-1/2",
@@ -275,9 +274,9 @@ fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)>
     };
     if let Some(comment) = get(doc, "comment") {
         let comment = comment_text(comment, Here::Root("comment"))?;
-        game.braced(&[comment]);
+        game.braced(&[Part::Text(comment)]);
     }
-    let fen = get(doc, "fen").and_then(Value::as_str);
+    let fen = get(doc, "fen").and_then(Json::as_str);
     let mainline = Here::Root("moves");
     game.line(array(moves, mainline)?, start_ply(fen), mainline)?;
     game.token(result);
@@ -286,11 +285,11 @@ fn bgn_game(doc: &Value, out: &mut Vec<u8>) -> Refused<(Option<String>, String)>
 }
 
 /// A key's value, a null as no value (Python's `dict.get`).
-fn get<'a>(doc: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+fn get<'a>(doc: &'a Object<'a>, key: &str) -> Option<&'a Json<'a>> {
     doc.get(key).filter(|v| !v.is_null())
 }
 
-fn tags(doc: &Map<String, Value>, result: &str, out: &mut Vec<u8>) -> Refused<()> {
+fn tags(doc: &Object, result: &str, out: &mut Vec<u8>) -> Refused<()> {
     let mut pairs: Vec<(&str, String)> = Vec::new();
     for (key, tag) in [("event", "Event"), ("site", "Site")] {
         if let Some(value) = doc.get(key) {
@@ -387,20 +386,24 @@ struct Side {
     diff: Option<String>,
 }
 
-fn side(player: &Map<String, Value>, here: Here) -> Refused<Side> {
+fn side(player: &Object, here: Here) -> Refused<Side> {
     let mut side = Side::default();
     if let Some(handle) = player.get("handle") {
         let at = Here::Key(&here, "handle");
         let handle = object(handle, at)?;
-        let value = handle.get("value").unwrap_or(&Value::Null);
+        let value = handle.get("value").unwrap_or(&Json::Null);
         side.name = Some(tag_value(value, Here::Key(&at, "value"))?.to_owned());
     }
-    let elos: Vec<&String> = player.keys().filter(|k| k.starts_with("ELO_")).collect();
+    let entries = player.entries();
+    let elos: Vec<&(&str, &Json)> = entries
+        .iter()
+        .filter(|(k, _)| k.starts_with("ELO_"))
+        .collect();
     if elos.len() > 1 {
         return Err(format!("{here} holds {} ELO_ keys, not one", elos.len()));
     }
-    if let Some(key) = elos.first() {
-        let elo = integer(&player[key.as_str()], Here::Key(&here, key), 0, INT32)?;
+    if let Some((key, value)) = elos.first() {
+        let elo = integer(value, Here::Key(&here, key), 0, INT32)?;
         side.elo = Some(elo.to_string());
     }
     if let Some(diff) = player.get("ratingDiff") {
@@ -467,7 +470,7 @@ impl Lines<'_> {
     }
 
     /// `{ a b }` of the parts that are not empty, if any.
-    fn braced(&mut self, parts: &[&str]) {
+    fn braced(&mut self, parts: &[Part]) {
         let mut parts = parts.iter().filter(|p| !p.is_empty()).peekable();
         if parts.peek().is_none() {
             return;
@@ -476,13 +479,20 @@ impl Lines<'_> {
         self.out.push(b'{');
         for part in parts {
             self.out.push(b' ');
-            self.out.extend_from_slice(part.as_bytes());
+            match part {
+                Part::Text(text) => self.out.extend_from_slice(text.as_bytes()),
+                Part::Command(name, value) => {
+                    for piece in ["[%", name, " ", value, "]"] {
+                        self.out.extend_from_slice(piece.as_bytes());
+                    }
+                }
+            }
         }
         self.out.extend_from_slice(b" }");
     }
 
     /// A line's moves (and the lines nested in them).
-    fn line(&mut self, moves: &[Value], first_ply: u64, where_: Here) -> Refused<()> {
+    fn line(&mut self, moves: &[Json], first_ply: u64, where_: Here) -> Refused<()> {
         let mainline = matches!(where_, Here::Root(_));
         let line = self.signatures.len();
         self.signatures.push(String::new());
@@ -490,25 +500,25 @@ impl Lines<'_> {
             let here = Here::Index(&where_, index);
             let mv = object(mv, here)?;
             let notes = get(mv, "a");
-            if let (Some(Value::Array(notes)), true) = (notes, index == 0 && !mainline) {
+            if let (Some(Json::Array(notes)), true) = (notes, index == 0 && !mainline) {
                 let mut precomments = Vec::new();
                 for note in notes {
                     if let Some(p) = note.as_object().and_then(|n| n.get("precomment")) {
-                        precomments.push(comment_text(p, Here::Key(&here, "precomment"))?);
+                        precomments
+                            .push(Part::Text(comment_text(p, Here::Key(&here, "precomment"))?));
                     }
                 }
                 self.braced(&precomments);
             }
             let ply = first_ply + index as u64;
-            let (token, fields) = move_fields(mv, here)?;
             self.start_token();
             let dots = if ply.is_multiple_of(2) { "." } else { "..." };
-            let _ = write!(VecWriter(self.out), "{}{dots} {token}", ply / 2 + 1);
+            let _ = write!(VecWriter(self.out), "{}{dots} ", ply / 2 + 1);
             let signature = &mut self.signatures[line];
             if index > 0 {
                 signature.push(' ');
             }
-            signature.push_str(&fields);
+            move_fields(mv, here, self.out, signature)?;
             if let Some(notes) = notes {
                 let alts = self.annotate(notes, here, index == 0 && !mainline)?;
                 let at = Here::Key(&here, "alt");
@@ -526,12 +536,12 @@ impl Lines<'_> {
     /// A move's NAGs and comment (eval, clock, text); its alternate lines.
     fn annotate<'v>(
         &mut self,
-        notes: &'v Value,
+        notes: &'v Json<'v>,
         here: Here,
         starts_variation: bool,
-    ) -> Refused<Vec<&'v Value>> {
+    ) -> Refused<Vec<&'v Json<'v>>> {
         let mut alts = Vec::new();
-        let mut parts: Vec<String> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         let at = Here::Key(&here, "a");
         for (i, note) in array(notes, at)?.iter().enumerate() {
             let note_at = Here::Index(&at, i);
@@ -543,26 +553,41 @@ impl Lines<'_> {
             }
             if let Some(nag) = note.get("nag") {
                 let nag = integer(nag, Here::Key(&note_at, "nag"), 1, MAX_NAG as i64)?;
-                self.token(&format!("${nag}"));
+                self.start_token();
+                let _ = write!(VecWriter(self.out), "${nag}");
             }
             if let Some(eval) = note.get("eval") {
                 let value = first_of(eval, Here::Key(&note_at, "eval"), bgn_eval, "an eval")?;
-                parts.push(format!("[%eval {value}]"));
+                parts.push(Part::Command("eval", value));
             }
             if let Some(clock) = note.get("clk") {
                 let value = first_of(clock, Here::Key(&note_at, "clk"), is_clock, "a clock")?;
-                parts.push(format!("[%clk {value}]"));
+                parts.push(Part::Command("clk", value));
             }
             if let Some(comment) = note.get("comment") {
-                parts.push(comment_text(comment, Here::Key(&note_at, "comment"))?.to_owned());
+                parts.push(Part::Text(comment_text(
+                    comment,
+                    Here::Key(&note_at, "comment"),
+                )?));
             }
             if let Some(alt) = note.get("alt") {
                 alts.extend(array(alt, Here::Key(&note_at, "alt"))?);
             }
         }
-        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         self.braced(&parts);
         Ok(alts)
+    }
+}
+
+/// A piece of a PGN comment: text, or a command (`[%clk 0:03:00]`).
+enum Part<'v> {
+    Text(&'v str),
+    Command(&'static str, &'v str),
+}
+
+impl Part<'_> {
+    fn is_empty(&self) -> bool {
+        matches!(self, Part::Text(""))
     }
 }
 
@@ -576,31 +601,31 @@ impl std::fmt::Write for VecWriter<'_> {
     }
 }
 
-/// The move's PGN token and its fields as the lake will hold them (`p.f.t.x.c.castle.promote`). The
-/// common case is checked field by field at once; a move that fails it is read again in the order that
-/// names the field at fault first.
-fn move_fields(mv: &Map<String, Value>, here: Here) -> Refused<(String, String)> {
+/// The move's PGN token written to `out` and its fields as the lake will hold them
+/// (`p.f.t.x.c.castle.promote`) to `signature`. The common case is checked field by field at once; a
+/// move that fails it is read again in the order that names the field at fault first.
+fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut String) -> Refused<()> {
     let field = |key| get(mv, key);
     let letter = |key, set: &[u8]| match field(key) {
         None => Some(""),
-        Some(Value::String(s))
+        Some(Json::String(s))
             if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
         {
-            Some(s.as_str())
+            Some(s.as_ref())
         }
         _ => None,
     };
-    let piece = field("p").and_then(Value::as_str).filter(|p| is_piece(p));
-    let from = field("f").and_then(Value::as_str).filter(|s| is_square(s));
-    let to = field("t").and_then(Value::as_str).filter(|s| is_square(s));
+    let piece = field("p").and_then(Json::as_str).filter(|p| is_piece(p));
+    let from = field("f").and_then(Json::as_str).filter(|s| is_square(s));
+    let to = field("t").and_then(Json::as_str).filter(|s| is_square(s));
     let checks = match field("c") {
         None => Some(None),
         Some(c) => int_of(c).filter(|c| (1..=INT16).contains(c)).map(Some),
     };
     let castle = match field("castle") {
         None => Some(""),
-        Some(Value::String(s)) if matches!(s.as_str(), "" | "K" | "Q" | "k" | "q") => {
-            Some(s.as_str())
+        Some(Json::String(s)) if matches!(s.as_ref(), "" | "K" | "Q" | "k" | "q") => {
+            Some(s.as_ref())
         }
         _ => None,
     };
@@ -613,30 +638,52 @@ fn move_fields(mv: &Map<String, Value>, here: Here) -> Refused<(String, String)>
         castle,
         letter("promote", PROMOTIONS),
     ) {
-        let c = c.map_or(String::new(), |c| c.to_string());
-        let fields = format!("{p}.{f}.{t}.{x}.{c}.{castle}.{promote}");
+        for (n, field) in [p, f, t, x].into_iter().enumerate() {
+            if n > 0 {
+                signature.push('.');
+            }
+            signature.push_str(field);
+        }
+        signature.push('.');
+        if let Some(c) = c {
+            let _ = write!(signature, "{c}");
+        }
+        for field in [castle, promote] {
+            signature.push('.');
+            signature.push_str(field);
+        }
         if !castle.is_empty() {
             let token = if matches!(castle, "K" | "k") {
                 "O-O"
             } else {
                 "O-O-O"
             };
-            return Ok((token.into(), fields));
+            out.extend_from_slice(token.as_bytes());
+        } else {
+            write_token(out, p, f, x, t, promote);
         }
-        return Ok((token(p, f, x, t, promote), fields));
+        return Ok(());
     }
     let here = here.to_string();
-    Ok((bgn_token(mv, &here)?, bgn_signature(mv, &here)?))
+    let token = bgn_token(mv, &here)?;
+    signature.push_str(&bgn_signature(mv, &here)?);
+    out.extend_from_slice(token.as_bytes());
+    Ok(())
 }
 
-fn token(piece: &str, from: &str, capture: &str, to: &str, promote: &str) -> String {
-    let x = if capture.is_empty() { "" } else { "x" };
-    let promote = if promote.is_empty() {
-        String::new()
-    } else {
-        format!("={}", promote.to_ascii_uppercase())
-    };
-    format!("{}{from}{x}{to}{promote}", piece.to_ascii_uppercase())
+/// `Pe7xd8=Q`: the piece, its squares, the capture and the promotion.
+fn write_token(out: &mut Vec<u8>, piece: &str, from: &str, capture: &str, to: &str, promote: &str) {
+    // A piece and a promotion are one ASCII letter (checked).
+    out.push(piece.as_bytes()[0].to_ascii_uppercase());
+    out.extend_from_slice(from.as_bytes());
+    if !capture.is_empty() {
+        out.push(b'x');
+    }
+    out.extend_from_slice(to.as_bytes());
+    if !promote.is_empty() {
+        out.push(b'=');
+        out.push(promote.as_bytes()[0].to_ascii_uppercase());
+    }
 }
 
 fn is_piece(p: &str) -> bool {
@@ -649,10 +696,10 @@ fn is_square(s: &str) -> bool {
 }
 
 /// The move with every field the text can carry, each field checked in turn.
-fn bgn_token(mv: &Map<String, Value>, here: &str) -> Refused<String> {
+fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     let field = |key| get(mv, key);
     let piece = match field("p") {
-        Some(Value::String(p)) if is_piece(p) => p.as_str(),
+        Some(Json::String(p)) if is_piece(p) => p.as_ref(),
         other => {
             return Err(format!(
                 "{here}.p {} is not a piece letter",
@@ -666,7 +713,7 @@ fn bgn_token(mv: &Map<String, Value>, here: &str) -> Refused<String> {
     let mut squares = [""; 2];
     for (n, key) in ["f", "t"].into_iter().enumerate() {
         squares[n] = match field(key) {
-            Some(Value::String(s)) if is_square(s) => s.as_str(),
+            Some(Json::String(s)) if is_square(s) => s.as_ref(),
             other => return Err(format!("{here}.{key} {} is not a square", repr_opt(other))),
         };
     }
@@ -682,13 +729,13 @@ fn bgn_token(mv: &Map<String, Value>, here: &str) -> Refused<String> {
     }
     let capture = match field("x") {
         None => "",
-        Some(Value::String(x)) if is_piece(x) => x.as_str(),
+        Some(Json::String(x)) if is_piece(x) => x.as_ref(),
         Some(other) => return Err(format!("{here}.x {} is not a piece letter", repr(other))),
     };
     let promote = match field("promote") {
         None => "",
-        Some(Value::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => {
-            p.as_str()
+        Some(Json::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => {
+            p.as_ref()
         }
         Some(other) => {
             return Err(format!(
@@ -697,13 +744,15 @@ fn bgn_token(mv: &Map<String, Value>, here: &str) -> Refused<String> {
             ))
         }
     };
-    Ok(token(piece, squares[0], capture, squares[1], promote))
+    let mut token = Vec::new();
+    write_token(&mut token, piece, squares[0], capture, squares[1], promote);
+    Ok(String::from_utf8_lossy(&token).into_owned())
 }
 
 /// A drop (Crazyhouse: `f` null): `N@f3`, the piece put on `t`, nothing captured, castled or promoted.
-fn drop_token(mv: &Map<String, Value>, piece: &str, here: &str) -> Refused<String> {
+fn drop_token(mv: &Object, piece: &str, here: &str) -> Refused<String> {
     let to = match get(mv, "t") {
-        Some(Value::String(t)) if is_square(t) => t,
+        Some(Json::String(t)) if is_square(t) => t,
         other => return Err(format!("{here}.t {} is not a square", repr_opt(other))),
     };
     for key in ["x", "castle", "promote"] {
@@ -715,7 +764,7 @@ fn drop_token(mv: &Map<String, Value>, piece: &str, here: &str) -> Refused<Strin
 }
 
 /// The move's fields as the lake will hold them, `.`-separated (Python's `str` of each value).
-fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
+fn bgn_signature(mv: &Object, here: &str) -> Refused<String> {
     if let Some(checks) = get(mv, "c") {
         integer(checks, Here::Key(&Here::Root(here), "c"), 1, INT16)?;
     }
@@ -723,7 +772,7 @@ fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
         .iter()
         .map(|key| match get(mv, key) {
             None => String::new(),
-            Some(Value::String(s)) => s.clone(),
+            Some(Json::String(s)) => s.to_string(),
             Some(other) => repr(other),
         })
         .collect();
@@ -732,7 +781,7 @@ fn bgn_signature(mv: &Map<String, Value>, here: &str) -> Refused<String> {
 
 /// The first of a BGN list of evals or clocks (the lake keeps one a move).
 fn first_of<'v>(
-    values: &'v Value,
+    values: &'v Json<'v>,
     here: Here,
     fits: fn(&str) -> bool,
     what: &str,
@@ -786,37 +835,36 @@ fn lake_id(id: &str) -> bool {
 }
 
 /// What a value is, as a refusal says: `an object`, `a number`...
-fn json_type(value: &Value) -> &'static str {
+fn json_type(value: &Json) -> &'static str {
     match value {
-        Value::Object(_) => "an object",
-        Value::Array(_) => "an array",
-        Value::String(_) => "a string",
-        Value::Bool(_) => "a boolean",
-        Value::Null => "null",
-        Value::Number(_) => "a number",
+        Json::Object(_) => "an object",
+        Json::Array(_) => "an array",
+        Json::String(_) => "a string",
+        Json::Bool(_) => "a boolean",
+        Json::Null => "null",
+        Json::Number(_) => "a number",
     }
 }
 
-fn object<'v>(value: &'v Value, here: Here) -> Refused<&'v Map<String, Value>> {
+fn object<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v Object<'v>> {
     value
         .as_object()
         .ok_or_else(|| format!("{here} is {}, not an object", json_type(value)))
 }
 
-fn array<'v>(value: &'v Value, here: Here) -> Refused<&'v [Value]> {
+fn array<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v [Json<'v>]> {
     value
         .as_array()
-        .map(Vec::as_slice)
         .ok_or_else(|| format!("{here} is {}, not an array", json_type(value)))
 }
 
-fn string<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+fn string<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
     value
         .as_str()
         .ok_or_else(|| format!("{here} is {}, not a string", json_type(value)))
 }
 
-fn tag_value<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+fn tag_value<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
     let text = string(value, here)?;
     if text.contains(['\n', '\r']) {
         return Err(format!("{here} holds a line break, which a PGN tag cannot"));
@@ -824,7 +872,7 @@ fn tag_value<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
     Ok(text)
 }
 
-fn comment_text<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
+fn comment_text<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
     let text = string(value, here)?;
     if text.contains('}') {
         return Err(format!("{here} holds '}}', which ends a PGN comment"));
@@ -832,25 +880,25 @@ fn comment_text<'v>(value: &'v Value, here: Here) -> Refused<&'v str> {
     Ok(text)
 }
 
-/// An integer's digits as JSON wrote them (any size), or `None` for a fraction or exponent.
-fn integer_text(value: &Value) -> Option<&str> {
+/// An integer (any size), or `None` for a fraction or exponent.
+fn integer_of<'v>(value: &'v Json) -> Option<&'v Number> {
     match value {
-        Value::Number(n) if !n.as_str().contains(['.', 'e', 'E']) => Some(n.as_str()),
+        Json::Number(n) if n.is_integer() => Some(n),
         _ => None,
     }
 }
 
-fn int_of(value: &Value) -> Option<i64> {
-    integer_text(value).and_then(|n| n.parse().ok())
+fn int_of(value: &Json) -> Option<i64> {
+    integer_of(value).and_then(Number::as_i64)
 }
 
 /// An integer within `low..=high`.
-fn integer(value: &Value, here: Here, low: i64, high: i64) -> Refused<i64> {
-    let Some(text) = integer_text(value) else {
+fn integer(value: &Json, here: Here, low: i64, high: i64) -> Refused<i64> {
+    let Some(number) = integer_of(value) else {
         return Err(format!("{here} is {}, not an integer", json_type(value)));
     };
-    match text.parse::<i64>() {
-        Ok(n) if (low..=high).contains(&n) => Ok(n),
+    match number.as_i64() {
+        Some(n) if (low..=high).contains(&n) => Ok(n),
         _ => Err(format!(
             "{here} {} is out of range ({low} to {high})",
             repr(value)
@@ -858,28 +906,29 @@ fn integer(value: &Value, here: Here, low: i64, high: i64) -> Refused<i64> {
     }
 }
 
-fn repr_opt(value: Option<&Value>) -> String {
+fn repr_opt(value: Option<&Json>) -> String {
     value.map_or_else(|| "None".into(), repr)
 }
 
 /// A JSON value as Python's `repr` writes what `json.loads` makes of it.
-pub fn repr(value: &Value) -> String {
+pub fn repr(value: &Json) -> String {
     match value {
-        Value::Null => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Value::Number(n) => match integer_text(value) {
+        Json::Null => "None".into(),
+        Json::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Json::Number(n) => match integer_of(value).map(Number::as_text) {
             Some(digits) if digits.trim_start_matches('-').bytes().all(|b| b == b'0') => "0".into(),
             Some(digits) => digits.into(),
-            None => float_repr(n.as_str().parse().unwrap_or(f64::NAN)),
+            None => float_repr(n.as_text().parse().unwrap_or(f64::NAN)),
         },
-        Value::String(s) => str_repr(s),
-        Value::Array(items) => {
+        Json::String(s) => str_repr(s),
+        Json::Array(items) => {
             let items: Vec<String> = items.iter().map(repr).collect();
             format!("[{}]", items.join(", "))
         }
-        Value::Object(map) => {
+        Json::Object(map) => {
             let items: Vec<String> = map
-                .iter()
+                .entries()
+                .into_iter()
                 .map(|(k, v)| format!("{}: {}", str_repr(k), repr(v)))
                 .collect();
             format!("{{{}}}", items.join(", "))

@@ -9,6 +9,7 @@
 //! lake leaves out; [`fen`] reads a FEN a user gives by python-chess's rules. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
+pub mod bgn_replayed;
 pub mod book;
 pub mod book_rows;
 pub mod columns;
@@ -21,6 +22,7 @@ pub mod framer;
 pub mod input;
 pub mod json_games;
 pub mod json_order;
+pub mod json_value;
 pub mod material;
 pub mod parallel;
 pub mod parse;

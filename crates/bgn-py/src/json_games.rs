@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::cast::AsArray;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+
 use bgn_core::json_games::{self, Place};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::ArrowArray;
+use crate::{import, import_games, ArrowArray};
 
 /// A refused line: offset, length, line number, reject kind, reason (`None`: not JSON, the caller words
 /// why).
@@ -74,4 +77,38 @@ fn games_batch(games: &[json_games::Game]) -> RecordBatch {
         ("signature", Arc::new(signatures) as ArrayRef),
     ])
     .expect("columns of one length")
+}
+
+/// `(signatures, games)`: each game of `games` (a batch the reader made of BGN games' PGN) with its
+/// moves as the replay gave them, written as `bgn_lines` writes a line's signature; and `games` with
+/// `san` null in the moves of the games `bgn` (a boolean array, a row a game) marks.
+#[pyfunction]
+pub fn bgn_replayed(
+    py: Python<'_>,
+    games: &Bound<'_, PyAny>,
+    bgn: &Bound<'_, PyAny>,
+) -> PyResult<(ArrowArray, ArrowArray)> {
+    let games = import_games(games, "bgn_replayed")?;
+    let bgn = arrow_array::make_array(import(bgn)?);
+    let Some(bgn) = bgn.as_boolean_opt() else {
+        return Err(PyTypeError::new_err(
+            "bgn_replayed: `bgn` must be a boolean array",
+        ));
+    };
+    if bgn.len() != games.num_rows() {
+        return Err(PyValueError::new_err(
+            "bgn_replayed: `bgn` must have a row a game",
+        ));
+    }
+    let (signatures, games) = py
+        .detach(|| bgn_core::bgn_replayed::bgn_replayed(&games, bgn))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((
+        ArrowArray {
+            array: Some(Arc::new(signatures)),
+        },
+        ArrowArray {
+            array: Some(Arc::new(StructArray::from(games))),
+        },
+    ))
 }

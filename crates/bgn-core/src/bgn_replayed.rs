@@ -1,0 +1,221 @@
+//! What a BGN JSON load takes back from the batches the reader made of its games' PGN
+//! (crates/bgn-core/src/json_games.rs): each game's moves as the replay gave them, written as the line's
+//! signature is (to compare), and the batch with the BGN games' `san` null (their lines hold no SAN).
+
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int16Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
+};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
+
+use crate::json_games::SIGNATURE_FIELDS;
+use crate::san::{FillError, Texts};
+
+/// `(signatures, games)`: each game's signature (`p.f.t.x.c.castle.promote` a move, space-separated,
+/// the mainline then each of `variations` `|`-separated), and `games` with `san` null in the moves of
+/// the games `bgn` marks (a null mark: not BGN).
+pub fn bgn_replayed(
+    games: &RecordBatch,
+    bgn: &BooleanArray,
+) -> Result<(StringArray, RecordBatch), FillError> {
+    let column = |name: &str| {
+        games
+            .column_by_name(name)
+            .ok_or_else(|| FillError(format!("bgn_replayed: the batch has no `{name}` column")))
+    };
+    let is_bgn = |game: usize| bgn.is_valid(game) && bgn.value(game);
+    let mainline = MoveFields::of(column("moves")?, "moves")?;
+    let lines = match games.column_by_name("variations") {
+        None => None,
+        Some(c) => {
+            let shape = || FillError("bgn_replayed: `variations` is not a list of lines".into());
+            let list = c.as_list_opt::<i32>().ok_or_else(shape)?;
+            let structs = list.values().as_struct_opt().ok_or_else(shape)?;
+            let moves = structs.column_by_name("moves").ok_or_else(shape)?;
+            Some((list, structs, MoveFields::of(moves, "variations.moves")?))
+        }
+    };
+    let mut signatures = StringBuilder::with_capacity(games.num_rows(), 64 * games.num_rows());
+    let mut text = String::new();
+    let mut main_drop = Drops::new(mainline.moves.len());
+    let mut line_drop = lines.as_ref().map(|(_, _, m)| Drops::new(m.moves.len()));
+    for game in 0..games.num_rows() {
+        text.clear();
+        let rows = rows_of(mainline.list, game);
+        mainline.signature(rows.clone(), &mut text);
+        if is_bgn(game) {
+            main_drop.mark(rows);
+        }
+        if let (Some((list, _, moves)), Some(drop)) = (&lines, &mut line_drop) {
+            for line in rows_of(list, game) {
+                text.push('|');
+                let rows = rows_of(moves.list, line);
+                moves.signature(rows.clone(), &mut text);
+                if is_bgn(game) {
+                    drop.mark(rows);
+                }
+            }
+        }
+        signatures.append_value(&text);
+    }
+    let mut columns = games.columns().to_vec();
+    let at = games.schema().index_of("moves").expect("found above");
+    columns[at] = mainline.without_san(main_drop)?;
+    if let (Some((list, structs, moves)), Some(drop)) = (lines, line_drop) {
+        let at = games.schema().index_of("variations").expect("found above");
+        let (fields, mut values, nulls) = structs.clone().into_parts();
+        let moves_at = fields.find("moves").expect("found above").0;
+        values[moves_at] = moves.without_san(drop)?;
+        let structs = StructArray::new(fields, values, nulls);
+        let (field, offsets, _, nulls) = list.clone().into_parts();
+        columns[at] = Arc::new(ListArray::new(field, offsets, Arc::new(structs), nulls));
+    }
+    let games =
+        RecordBatch::try_new(games.schema(), columns).map_err(|e| FillError(e.to_string()))?;
+    Ok((signatures.finish(), games))
+}
+
+/// The rows of list `i`'s values (none when the list is null).
+fn rows_of(list: &ListArray, i: usize) -> Range<usize> {
+    if list.is_null(i) {
+        return 0..0;
+    }
+    let offsets = list.value_offsets();
+    offsets[i] as usize..offsets[i + 1] as usize
+}
+
+/// The moves whose `san` is dropped, by row.
+struct Drops(BooleanBufferBuilder);
+
+impl Drops {
+    fn new(rows: usize) -> Drops {
+        let mut marks = BooleanBufferBuilder::new(rows);
+        marks.append_n(rows, false);
+        Drops(marks)
+    }
+
+    fn mark(&mut self, rows: Range<usize>) {
+        for row in rows {
+            self.0.set_bit(row, true);
+        }
+    }
+}
+
+/// A `list<move>` column and the fields of its moves a signature names.
+struct MoveFields<'a> {
+    list: &'a ListArray,
+    moves: &'a StructArray,
+    letters: Vec<Letters<'a>>,
+    checks: &'a arrow_array::PrimitiveArray<Int16Type>,
+}
+
+impl<'a> MoveFields<'a> {
+    fn of(column: &'a ArrayRef, name: &str) -> Result<MoveFields<'a>, FillError> {
+        let shape = || FillError(format!("bgn_replayed: `{name}` is not a list of moves"));
+        let list = column.as_list_opt::<i32>().ok_or_else(shape)?;
+        let moves = list.values().as_struct_opt().ok_or_else(shape)?;
+        let field = |field: &str| moves.column_by_name(field).ok_or_else(shape);
+        let letters = SIGNATURE_FIELDS
+            .iter()
+            .filter(|&&f| f != "c")
+            .map(|f| Letters::of(field(f)?))
+            .collect::<Result<_, _>>()?;
+        let checks = field("c")?.as_primitive_opt().ok_or_else(shape)?;
+        Ok(MoveFields {
+            list,
+            moves,
+            letters,
+            checks,
+        })
+    }
+
+    /// The moves at `rows` as json_games writes a line's signature.
+    fn signature(&self, rows: Range<usize>, out: &mut String) {
+        for row in rows.clone() {
+            if row > rows.start {
+                out.push(' ');
+            }
+            for (n, letters) in self.letters.iter().enumerate() {
+                if n == 4 {
+                    // `c` comes between `x` and `castle`
+                    out.push('.');
+                    if self.checks.is_valid(row) {
+                        let _ = write!(out, "{}", self.checks.value(row));
+                    }
+                }
+                if n > 0 {
+                    out.push('.');
+                }
+                out.push_str(letters.get(row));
+            }
+        }
+    }
+
+    /// The column with `san` null in the rows `drops` marks.
+    fn without_san(&self, drops: Drops) -> Result<ArrayRef, FillError> {
+        let (fields, mut values, nulls) = self.moves.clone().into_parts();
+        let at = fields
+            .find("san")
+            .ok_or_else(|| FillError("bgn_replayed: the moves have no `san`".into()))?
+            .0;
+        let mut drops = drops;
+        let kept = NullBuffer::new(!&drops.0.finish());
+        let san = values[at].to_data();
+        let nulls_kept = NullBuffer::union(san.nulls(), Some(&kept));
+        let san = san
+            .into_builder()
+            .nulls(nulls_kept)
+            .build()
+            .map_err(|e| FillError(e.to_string()))?;
+        values[at] = arrow_array::make_array(san);
+        let moves = StructArray::new(fields, values, nulls);
+        let (field, offsets, _, nulls) = self.list.clone().into_parts();
+        Ok(Arc::new(ListArray::new(
+            field,
+            offsets,
+            Arc::new(moves),
+            nulls,
+        )))
+    }
+}
+
+/// A letter or square field: dictionary-encoded as the reader writes it, or plain strings.
+enum Letters<'a> {
+    Dictionary(Vec<usize>, Texts<'a>, &'a ArrayRef),
+    Plain(Texts<'a>),
+}
+
+impl<'a> Letters<'a> {
+    fn of(array: &'a ArrayRef) -> Result<Letters<'a>, FillError> {
+        match array.as_any_dictionary_opt() {
+            // `normalized_keys` wants values: a column of nulls has none.
+            Some(dict) if dict.values().is_empty() => Ok(Letters::Plain(Texts::Null(array.len()))),
+            Some(dict) => Ok(Letters::Dictionary(
+                dict.normalized_keys(),
+                Texts::of(dict.values(), "a move field's dictionary")?,
+                array,
+            )),
+            None => Ok(Letters::Plain(Texts::of(array, "a move field")?)),
+        }
+    }
+
+    /// The field of move `row`, `""` for a null.
+    fn get(&self, row: usize) -> &'a str {
+        match self {
+            Letters::Dictionary(keys, values, array) => {
+                if array.is_null(row) {
+                    ""
+                } else {
+                    values.get(keys[row]).unwrap_or("")
+                }
+            }
+            Letters::Plain(texts) => texts.get(row).unwrap_or(""),
+        }
+    }
+}

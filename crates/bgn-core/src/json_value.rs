@@ -1,0 +1,246 @@
+//! A JSON value that borrows its strings from the text it was read from: what `serde_json::Value` holds,
+//! without a `String` per key and string or a map per object (a BGN line is ~4 kB of small objects: a
+//! move, its notes). An object reads as serde_json's map does (a repeated key: the last one counts; its
+//! keys in sorted order), so a refusal quoting a value words it as before.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// The key serde_json (`arbitrary_precision`) gives a number too large for 64 bits under, its digits the
+/// value.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    Object(Object<'a>),
+}
+
+/// A number: an integer that fits 64 bits, or its text as written (a fraction, an exponent, more digits).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Number {
+    U64(u64),
+    I64(i64),
+    Text(String),
+}
+
+impl Number {
+    /// The number as written (an integer in its canonical digits, as JSON writes integers).
+    pub fn as_text(&self) -> Cow<'_, str> {
+        match self {
+            Number::U64(n) => n.to_string().into(),
+            Number::I64(n) => n.to_string().into(),
+            Number::Text(text) => text.as_str().into(),
+        }
+    }
+
+    /// The integer, if it is one within `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Number::U64(n) => i64::try_from(*n).ok(),
+            Number::I64(n) => Some(*n),
+            Number::Text(text) if text.contains(['.', 'e', 'E']) => None,
+            Number::Text(text) => text.parse().ok(),
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        !matches!(self, Number::Text(text) if text.contains(['.', 'e', 'E']))
+    }
+}
+
+/// An object's entries as written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Object<'a>(Vec<(Cow<'a, str>, Json<'a>)>);
+
+impl<'a> Object<'a> {
+    /// A key's value: its last occurrence's.
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
+    /// The entries in key order, each key once (with its last value).
+    pub fn entries(&self) -> Vec<(&str, &Json<'a>)> {
+        let mut entries: Vec<(&str, &Json<'a>)> =
+            self.0.iter().map(|(k, v)| (k.as_ref(), v)).collect();
+        // A stable sort keeps a repeated key's occurrences in order: the last one is kept.
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        let mut unique: Vec<(&str, &Json<'a>)> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match unique.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => unique.push(entry),
+            }
+        }
+        unique
+    }
+}
+
+impl<'a> Json<'a> {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Object<'a>> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Json<'a>]> {
+        match self {
+            Json::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Json::Number(Number::U64(n)))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(Json::Number(Number::I64(n)))
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Borrowed(s)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(s.to_owned())))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(s)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(Key(key)) = map.next_key()? {
+            if entries.is_empty() && key == NUMBER_TOKEN {
+                // As serde_json's `Value` reads it: the digits must be a number.
+                let text: String = map.next_value()?;
+                text.parse::<serde_json::Number>()
+                    .map_err(|_| serde::de::Error::custom("invalid number"))?;
+                return Ok(Json::Number(Number::Text(text)));
+            }
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Json::Object(Object(entries)))
+    }
+}
+
+/// An object's key, borrowed when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(JsonVisitor)? {
+            Json::String(key) => Ok(Key(key)),
+            _ => Err(serde::de::Error::custom("a key that is not a string")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Json<'_> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn strings_borrow_unless_escaped() {
+        let doc = read(r#"{"a": "plain", "b\n": "esc\"aped"}"#);
+        let doc = doc.as_object().unwrap();
+        assert!(matches!(
+            doc.get("a"),
+            Some(Json::String(Cow::Borrowed("plain")))
+        ));
+        assert_eq!(doc.get("b\n").and_then(Json::as_str), Some("esc\"aped"));
+    }
+
+    #[test]
+    fn an_object_reads_as_serde_jsons_map() {
+        let doc = read(r#"{"b": 1, "a": 2, "b": 3}"#);
+        let entries = doc.as_object().unwrap().entries();
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(entries[1].1, &Json::Number(Number::U64(3)));
+        assert_eq!(
+            doc.as_object().unwrap().get("b"),
+            Some(&Json::Number(Number::U64(3)))
+        );
+    }
+
+    #[test]
+    fn numbers_as_written() {
+        for (text, written, int) in [
+            ("12", "12", Some(12)),
+            ("-7", "-7", Some(-7)),
+            ("-0", "-0", Some(0)),
+            ("1.50", "1.50", None),
+            ("1e3", "1e+3", None), // as serde_json scans it
+            ("100000000000000000000", "100000000000000000000", None),
+        ] {
+            let Json::Number(n) = read(text) else {
+                panic!("{text}")
+            };
+            assert_eq!(n.as_text(), written);
+            assert_eq!(n.as_i64(), int);
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(value.as_number().unwrap().as_str(), written);
+        }
+    }
+}
