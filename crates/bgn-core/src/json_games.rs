@@ -15,7 +15,12 @@ use std::fmt::Write as _;
 
 use crate::annotations::MAX_NAG;
 use crate::export_pgn::write_tags;
-use crate::json_value::{Json, Number, Object};
+use crate::json_fields::{
+    array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_value, Refused,
+};
+use crate::json_value::{Json, KeyOrder, Number, Object};
+use crate::movetext::{Part, Tokens};
+use crate::python_repr;
 
 /// Nesting deeper than this is refused, as Python's JSON reader refuses it (`RecursionError` at ~997).
 pub const MAX_DEPTH: usize = 995;
@@ -214,8 +219,6 @@ fn depth(text: &[u8]) -> usize {
     deepest
 }
 
-type Refused<T> = Result<T, String>;
-
 /// Where a value is in the line (`moves[3].a[0].clk`), written out only when a refusal names it.
 #[derive(Clone, Copy)]
 enum Here<'a> {
@@ -268,19 +271,18 @@ fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> 
     tags(doc, result, out)?;
     out.push(b'\n');
     let mut game = Lines {
-        out,
-        first: true,
+        tokens: Tokens::new(out),
         signatures: Vec::new(),
     };
     if let Some(comment) = get(doc, "comment") {
         let comment = comment_text(comment, Here::Root("comment"))?;
-        game.braced(&[Part::Text(comment)]);
+        game.tokens.braced(&[Part::Text(comment)]);
     }
     let fen = get(doc, "fen").and_then(Json::as_str);
     let mainline = Here::Root("moves");
     game.line(array(moves, mainline)?, start_ply(fen), mainline)?;
-    game.token(result);
-    game.out.extend_from_slice(b"\n\n");
+    game.tokens.token(result);
+    game.tokens.out.extend_from_slice(b"\n\n");
     Ok((id, game.signatures.join("|")))
 }
 
@@ -394,7 +396,7 @@ fn side(player: &Object, here: Here) -> Refused<Side> {
         let value = handle.get("value").unwrap_or(&Json::Null);
         side.name = Some(tag_value(value, Here::Key(&at, "value"))?.to_owned());
     }
-    let entries = player.entries();
+    let entries = player.entries(KeyOrder::Sorted);
     let elos: Vec<&(&str, &Json)> = entries
         .iter()
         .filter(|(k, _)| k.starts_with("ELO_"))
@@ -451,46 +453,11 @@ fn start_ply(fen: Option<&str>) -> u64 {
 
 /// A game's movetext being written: its tokens space-separated in `out`, and each line's signature.
 struct Lines<'a> {
-    out: &'a mut Vec<u8>,
-    first: bool,
+    tokens: Tokens<'a>,
     signatures: Vec<String>,
 }
 
 impl Lines<'_> {
-    fn token(&mut self, token: &str) {
-        self.start_token();
-        self.out.extend_from_slice(token.as_bytes());
-    }
-
-    fn start_token(&mut self) {
-        if !self.first {
-            self.out.push(b' ');
-        }
-        self.first = false;
-    }
-
-    /// `{ a b }` of the parts that are not empty, if any.
-    fn braced(&mut self, parts: &[Part]) {
-        let mut parts = parts.iter().filter(|p| !p.is_empty()).peekable();
-        if parts.peek().is_none() {
-            return;
-        }
-        self.start_token();
-        self.out.push(b'{');
-        for part in parts {
-            self.out.push(b' ');
-            match part {
-                Part::Text(text) => self.out.extend_from_slice(text.as_bytes()),
-                Part::Command(name, value) => {
-                    for piece in ["[%", name, " ", value, "]"] {
-                        self.out.extend_from_slice(piece.as_bytes());
-                    }
-                }
-            }
-        }
-        self.out.extend_from_slice(b" }");
-    }
-
     /// A line's moves (and the lines nested in them).
     fn line(&mut self, moves: &[Json], first_ply: u64, where_: Here) -> Refused<()> {
         let mainline = matches!(where_, Here::Root(_));
@@ -508,25 +475,25 @@ impl Lines<'_> {
                             .push(Part::Text(comment_text(p, Here::Key(&here, "precomment"))?));
                     }
                 }
-                self.braced(&precomments);
+                self.tokens.braced(&precomments);
             }
             let ply = first_ply + index as u64;
-            self.start_token();
+            self.tokens.start_token();
             let dots = if ply.is_multiple_of(2) { "." } else { "..." };
-            let _ = write!(VecWriter(self.out), "{}{dots} ", ply / 2 + 1);
+            let _ = write!(VecWriter(self.tokens.out), "{}{dots} ", ply / 2 + 1);
             let signature = &mut self.signatures[line];
             if index > 0 {
                 signature.push(' ');
             }
-            move_fields(mv, here, self.out, signature)?;
+            move_fields(mv, here, self.tokens.out, signature)?;
             if let Some(notes) = notes {
                 let alts = self.annotate(notes, here, index == 0 && !mainline)?;
                 let at = Here::Key(&here, "alt");
                 for (n, alt) in alts.into_iter().enumerate() {
-                    self.token("(");
+                    self.tokens.token("(");
                     let here = Here::Index(&at, n);
                     self.line(array(alt, here)?, ply, here)?;
-                    self.token(")");
+                    self.tokens.token(")");
                 }
             }
         }
@@ -553,8 +520,8 @@ impl Lines<'_> {
             }
             if let Some(nag) = note.get("nag") {
                 let nag = integer(nag, Here::Key(&note_at, "nag"), 1, MAX_NAG as i64)?;
-                self.start_token();
-                let _ = write!(VecWriter(self.out), "${nag}");
+                self.tokens.start_token();
+                let _ = write!(VecWriter(self.tokens.out), "${nag}");
             }
             if let Some(eval) = note.get("eval") {
                 let value = first_of(eval, Here::Key(&note_at, "eval"), bgn_eval, "an eval")?;
@@ -574,20 +541,8 @@ impl Lines<'_> {
                 alts.extend(array(alt, Here::Key(&note_at, "alt"))?);
             }
         }
-        self.braced(&parts);
+        self.tokens.braced(&parts);
         Ok(alts)
-    }
-}
-
-/// A piece of a PGN comment: text, or a command (`[%clk 0:03:00]`).
-enum Part<'v> {
-    Text(&'v str),
-    Command(&'static str, &'v str),
-}
-
-impl Part<'_> {
-    fn is_empty(&self) -> bool {
-        matches!(self, Part::Text(""))
     }
 }
 
@@ -809,77 +764,6 @@ fn bgn_eval(text: &str) -> bool {
     }
 }
 
-/// `[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?`
-fn is_clock(text: &str) -> bool {
-    let (clock, tenths) = match text.split_once('.') {
-        None => (text, None),
-        Some((clock, tenths)) => (clock, Some(tenths)),
-    };
-    let parts: Vec<&str> = clock.split(':').collect();
-    parts.len() == 3
-        && digits(parts[0], 1, usize::MAX)
-        && digits(parts[1], 2, 2)
-        && digits(parts[2], 2, 2)
-        && tenths.is_none_or(|t| digits(t, 1, 1))
-}
-
-fn digits(text: &str, fewest: usize, most: usize) -> bool {
-    (fewest..=most).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// A lichess id (8 letters or digits) or 16 hex digits of a content hash (docs/schema.md).
-fn lake_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    (b.len() == 8 && b.iter().all(u8::is_ascii_alphanumeric))
-        || (b.len() == 16 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
-}
-
-/// What a value is, as a refusal says: `an object`, `a number`...
-fn json_type(value: &Json) -> &'static str {
-    match value {
-        Json::Object(_) => "an object",
-        Json::Array(_) => "an array",
-        Json::String(_) => "a string",
-        Json::Bool(_) => "a boolean",
-        Json::Null => "null",
-        Json::Number(_) => "a number",
-    }
-}
-
-fn object<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v Object<'v>> {
-    value
-        .as_object()
-        .ok_or_else(|| format!("{here} is {}, not an object", json_type(value)))
-}
-
-fn array<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v [Json<'v>]> {
-    value
-        .as_array()
-        .ok_or_else(|| format!("{here} is {}, not an array", json_type(value)))
-}
-
-fn string<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
-    value
-        .as_str()
-        .ok_or_else(|| format!("{here} is {}, not a string", json_type(value)))
-}
-
-fn tag_value<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
-    let text = string(value, here)?;
-    if text.contains(['\n', '\r']) {
-        return Err(format!("{here} holds a line break, which a PGN tag cannot"));
-    }
-    Ok(text)
-}
-
-fn comment_text<'v>(value: &'v Json<'v>, here: Here) -> Refused<&'v str> {
-    let text = string(value, here)?;
-    if text.contains('}') {
-        return Err(format!("{here} holds '}}', which ends a PGN comment"));
-    }
-    Ok(text)
-}
-
 /// An integer (any size), or `None` for a fraction or exponent.
 fn integer_of<'v>(value: &'v Json) -> Option<&'v Number> {
     match value {
@@ -892,136 +776,14 @@ fn int_of(value: &Json) -> Option<i64> {
     integer_of(value).and_then(Number::as_i64)
 }
 
-/// An integer within `low..=high`.
-fn integer(value: &Json, here: Here, low: i64, high: i64) -> Refused<i64> {
-    let Some(number) = integer_of(value) else {
-        return Err(format!("{here} is {}, not an integer", json_type(value)));
-    };
-    match number.as_i64() {
-        Some(n) if (low..=high).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "{here} {} is out of range ({low} to {high})",
-            repr(value)
-        )),
-    }
-}
-
 fn repr_opt(value: Option<&Json>) -> String {
     value.map_or_else(|| "None".into(), repr)
 }
 
-/// A JSON value as Python's `repr` writes what `json.loads` makes of it.
-pub fn repr(value: &Json) -> String {
-    match value {
-        Json::Null => "None".into(),
-        Json::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Json::Number(n) => match integer_of(value).map(Number::as_text) {
-            Some(digits) if digits.trim_start_matches('-').bytes().all(|b| b == b'0') => "0".into(),
-            Some(digits) => digits.into(),
-            None => float_repr(n.as_text().parse().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => str_repr(s),
-        Json::Array(items) => {
-            let items: Vec<String> = items.iter().map(repr).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Json::Object(map) => {
-            let items: Vec<String> = map
-                .entries()
-                .into_iter()
-                .map(|(k, v)| format!("{}: {}", str_repr(k), repr(v)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
-
-/// Python's `repr` of a float: the shortest digits that read back, fixed from 1e-4 to 1e16.
-fn float_repr(value: f64) -> String {
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    if value.is_nan() {
-        return "nan".into();
-    }
-    let scientific = format!("{:e}", value.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if value.is_sign_negative() { "-" } else { "" };
-    let text = if (-4..16).contains(&exponent) {
-        if exponent < 0 {
-            format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize))
-        } else {
-            let whole = exponent as usize + 1;
-            if digits.len() <= whole {
-                format!("{digits}{}.0", "0".repeat(whole - digits.len()))
-            } else {
-                format!("{}.{}", &digits[..whole], &digits[whole..])
-            }
-        }
-    } else {
-        let rest = if digits.len() > 1 {
-            format!(".{}", &digits[1..])
-        } else {
-            String::new()
-        };
-        let esign = if exponent < 0 { '-' } else { '+' };
-        format!("{}{rest}e{esign}{:02}", &digits[..1], exponent.abs())
-    };
-    format!("{sign}{text}")
-}
-
-/// Python's `repr` of a string.
-fn str_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if printable(c) => out.push(c),
-            c if (c as u32) <= 0xff => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if (c as u32) <= 0xffff => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
-            }
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// Python's `str.isprintable` for one character, for the characters a game's text may hold: control
-/// characters, separators but the space, format characters and private use are not.
-fn printable(c: char) -> bool {
-    let n = c as u32;
-    !(n < 0x20
-        || (0x7f..=0xa0).contains(&n)
-        || n == 0xad
-        || n == 0x1680
-        || (0x2000..=0x200f).contains(&n)
-        || (0x2028..=0x202f).contains(&n)
-        || (0x205f..=0x206f).contains(&n)
-        || n == 0x3000
-        || n == 0xfeff
-        || (0xe000..=0xf8ff).contains(&n)
-        || (0xfff9..=0xfffb).contains(&n))
+/// A value as a refusal quotes it: Python's `repr`, an object's keys sorted (as main's serde_json map read
+/// them).
+fn repr(value: &Json) -> String {
+    python_repr::repr(value, KeyOrder::Sorted)
 }
 
 #[cfg(test)]
@@ -1132,20 +894,5 @@ mod tests {
                 line: 1
             }]
         );
-    }
-
-    #[test]
-    fn floats_as_python_writes_them() {
-        for (value, python) in [
-            (1.5, "1.5"),
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (0.0001, "0.0001"),
-            (1.5e-5, "1.5e-05"),
-            (-2.0, "-2.0"),
-            (123.456, "123.456"),
-        ] {
-            assert_eq!(float_repr(value), python);
-        }
     }
 }

@@ -1,9 +1,15 @@
 //! A JSON value that borrows its strings from the text it was read from: what `serde_json::Value` holds,
 //! without a `String` per key and string or a map per object (a BGN line is ~4 kB of small objects: a
-//! move, its notes). An object reads as serde_json's map does (a repeated key: the last one counts; its
-//! keys in sorted order), so a refusal quoting a value words it as before.
+//! move, its notes), and with each object's keys in document order.
+//!
+//! serde_json's `Map` sorts its keys unless built with its `preserve_order` feature, whose `indexmap`
+//! crate the project does not have; a study's tags must keep the document's order (a PGN tag list is
+//! ordered). A repeated key counts once, with its last value: in the place of its first occurrence as
+//! Python's `json.loads` reads it ([`Object::entries`], the study import), or in sorted order as
+//! serde_json's map reads it ([`Object::sorted_entries`], the BGN import's refusals).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -59,6 +65,18 @@ impl Number {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Object<'a>(Vec<(Cow<'a, str>, Json<'a>)>);
 
+/// Where a repeated key's entry stands among an object's entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrder {
+    /// At its first occurrence, as Python's `json.loads` reads an object.
+    Document,
+    /// In sorted order, as serde_json's map reads an object.
+    Sorted,
+}
+
+/// Objects with more entries than this find repeated keys with a hash map, not by scanning.
+const SCAN_ENTRIES: usize = 16;
+
 impl<'a> Object<'a> {
     /// A key's value: its last occurrence's.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
@@ -69,8 +87,39 @@ impl<'a> Object<'a> {
         self.0.iter().any(|(k, _)| k == key)
     }
 
-    /// The entries in key order, each key once (with its last value).
-    pub fn entries(&self) -> Vec<(&str, &Json<'a>)> {
+    /// Each key once, with the value of its last occurrence, in `order`.
+    pub fn entries(&self, order: KeyOrder) -> Vec<(&str, &Json<'a>)> {
+        match order {
+            KeyOrder::Document => self.document_entries(),
+            KeyOrder::Sorted => self.sorted_entries(),
+        }
+    }
+
+    fn document_entries(&self) -> Vec<(&str, &Json<'a>)> {
+        let mut entries: Vec<(&str, &Json<'a>)> = Vec::with_capacity(self.0.len());
+        if self.0.len() <= SCAN_ENTRIES {
+            for (key, value) in &self.0 {
+                match entries.iter_mut().find(|(k, _)| *k == key) {
+                    Some(entry) => entry.1 = value,
+                    None => entries.push((key, value)),
+                }
+            }
+            return entries;
+        }
+        let mut places: HashMap<&str, usize> = HashMap::with_capacity(self.0.len());
+        for (key, value) in &self.0 {
+            match places.get(key.as_ref()) {
+                Some(&at) => entries[at].1 = value,
+                None => {
+                    places.insert(key, entries.len());
+                    entries.push((key, value));
+                }
+            }
+        }
+        entries
+    }
+
+    fn sorted_entries(&self) -> Vec<(&str, &Json<'a>)> {
         let mut entries: Vec<(&str, &Json<'a>)> =
             self.0.iter().map(|(k, v)| (k.as_ref(), v)).collect();
         // A stable sort keeps a repeated key's occurrences in order: the last one is kept.
@@ -111,6 +160,16 @@ impl<'a> Json<'a> {
             _ => None,
         }
     }
+}
+
+/// One JSON text (nothing but white space after it), at any depth: the caller bounds the nesting (the
+/// import refuses a line nested deeper than `json_games::MAX_DEPTH` before it gets here).
+pub fn parse(text: &str) -> Result<Json<'_>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let value = Json::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
@@ -196,6 +255,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 mod tests {
     use super::*;
 
+    fn object(text: &str) -> Object<'_> {
+        match parse(text).unwrap() {
+            Json::Object(object) => object,
+            other => panic!("{other:?}"),
+        }
+    }
+
     fn read(text: &str) -> Json<'_> {
         serde_json::from_str(text).unwrap()
     }
@@ -214,7 +280,7 @@ mod tests {
     #[test]
     fn an_object_reads_as_serde_jsons_map() {
         let doc = read(r#"{"b": 1, "a": 2, "b": 3}"#);
-        let entries = doc.as_object().unwrap().entries();
+        let entries = doc.as_object().unwrap().entries(KeyOrder::Sorted);
         let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys, ["a", "b"]);
         assert_eq!(entries[1].1, &Json::Number(Number::U64(3)));
@@ -242,5 +308,65 @@ mod tests {
             let value: serde_json::Value = serde_json::from_str(text).unwrap();
             assert_eq!(value.as_number().unwrap().as_str(), written);
         }
+    }
+
+    #[test]
+    fn keys_keep_the_document_order_and_strings_are_borrowed() {
+        let doc = object(r#"{"z": "1", "a": "2", "m\u00e9": "3", "b": "x\"y"}"#);
+        let keys: Vec<&str> = doc
+            .entries(KeyOrder::Document)
+            .iter()
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(keys, ["z", "a", "mé", "b"]);
+        assert!(matches!(&doc.0[0].0, Cow::Borrowed("z")));
+        assert!(matches!(
+            doc.get("a"),
+            Some(Json::String(Cow::Borrowed("2")))
+        ));
+        assert!(matches!(&doc.0[2].0, Cow::Owned(k) if k == "mé"));
+        assert_eq!(doc.get("b"), Some(&Json::String("x\"y".into())));
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_last_value() {
+        // As Python's json.loads: {"a": 1, "b": 2, "a": 3} is {'a': 3, 'b': 2}.
+        for n in [3, 40] {
+            let mut text = String::from(r#"{"a": 1, "b": 2, "a": 3"#);
+            for i in 0..n {
+                text.push_str(&format!(r#", "k{i}": {i}"#));
+            }
+            text.push('}');
+            let doc = object(&text);
+            let entries = doc.entries(KeyOrder::Document);
+            assert_eq!(entries.len(), 2 + n);
+            assert_eq!(entries[0], ("a", &Json::Number(Number::U64(3))));
+            assert_eq!(entries[1], ("b", &Json::Number(Number::U64(2))));
+            assert_eq!(doc.get("a"), Some(&Json::Number(Number::U64(3))));
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_text_and_nesting_has_no_fixed_limit() {
+        let doc = object(r#"{"n": [-0, 1.50, 1e400, 123456789012345678901234567890]}"#);
+        let Some(Json::Array(numbers)) = doc.get("n") else {
+            panic!()
+        };
+        let texts: Vec<String> = numbers
+            .iter()
+            .map(|n| match n {
+                Json::Number(n) => n.as_text().into_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // serde_json writes an exponent's sign: Python reads both as the same float.
+        assert_eq!(
+            texts,
+            ["-0", "1.50", "1e+400", "123456789012345678901234567890"]
+        );
+        let deep = format!("{}{}", "[".repeat(900), "]".repeat(900));
+        assert!(parse(&deep).is_ok());
+        assert!(parse("{} x").is_err());
+        assert!(parse(r#"{"a": NaN}"#).is_err());
     }
 }

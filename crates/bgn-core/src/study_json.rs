@@ -2,7 +2,7 @@
 //!
 //! The load finds them among its JSON lines (a line or document with a `metadata` key:
 //! [`crate::json_games`]) and hands them here a block at a time. A document is read with its keys in
-//! document order ([`crate::json_order`]): `metadata.other_tags` becomes tags in that order. A field of
+//! document order ([`crate::json_value`]): `metadata.other_tags` becomes tags in that order. A field of
 //! the wrong type, a missing required field, a move numbered other than its place, or text PGN cannot
 //! carry refuses the game here with one line saying what and where, in the words the load has always
 //! used (values quoted as Python's `repr` writes them); a clock's or an eval's range is left to the
@@ -15,8 +15,14 @@ use crate::annotations::MAX_NAG;
 use crate::export_json::python_json_string;
 use crate::export_pgn::{start_ply, tag_name, write_tags};
 use crate::export_study::{GAME_ID_TAG, TAGS_COMMAND};
-use crate::json_games::{self, Place, Refusal};
-use crate::json_order::{self, Json, Object};
+use crate::json_fields::{
+    array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_text, tag_value,
+    Refused,
+};
+use crate::json_games::{Place, Refusal};
+use crate::json_value::{self, Json, KeyOrder, Object};
+use crate::movetext::{Part, Tokens};
+use crate::python_repr::{self, str_repr};
 use crate::tags::is_tag_name;
 
 const PGN_RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
@@ -60,7 +66,7 @@ pub fn study_games(data: &[u8], places: &[Place]) -> Studies {
         let pgn_start = studies.pgn.len();
         let outcome = std::str::from_utf8(text)
             .map_err(|e| Refusal::NotUtf8(e.valid_up_to()))
-            .and_then(|text| json_order::parse(text).map_err(|_| Refusal::NotJson))
+            .and_then(|text| json_value::parse(text).map_err(|_| Refusal::NotJson))
             .and_then(|doc| study_game(&doc, &mut studies.pgn).map_err(Refusal::BadField));
         match outcome {
             Ok(id) => studies.games.push(Study {
@@ -77,8 +83,6 @@ pub fn study_games(data: &[u8], places: &[Place]) -> Studies {
     }
     studies
 }
-
-type Refused<T> = Result<T, String>;
 
 /// Where a line of moves is in the document (`moves[3].variations[0].line`), written out only when a
 /// refusal names it.
@@ -134,18 +138,21 @@ fn study_game(doc: &Json, out: &mut Vec<u8>) -> Refused<Option<String>> {
         .collect();
     write_tags(out, &pairs);
     out.push(b'\n');
-    let mut tokens = Tokens { out, first: true };
+    let mut movetext = Movetext {
+        tokens: Tokens::new(out),
+    };
     if doc.contains_key("notes") {
-        tokens.braced(&[comment_text(field(doc, "notes"), "notes")?]);
+        let notes = comment_text(field(doc, "notes"), "notes")?;
+        movetext.tokens.braced(&[Part::Text(notes)]);
     }
-    tokens.line(
+    movetext.line(
         array(field(doc, "moves"), "moves")?,
         first_ply,
         Line::Moves,
         None,
     )?;
-    tokens.token(result);
-    tokens.out.extend_from_slice(b"\n\n");
+    movetext.tokens.token(result);
+    movetext.tokens.out.extend_from_slice(b"\n\n");
     Ok(lake_id(game_id).then(|| game_id.to_owned()))
 }
 
@@ -155,7 +162,7 @@ fn study_game(doc: &Json, out: &mut Vec<u8>) -> Refused<Option<String>> {
 fn study_tags(metadata: &Object, game_id: &str) -> Refused<Vec<(String, String)>> {
     let others = match metadata.get("other_tags") {
         None => Vec::new(),
-        Some(others) => object(others, "metadata.other_tags")?.entries(),
+        Some(others) => object(others, "metadata.other_tags")?.entries(KeyOrder::Document),
     };
     let mut other_pairs = Vec::with_capacity(others.len());
     for (key, value) in &others {
@@ -213,40 +220,12 @@ fn study_date(value: &str) -> Option<String> {
     fits.then(|| format!("{}.{}.{}", &value[0..4], &value[5..7], &value[8..10]))
 }
 
-/// A game's movetext being written: its tokens space-separated in `out`.
-struct Tokens<'a> {
-    out: &'a mut Vec<u8>,
-    first: bool,
+/// A study game's movetext being written.
+struct Movetext<'a> {
+    tokens: Tokens<'a>,
 }
 
-impl Tokens<'_> {
-    fn token(&mut self, token: &str) {
-        self.start_token();
-        self.out.extend_from_slice(token.as_bytes());
-    }
-
-    fn start_token(&mut self) {
-        if !self.first {
-            self.out.push(b' ');
-        }
-        self.first = false;
-    }
-
-    /// `{ a b }` of the parts that are not empty, if any.
-    fn braced(&mut self, parts: &[&str]) {
-        let mut parts = parts.iter().filter(|p| !p.is_empty()).peekable();
-        if parts.peek().is_none() {
-            return;
-        }
-        self.start_token();
-        self.out.push(b'{');
-        for part in parts {
-            self.out.push(b' ');
-            self.out.extend_from_slice(part.as_bytes());
-        }
-        self.out.extend_from_slice(b" }");
-    }
-
+impl Movetext<'_> {
     /// A line's moves (and the lines nested in them), its label first.
     fn line(
         &mut self,
@@ -256,7 +235,8 @@ impl Tokens<'_> {
         label: Option<&Json>,
     ) -> Refused<()> {
         if let Some(label) = label.filter(|l| **l != Json::Null) {
-            self.braced(&[comment_text(label, format_args!("{line} label"))?]);
+            let label = comment_text(label, format_args!("{line} label"))?;
+            self.tokens.braced(&[Part::Text(label)]);
         }
         for (index, mv) in moves.iter().enumerate() {
             let here = Here(line, index);
@@ -284,9 +264,9 @@ impl Tokens<'_> {
                     place.0, place.1
                 ));
             }
-            self.start_token();
+            self.tokens.start_token();
             let dots = if ply.is_multiple_of(2) { "." } else { "..." };
-            let _ = write!(self.out, "{}{dots} {san}", place.0);
+            let _ = write!(self.tokens.out, "{}{dots} {san}", place.0);
             self.annotate(mv, here)?;
             let variations = match mv.get("variations") {
                 None => &[][..],
@@ -299,10 +279,10 @@ impl Tokens<'_> {
                         "missing required field '{here}.variations[{n}].line'"
                     ));
                 };
-                self.token("(");
+                self.tokens.token("(");
                 let at = Line::Variation(&line, index, n);
                 self.line(array(moves, at)?, ply, at, variation.get("label"))?;
-                self.token(")");
+                self.tokens.token(")");
             }
         }
         Ok(())
@@ -323,12 +303,12 @@ impl Tokens<'_> {
         for (i, tag) in tags.iter().enumerate() {
             let tag = string(tag, format_args!("{here}.annotations.tags[{i}]"))?;
             if is_nag(tag) {
-                self.token(tag);
+                self.tokens.token(tag);
             } else {
                 free.push(tag);
             }
         }
-        let mut parts: Vec<String> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         if let Some(eval) = annotations.get("eval") {
             let value = string(eval, format_args!("{here}.annotations.eval"))?;
             if !is_study_eval(value) {
@@ -337,7 +317,7 @@ impl Tokens<'_> {
                     str_repr(value)
                 ));
             }
-            parts.push(format!("[%eval {value}]"));
+            parts.push(Part::Command("eval", value));
         }
         if let Some(clock) = annotations.get("clock") {
             let value = string(clock, format_args!("{here}.annotations.clock"))?;
@@ -347,17 +327,17 @@ impl Tokens<'_> {
                     str_repr(value)
                 ));
             }
-            parts.push(format!("[%clk {value}]"));
+            parts.push(Part::Command("clk", value));
         }
         if let Some(comment) = annotations.get("comment") {
             let comment = comment_text(comment, format_args!("{here}.annotations.comment"))?;
-            parts.push(comment.to_owned());
+            parts.push(Part::Text(comment));
         }
-        if !free.is_empty() {
-            parts.push(tags_command(&free));
+        let free = (!free.is_empty()).then(|| tags_command(&free));
+        if let Some(free) = &free {
+            parts.push(Part::Text(free));
         }
-        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-        self.braced(&parts);
+        self.tokens.braced(&parts);
         Ok(())
     }
 }
@@ -399,47 +379,22 @@ fn is_san(san: &str) -> bool {
 
 /// A NAG as a study tag: `$n`, at most 3 digits, 1 to `MAX_NAG`.
 fn is_nag(tag: &str) -> bool {
-    tag.strip_prefix('$').is_some_and(|digits| {
-        digits_between(digits, 1, 3) && (1..=MAX_NAG).contains(&digits.parse().unwrap_or(0))
+    tag.strip_prefix('$').is_some_and(|number| {
+        digits(number, 1, 3) && (1..=MAX_NAG).contains(&number.parse().unwrap_or(0))
     })
 }
 
 /// Pawns (`[+-][0-9]{1,10}\.[0-9]{2}`) or a mate (`#-?[0-9]+`).
 fn is_study_eval(text: &str) -> bool {
     if let Some(mate) = text.strip_prefix('#') {
-        return digits_between(mate.strip_prefix('-').unwrap_or(mate), 1, usize::MAX);
+        return digits(mate.strip_prefix('-').unwrap_or(mate), 1, usize::MAX);
     }
     let Some(pawns) = text.strip_prefix(['+', '-']) else {
         return false;
     };
     pawns
         .split_once('.')
-        .is_some_and(|(whole, cents)| digits_between(whole, 1, 10) && digits_between(cents, 2, 2))
-}
-
-/// `[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?`
-fn is_clock(text: &str) -> bool {
-    let (clock, tenths) = match text.split_once('.') {
-        None => (text, None),
-        Some((clock, tenths)) => (clock, Some(tenths)),
-    };
-    let parts: Vec<&str> = clock.split(':').collect();
-    parts.len() == 3
-        && digits_between(parts[0], 1, usize::MAX)
-        && digits_between(parts[1], 2, 2)
-        && digits_between(parts[2], 2, 2)
-        && tenths.is_none_or(|t| digits_between(t, 1, 1))
-}
-
-fn digits_between(text: &str, fewest: usize, most: usize) -> bool {
-    (fewest..=most).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// A lichess id (8 letters or digits) or 16 hex digits of a content hash (docs/schema.md).
-fn lake_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    (b.len() == 8 && b.iter().all(u8::is_ascii_alphanumeric))
-        || (b.len() == 16 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+        .is_some_and(|(whole, cents)| digits(whole, 1, 10) && digits(cents, 2, 2))
 }
 
 /// A key's value: one the caller has found present.
@@ -447,97 +402,10 @@ fn field<'o, 'a>(object: &'o Object<'a>, key: &str) -> &'o Json<'a> {
     object.get(key).unwrap_or(&Json::Null)
 }
 
-/// What a value is, as a refusal says: `an object`, `a number`...
-fn json_type(value: &Json) -> &'static str {
-    match value {
-        Json::Object(_) => "an object",
-        Json::Array(_) => "an array",
-        Json::String(_) => "a string",
-        Json::Bool(_) => "a boolean",
-        Json::Null => "null",
-        Json::Number(_) => "a number",
-    }
-}
-
-fn object<'o, 'a>(value: &'o Json<'a>, here: impl fmt::Display) -> Refused<&'o Object<'a>> {
-    match value {
-        Json::Object(object) => Ok(object),
-        other => Err(format!("{here} is {}, not an object", json_type(other))),
-    }
-}
-
-fn array<'o, 'a>(value: &'o Json<'a>, here: impl fmt::Display) -> Refused<&'o [Json<'a>]> {
-    match value {
-        Json::Array(items) => Ok(items),
-        other => Err(format!("{here} is {}, not an array", json_type(other))),
-    }
-}
-
-fn string<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
-    match value {
-        Json::String(text) => Ok(text),
-        other => Err(format!("{here} is {}, not a string", json_type(other))),
-    }
-}
-
-fn tag_value<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
-    tag_text(string(value, &here)?, here)
-}
-
-fn tag_text(text: &str, here: impl fmt::Display) -> Refused<&str> {
-    if text.contains(['\n', '\r']) {
-        return Err(format!("{here} holds a line break, which a PGN tag cannot"));
-    }
-    Ok(text)
-}
-
-fn comment_text<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
-    let text = string(value, &here)?;
-    if text.contains('}') {
-        return Err(format!("{here} holds '}}', which ends a PGN comment"));
-    }
-    Ok(text)
-}
-
-/// An integer (a JSON number without fraction or exponent, as Python reads one) within `low..=high`.
-fn integer(value: &Json, here: impl fmt::Display, low: i64, high: i64) -> Refused<i64> {
-    match value {
-        Json::Number(text) if !text.contains(['.', 'e', 'E']) => match text.parse::<i64>() {
-            Ok(n) if (low..=high).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "{here} {} is out of range ({low} to {high})",
-                repr(value)
-            )),
-        },
-        other => Err(format!("{here} is {}, not an integer", json_type(other))),
-    }
-}
-
-/// A JSON value as Python's `repr` writes what `json.loads` makes of it (objects in document order).
+/// A value as a refusal quotes it: Python's `repr` of what `json.loads` makes of it (objects in document
+/// order).
 fn repr(value: &Json) -> String {
-    match value {
-        Json::Null => "None".into(),
-        Json::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Json::Number(text) => serde_json::from_str::<serde_json::Value>(text)
-            .map_or_else(|_| text.to_string(), |n| json_games::repr(&n)),
-        Json::String(text) => str_repr(text),
-        Json::Array(items) => {
-            let items: Vec<String> = items.iter().map(repr).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Json::Object(object) => {
-            let items: Vec<String> = object
-                .entries()
-                .iter()
-                .map(|(k, v)| format!("{}: {}", str_repr(k), repr(v)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
-
-fn str_repr(text: &str) -> String {
-    json_games::repr(&serde_json::Value::String(text.to_owned()))
+    python_repr::repr(value, KeyOrder::Document)
 }
 
 /// Python's `str` of the value: a string as it is, anything else as `repr`.

@@ -1,0 +1,100 @@
+//! The checks the JSON imports make of a field, each refusal worded as the Python import worded it.
+
+use std::fmt;
+
+use crate::json_value::{Json, KeyOrder, Object};
+use crate::python_repr;
+
+/// A field's value, or the refusal's words.
+pub type Refused<T> = Result<T, String>;
+
+/// What a value is, as a refusal says: `an object`, `a number`...
+pub fn json_type(value: &Json) -> &'static str {
+    match value {
+        Json::Object(_) => "an object",
+        Json::Array(_) => "an array",
+        Json::String(_) => "a string",
+        Json::Bool(_) => "a boolean",
+        Json::Null => "null",
+        Json::Number(_) => "a number",
+    }
+}
+
+pub fn object<'o, 'a>(value: &'o Json<'a>, here: impl fmt::Display) -> Refused<&'o Object<'a>> {
+    match value {
+        Json::Object(object) => Ok(object),
+        other => Err(format!("{here} is {}, not an object", json_type(other))),
+    }
+}
+
+pub fn array<'o, 'a>(value: &'o Json<'a>, here: impl fmt::Display) -> Refused<&'o [Json<'a>]> {
+    match value {
+        Json::Array(items) => Ok(items),
+        other => Err(format!("{here} is {}, not an array", json_type(other))),
+    }
+}
+
+pub fn string<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
+    match value {
+        Json::String(text) => Ok(text),
+        other => Err(format!("{here} is {}, not a string", json_type(other))),
+    }
+}
+
+pub fn tag_value<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
+    tag_text(string(value, &here)?, here)
+}
+
+pub fn tag_text(text: &str, here: impl fmt::Display) -> Refused<&str> {
+    if text.contains(['\n', '\r']) {
+        return Err(format!("{here} holds a line break, which a PGN tag cannot"));
+    }
+    Ok(text)
+}
+
+pub fn comment_text<'o>(value: &'o Json, here: impl fmt::Display) -> Refused<&'o str> {
+    let text = string(value, &here)?;
+    if text.contains('}') {
+        return Err(format!("{here} holds '}}', which ends a PGN comment"));
+    }
+    Ok(text)
+}
+
+/// An integer (a JSON number without fraction or exponent, as Python reads one) within `low..=high`.
+pub fn integer(value: &Json, here: impl fmt::Display, low: i64, high: i64) -> Refused<i64> {
+    match value {
+        Json::Number(number) if number.is_integer() => match number.as_i64() {
+            Some(n) if (low..=high).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "{here} {} is out of range ({low} to {high})",
+                python_repr::repr(value, KeyOrder::Sorted)
+            )),
+        },
+        other => Err(format!("{here} is {}, not an integer", json_type(other))),
+    }
+}
+
+/// `[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?`
+pub fn is_clock(text: &str) -> bool {
+    let (clock, tenths) = match text.split_once('.') {
+        None => (text, None),
+        Some((clock, tenths)) => (clock, Some(tenths)),
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    parts.len() == 3
+        && digits(parts[0], 1, usize::MAX)
+        && digits(parts[1], 2, 2)
+        && digits(parts[2], 2, 2)
+        && tenths.is_none_or(|t| digits(t, 1, 1))
+}
+
+pub fn digits(text: &str, fewest: usize, most: usize) -> bool {
+    (fewest..=most).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A lichess id (8 letters or digits) or 16 hex digits of a content hash (docs/schema.md).
+pub fn lake_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    (b.len() == 8 && b.iter().all(u8::is_ascii_alphanumeric))
+        || (b.len() == 16 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+}
