@@ -31,8 +31,12 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
+mod alloc;
 mod book;
 mod json_games;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;
 
 create_exception!(
     _core,
