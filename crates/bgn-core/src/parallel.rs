@@ -889,7 +889,10 @@ mod tests {
         assert!(
             batches.iter().all(|b| b.num_rows() <= MAX_PIECES),
             "{:?}",
-            batches.iter().map(RecordBatch::num_rows).collect::<Vec<_>>()
+            batches
+                .iter()
+                .map(RecordBatch::num_rows)
+                .collect::<Vec<_>>()
         );
         let rows = concat(&batches);
         assert_eq!(rows.num_rows(), 1000);
@@ -940,7 +943,10 @@ mod tests {
         let rows: usize = (parts.iter().flat_map(|(_, b)| b.columns()))
             .map(|c| c.to_data().get_slice_memory_size().expect("valid arrays"))
             .sum();
-        assert!(held < rows + rows / 4, "{held} bytes held for {rows} bytes of rows");
+        assert!(
+            held < rows + rows / 4,
+            "{held} bytes held for {rows} bytes of rows"
+        );
     }
 
     #[test]
