@@ -453,9 +453,7 @@ class PartitionWriter:
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
             fullest = max(self._open.values(), key=lambda o: o.pending_bytes)
-            fullest.write_pending(
-                self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].held)
-            )
+            fullest.write_pending(self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].held))
 
     def _start(self, key: Partition, read: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:
