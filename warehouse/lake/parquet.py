@@ -24,6 +24,8 @@ from warehouse.lake.positions import derive, derived_schemas
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
 ROW_GROUP_GAMES = 50_000
+# What the pending row groups of all open files may hold in memory (their batches' bytes, the reader's plies
+# with them; counted as the derived row group's size, ~0.7 of that, a 1M-game load held ~1.35 x this).
 PENDING_BYTES = 4 * ROW_GROUP_BYTES
 # Rows below which a row group's batches are joined before they are derived and encoded (`coalesced`): a
 # parallel reader's pieces (~200 games) cost a fixed overhead each; the single-threaded reader's batches
@@ -280,7 +282,8 @@ class _Pending:
     batches: list[pa.RecordBatch] = field(default_factory=list)
     rows: int = 0
     plies: int = 0
-    bytes: int = 0
+    bytes: int = 0  # the row group's size once derived, which decides where it ends (`full`)
+    held: int = 0  # what its batches hold in memory now (with the reader's plies)
 
     def add(self, part: pa.RecordBatch) -> None:
         moves = part.column("moves").offsets
@@ -292,6 +295,7 @@ class _Pending:
         # The reader's plies (`PLIES`) counted as derived ones, wherever they were derived.
         derived = part.column(PLIES).nbytes if PLIES in part.schema.names else 0
         self.bytes += part.nbytes - derived + _PLY_BYTES * plies
+        self.held += part.nbytes
 
     def full(self) -> bool:
         return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
@@ -326,7 +330,8 @@ class _PartitionFile:
 
     @property
     def pending_bytes(self) -> int:
-        return sum(p.bytes for p in self.pending.values())
+        """Bytes its pending row groups hold in memory."""
+        return sum(p.held for p in self.pending.values())
 
     def write_pending(self, encoders: Encoders, analysed: bool | None = None) -> None:
         """Hands the pending row group of games of that kind (None: each kind's) to the encoders."""
@@ -448,9 +453,7 @@ class PartitionWriter:
         elif sum(o.pending_bytes for o in self._open.values()) >= PENDING_BYTES:
             # Many partitions at once (an archive spanning decades): smaller row groups, bounded memory.
             fullest = max(self._open.values(), key=lambda o: o.pending_bytes)
-            fullest.write_pending(
-                self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].bytes)
-            )
+            fullest.write_pending(self._encoders, max(fullest.pending, key=lambda k: fullest.pending[k].held))
 
     def _start(self, key: Partition, read: pa.Schema) -> _PartitionFile:
         if len(self._open) >= self.max_open:

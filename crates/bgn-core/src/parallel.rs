@@ -23,7 +23,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use arrow_array::{make_array, RecordBatch};
+use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions};
 use arrow_data::transform::MutableArrayData;
 
 use crate::columns::GameColumns;
@@ -186,7 +186,7 @@ impl Worker {
             .into_iter()
             .map(|(key, mut columns)| {
                 let batch = columns.finish().expect("columns follow the schema");
-                (key, Arc::new(batch))
+                (key, Arc::new(compact(batch)))
             })
             .collect();
         (parts, steps)
@@ -231,6 +231,17 @@ impl Worker {
             }
         }
     }
+}
+
+/// `batch` with each buffer cut to its rows. A worker's builders are sized for more games than their
+/// partition gets (the chunk's first partition for the whole chunk): its batches held 1.85 times their
+/// bytes (`get_array_memory_size` against the rows' slices, 2026-11-25), until the writer had encoded
+/// them; the writer bounds what it holds by the batches' bytes (`nbytes`).
+fn compact(batch: RecordBatch) -> RecordBatch {
+    let (schema, mut columns, rows) = batch.into_parts();
+    columns.iter_mut().for_each(Array::shrink_to_fit);
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(schema, columns, &options).expect("the batch's own columns")
 }
 
 /// Chunks in flight, between the framer and the collector: at most `max_chunks`, and at most
@@ -329,17 +340,20 @@ fn frame_chunks(
     framer
 }
 
-/// The rows of one partition: runs of rows of the workers' batches, emitted as slices of them.
+/// The rows of one partition: runs of rows of the workers' batches, emitted as slices of them, after
+/// the copies of earlier runs (`joined`).
 #[derive(Default)]
 struct Pieces {
+    joined: Vec<RecordBatch>,
     pieces: Vec<(Arc<RecordBatch>, usize, usize)>,
     len: usize,
 }
 
 /// Pieces a partition may hold before they are copied into one batch. A piece keeps its worker's whole
-/// batch alive (its buffers sized for the chunk): a rare partition (ultrabullet, correspondence) fills
-/// a batch over thousands of chunks, and held them all (a 1M-game load grew to 3.1 GB with `--jobs 2`).
-/// A common one fills its batch from fewer chunks than this, and is never copied.
+/// batch alive: a rare partition (ultrabullet, correspondence) fills a batch over thousands of chunks,
+/// and held them all (a 1M-game load grew to 3.1 GB with `--jobs 2`). A common one fills its batch
+/// from fewer chunks than this, and is never copied. Each run is copied once: joining the earlier copy
+/// again each time copied a rare partition's rows over and over (quadratic in its batch's rows).
 const MAX_PIECES: usize = 64;
 
 impl Pieces {
@@ -352,12 +366,18 @@ impl Pieces {
             }
         }
         if self.pieces.len() == MAX_PIECES {
-            let joined = concat(&self.finish());
-            let rows = joined.num_rows();
-            self.pieces.push((Arc::new(joined), 0, rows));
+            let runs = std::mem::take(&mut self.pieces);
+            self.joined.push(concat(&slices(&runs)));
         }
         self.pieces.push((batch.clone(), row, 1));
     }
+}
+
+/// The runs as slices of their batches.
+fn slices(runs: &[(Arc<RecordBatch>, usize, usize)]) -> Vec<RecordBatch> {
+    (runs.iter())
+        .map(|(batch, start, len)| batch.slice(*start, *len))
+        .collect()
 }
 
 impl Rows for Pieces {
@@ -365,12 +385,12 @@ impl Rows for Pieces {
         self.len
     }
 
-    /// The runs as slices of the workers' batches: no copy (the writer takes chunked tables).
+    /// The copies, then the runs as slices of the workers' batches: no copy (the writer takes chunked
+    /// tables).
     fn finish(&mut self) -> Vec<RecordBatch> {
-        let pieces = std::mem::take(&mut self.pieces);
-        (pieces.iter())
-            .map(|(batch, start, len)| batch.slice(*start, *len))
-            .collect()
+        let mut batches = std::mem::take(&mut self.joined);
+        batches.extend(slices(&std::mem::take(&mut self.pieces)));
+        batches
     }
 }
 
@@ -848,7 +868,8 @@ mod tests {
     #[test]
     fn a_partition_of_rows_from_many_chunks_holds_few_of_their_batches() {
         // A row from each of 1,000 workers' batches (a rare partition over 1,000 chunks): the pieces
-        // are joined on the way, so that at most MAX_PIECES + 1 batches stay alive; the rows unchanged.
+        // are joined on the way, so that at most MAX_PIECES batches stay alive, each row copied once at most;
+        // the rows unchanged.
         let text = mixed(30);
         let mut r = BatchReader::new(input(text), "t", Options::default());
         let first = r.next_batch().expect("a batch").games.remove(0);
@@ -857,13 +878,23 @@ mod tests {
         for (i, batch) in chunks.iter().enumerate() {
             pieces.push(batch, i % first.num_rows());
             assert!(
-                pieces.pieces.len() <= MAX_PIECES + 1,
+                pieces.pieces.len() <= MAX_PIECES,
                 "{} pieces",
                 pieces.pieces.len()
             );
         }
         assert_eq!(pieces.len(), 1000);
-        let rows = concat(&pieces.finish());
+        let batches = pieces.finish();
+        // Each row copied once at most: no copy holds an earlier copy's rows again.
+        assert!(
+            batches.iter().all(|b| b.num_rows() <= MAX_PIECES),
+            "{:?}",
+            batches
+                .iter()
+                .map(RecordBatch::num_rows)
+                .collect::<Vec<_>>()
+        );
+        let rows = concat(&batches);
         assert_eq!(rows.num_rows(), 1000);
         for i in [0, 63, 64, 65, 500, 999] {
             let row = i % first.num_rows();
@@ -873,6 +904,48 @@ mod tests {
         assert!(
             chunks.iter().all(|c| Arc::strong_count(c) == 1),
             "a batch still held"
+        );
+    }
+
+    #[test]
+    fn a_workers_batches_hold_what_they_contain() {
+        // A chunk of games of a dozen partitions: each partition's builders were sized for more games
+        // than it got, and its batch kept that capacity until the writer had encoded it.
+        let options = Options::default();
+        let text: String = (0..2400)
+            .map(|i| {
+                let tc = ["180+0", "600+5", "30+0", "-"][i % 4];
+                let date = ["2025.05.01", "2025.06.02", "2024.01.03"][i % 3];
+                game(&format!("s{i}"), tc, date, "1-0")
+            })
+            .collect();
+        let framer = Framer::new(input(text.into_bytes()), options.max_game_bytes);
+        let (tx, rx) = sync_channel(100);
+        let budget = Arc::new(Budget {
+            state: Mutex::new(InFlight::default()),
+            freed: Condvar::new(),
+            max_chunks: 100,
+            max_bytes: usize::MAX,
+        });
+        frame_chunks(framer, CHUNK_BYTES, tx, budget);
+        let chunk = rx.recv().expect("a chunk");
+        let mut worker = Worker {
+            games: GameReader::new(&options),
+            latin1: String::new(),
+            source_name: "t".into(),
+            options,
+            plies_written: 0,
+            games_written: 0,
+        };
+        let (parts, _) = worker.read(&chunk);
+        assert!(parts.len() >= 12, "{} partitions", parts.len());
+        let held: usize = parts.iter().map(|(_, b)| b.get_array_memory_size()).sum();
+        let rows: usize = (parts.iter().flat_map(|(_, b)| b.columns()))
+            .map(|c| c.to_data().get_slice_memory_size().expect("valid arrays"))
+            .sum();
+        assert!(
+            held < rows + rows / 4,
+            "{held} bytes held for {rows} bytes of rows"
         );
     }
 

@@ -31,9 +31,15 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
+#[cfg(target_os = "linux")]
+mod alloc;
 mod book;
 mod json_games;
 mod study_json;
+
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;
 
 create_exception!(
     _core,
