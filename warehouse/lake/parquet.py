@@ -24,8 +24,8 @@ from warehouse.lake.positions import derive, derived_schemas
 # Row groups big enough for fast scans, small enough to keep a load's memory bounded.
 ROW_GROUP_BYTES = 64 << 20
 ROW_GROUP_GAMES = 50_000
-# What the pending row groups of all open files may hold in memory (their batches' bytes, the reader's plies
-# with them; counted as the derived row group's size, ~0.7 of that, a 1M-game load held ~1.35 x this).
+# What the pending row groups of all open files may hold in memory: their batches' bytes, the reader's plies
+# with them (`_Pending.held`; counted at the derived row groups' size, ~0.7 of it, a load held 1.35 x this).
 PENDING_BYTES = 4 * ROW_GROUP_BYTES
 # Rows below which a row group's batches are joined before they are derived and encoded (`coalesced`): a
 # parallel reader's pieces (~200 games) cost a fixed overhead each; the single-threaded reader's batches
