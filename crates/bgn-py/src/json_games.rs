@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 
-use bgn_core::json_games::{self, Place};
+use bgn_core::json_games::{self, Place, Refusal};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -14,7 +14,14 @@ use crate::{import, import_games, ArrowArray};
 
 /// A refused line: offset, length, line number, reject kind, reason (`None`: not JSON, the caller words
 /// why).
-type Refused = (usize, usize, u64, &'static str, Option<String>);
+pub type Refused = (usize, usize, u64, &'static str, Option<String>);
+
+/// The refusals as Python takes them, a line too long worded with its `limit`.
+pub fn refused_rows(refused: &[(Place, Refusal)], limit: usize) -> Vec<Refused> {
+    (refused.iter())
+        .map(|(p, r)| (p.offset, p.length, p.line, r.kind(), r.reason(limit)))
+        .collect()
+}
 
 /// `(pgn, games, refused, studies)` for the lines of `data[:end]` (or `data[:end]` as one
 /// document when `whole`): the games' PGN one after the other; a record batch of the games (`pgn_start`,
@@ -44,11 +51,7 @@ pub fn bgn_lines<'py>(
         let batch = games_batch(&block.games);
         (block, batch)
     });
-    let refused = block
-        .refused
-        .iter()
-        .map(|(p, r)| (p.offset, p.length, p.line, r.kind(), r.reason(limit)))
-        .collect();
+    let refused = refused_rows(&block.refused, limit);
     let studies = block
         .studies
         .iter()
@@ -107,8 +110,6 @@ pub fn bgn_replayed(
         ArrowArray {
             array: Some(Arc::new(signatures)),
         },
-        ArrowArray {
-            array: Some(Arc::new(StructArray::from(games))),
-        },
+        ArrowArray::of_batch(games),
     ))
 }

@@ -6,11 +6,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::json_games::{refused_rows, Refused};
+
 /// A game made: offset, length, line number, start of its PGN, id (when the lake can keep it).
 type Made = (usize, usize, u64, usize, Option<String>);
-/// A refused document: offset, length, line number, reject kind, reason (`None`: not JSON, the caller
-/// words why).
-type Refused = (usize, usize, u64, &'static str, Option<String>);
 
 /// `(pgn, made, refused)` for the study documents at `places` (offset, length, line) in `data`, as
 /// `bgn_lines` gives them: the games' PGN one after the other, the games made and the documents refused.
@@ -54,10 +53,7 @@ pub fn study_lines<'py>(
             )
         })
         .collect();
-    let refused = studies
-        .refused
-        .iter()
-        .map(|(p, r)| (p.offset, p.length, p.line, r.kind(), r.reason(0)))
-        .collect();
+    // A document is never refused as too long here: `bgn_lines` refused those lines.
+    let refused = refused_rows(&studies.refused, 0);
     Ok((PyBytes::new(py, &studies.pgn), made, refused))
 }
