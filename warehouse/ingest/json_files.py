@@ -234,29 +234,17 @@ def opens_json(data: bytes) -> bool:
     return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or _core.looks_like_json(data)
 
 
-class NotJson(ValueError):
-    """A line that is not UTF-8 JSON, or that nests deeper than Python's JSON reader goes."""
-
-
-def decode(data: bytes) -> Any:
-    """:raises NotJson: for text that is not UTF-8 JSON, or nests too deep to read."""
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise NotJson(f"not UTF-8 (byte {e.start})") from None
-    except json.JSONDecodeError as e:
-        raise NotJson(f"not JSON: {e.msg} at column {e.colno}") from None
-    except RecursionError:
-        raise NotJson("nested deeper than the JSON reader goes (about 1,000 levels)") from None
-
-
 def not_json(data: bytes) -> str:
     """Why a line the core found no JSON is not, in the words of Python's JSON reader (the reasons the
     load has always given)."""
     try:
-        decode(data)
-    except NotJson as e:
-        return str(e)
+        json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 (byte {e.start})"
+    except json.JSONDecodeError as e:
+        return f"not JSON: {e.msg} at column {e.colno}"
+    except RecursionError:
+        return "nested deeper than the JSON reader goes (about 1,000 levels)"
     return "not JSON: NaN, Infinity or the like, which JSON (RFC 8259) has not"
 
 
