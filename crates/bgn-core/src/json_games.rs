@@ -18,7 +18,7 @@ use crate::export_pgn::write_tags;
 use crate::json_fields::{
     array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_value, Refused,
 };
-use crate::json_value::{Json, KeyOrder, Number, Object};
+use crate::json_value::{self, Json, KeyOrder, Number, Object};
 use crate::movetext::{Part, Tokens};
 use crate::python_repr;
 
@@ -175,11 +175,7 @@ fn parse(text: &[u8]) -> Result<Json<'_>, Refusal> {
                 if depth(text.as_bytes()) > MAX_DEPTH {
                     return Err(Refusal::TooDeep);
                 }
-                let mut deep = serde_json::Deserializer::from_str(text);
-                deep.disable_recursion_limit();
-                return serde::Deserialize::deserialize(&mut deep)
-                    .and_then(|doc| deep.end().map(|()| doc))
-                    .map_err(|_| Refusal::NotJson);
+                return json_value::parse(text).map_err(|_| Refusal::NotJson);
             }
             if message.contains("surrogate") || message.starts_with("unexpected end of hex escape")
             {

@@ -153,13 +153,6 @@ impl<'a> Json<'a> {
             _ => None,
         }
     }
-
-    pub fn as_array(&self) -> Option<&[Json<'a>]> {
-        match self {
-            Json::Array(a) => Some(a),
-            _ => None,
-        }
-    }
 }
 
 /// One JSON text (nothing but white space after it), at any depth: the caller bounds the nesting (the
