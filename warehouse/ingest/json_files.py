@@ -415,7 +415,10 @@ class _Chunk:
             return f.read(RAW_LIMIT).decode("utf-8", "replace").split("\n\n[", 1)[0]
 
     def _count(self, games: Any, field: str) -> None:
-        for file, n in enumerate(np.bincount(self._file_of[games], minlength=len(self.files)).tolist()):
+        # Only the inputs these games came from: a chunk may hold thousands of inputs (study files), and
+        # a batch the games of a few.
+        files, counts = np.unique(self._file_of[games], return_counts=True)
+        for file, n in zip(files.tolist(), counts.tolist(), strict=True):
             setattr(self.outcomes[file], field, getattr(self.outcomes[file], field) + n)
 
     def locate(self, rejects: list[_core.Reject]) -> Located:
