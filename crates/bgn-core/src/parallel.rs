@@ -38,9 +38,10 @@ use crate::reader::{
 /// Bytes of game text per chunk (a chunk ends after the game that reaches it), once an input is under
 /// way. A chunk costs its worker a fixed ~7 ms besides its games (a batch per partition met: its builders
 /// created, grown and cut to their rows, each buffer a mapping or a reallocation): with chunks of 2 MiB
-/// (~900 lichess games) the reader threads spent ~25% more CPU a game than the single-threaded reader, ~10%
-/// with 8 MiB (200,000-game bench dump, 2026-11-25), and the writer got its games in fewer, larger pieces.
-pub const CHUNK_BYTES: usize = 8 << 20;
+/// (~900 lichess games) the reader threads spent ~25% more CPU a game than the single-threaded reader
+/// (200,000-game bench dump, 2026-11-25), and a 1M-game `--jobs 2` load ~15% more CPU than with 4 MiB.
+/// 8 MiB saved no more CPU on that load and raised its peak RSS by ~90 MB (the chunks in flight).
+pub const CHUNK_BYTES: usize = 4 << 20;
 /// The first chunk's bytes; each next chunk doubles them up to the chunk size, so that every worker has
 /// work from the start, in an input of a few MiB too.
 const FIRST_CHUNK_BYTES: usize = 1 << 20;
@@ -966,7 +967,7 @@ mod tests {
         // Games of ~2 KB, as lichess's: chunks end by their bytes, not by CHUNK_GAMES.
         let comment = format!("a6 {{{}}}", "x".repeat(2000));
         let one = game("s", "180+0", "2025.05.01", "1-0").replace("a6", &comment);
-        let text = one.repeat((40 << 20) / one.len());
+        let text = one.repeat((20 << 20) / one.len());
         let framer = Framer::new(input(text.into_bytes()), Options::default().max_game_bytes);
         let (tx, rx) = sync_channel(1000);
         let budget = Arc::new(Budget {
@@ -977,7 +978,7 @@ mod tests {
         });
         frame_chunks(framer, CHUNK_BYTES, tx, budget);
         let sizes: Vec<usize> = rx.iter().map(|c| c.text.len()).collect();
-        let expected = [1 << 20, 2 << 20, 4 << 20, 8 << 20, 8 << 20];
+        let expected = [1 << 20, 2 << 20, 4 << 20, 4 << 20, 4 << 20];
         for (size, expected) in sizes.iter().zip(expected) {
             assert!((expected..expected + one.len()).contains(size), "{sizes:?}");
         }
