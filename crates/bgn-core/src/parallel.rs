@@ -918,6 +918,20 @@ mod tests {
         );
     }
 
+    /// The chunks the framer cuts `text` into (up to 1,000, all in flight at once).
+    fn framed(text: Vec<u8>) -> Vec<Chunk> {
+        let framer = Framer::new(input(text), Options::default().max_game_bytes);
+        let (tx, rx) = sync_channel(1000);
+        let budget = Arc::new(Budget {
+            state: Mutex::new(InFlight::default()),
+            freed: Condvar::new(),
+            max_chunks: 1000,
+            max_bytes: usize::MAX,
+        });
+        frame_chunks(framer, CHUNK_BYTES, tx, budget);
+        rx.iter().collect()
+    }
+
     #[test]
     fn a_workers_batches_hold_what_they_contain() {
         // A chunk of games of a dozen partitions: each partition's builders were sized for more games
@@ -930,16 +944,7 @@ mod tests {
                 game(&format!("s{i}"), tc, date, "1-0")
             })
             .collect();
-        let framer = Framer::new(input(text.into_bytes()), options.max_game_bytes);
-        let (tx, rx) = sync_channel(100);
-        let budget = Arc::new(Budget {
-            state: Mutex::new(InFlight::default()),
-            freed: Condvar::new(),
-            max_chunks: 100,
-            max_bytes: usize::MAX,
-        });
-        frame_chunks(framer, CHUNK_BYTES, tx, budget);
-        let chunk = rx.recv().expect("a chunk");
+        let chunk = framed(text.into_bytes()).remove(0);
         let mut worker = Worker {
             games: GameReader::new(&options),
             latin1: String::new(),
@@ -968,16 +973,10 @@ mod tests {
         let comment = format!("a6 {{{}}}", "x".repeat(2000));
         let one = game("s", "180+0", "2025.05.01", "1-0").replace("a6", &comment);
         let text = one.repeat((20 << 20) / one.len());
-        let framer = Framer::new(input(text.into_bytes()), Options::default().max_game_bytes);
-        let (tx, rx) = sync_channel(1000);
-        let budget = Arc::new(Budget {
-            state: Mutex::new(InFlight::default()),
-            freed: Condvar::new(),
-            max_chunks: 1000,
-            max_bytes: usize::MAX,
-        });
-        frame_chunks(framer, CHUNK_BYTES, tx, budget);
-        let sizes: Vec<usize> = rx.iter().map(|c| c.text.len()).collect();
+        let sizes: Vec<usize> = framed(text.into_bytes())
+            .iter()
+            .map(|c| c.text.len())
+            .collect();
         let expected = [1 << 20, 2 << 20, 4 << 20, 4 << 20, 4 << 20];
         for (size, expected) in sizes.iter().zip(expected) {
             assert!((expected..expected + one.len()).contains(size), "{sizes:?}");
