@@ -258,7 +258,7 @@ fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> 
     };
     let result = match doc.get("result") {
         None => "*",
-        Some(Json::String(r)) if matches!(r.as_ref(), "W" | "B" | "D" | "*") => match r.as_ref() {
+        Some(Json::String(r)) if matches!(*r, "W" | "B" | "D" | "*") => match *r {
             "W" => "1-0",
             "B" => "0-1",
             "D" => "1/2-1/2",
@@ -564,7 +564,7 @@ fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut Strin
         Some(Json::String(s))
             if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
         {
-            Some(s.as_ref())
+            Some(*s)
         }
         _ => None,
     };
@@ -577,9 +577,7 @@ fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut Strin
     };
     let castle = match field("castle") {
         None => Some(""),
-        Some(Json::String(s)) if matches!(s.as_ref(), "" | "K" | "Q" | "k" | "q") => {
-            Some(s.as_ref())
-        }
+        Some(Json::String(s)) if matches!(*s, "" | "K" | "Q" | "k" | "q") => Some(*s),
         _ => None,
     };
     if let (Some(p), Some(f), Some(t), Some(x), Some(c), Some(castle), Some(promote)) = (
@@ -652,7 +650,7 @@ fn is_square(s: &str) -> bool {
 fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     let field = |key| get(mv, key);
     let piece = match field("p") {
-        Some(Json::String(p)) if is_piece(p) => p.as_ref(),
+        Some(Json::String(p)) if is_piece(p) => p,
         other => {
             return Err(format!(
                 "{here}.p {} is not a piece letter",
@@ -666,7 +664,7 @@ fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     let mut squares = [""; 2];
     for (n, key) in ["f", "t"].into_iter().enumerate() {
         squares[n] = match field(key) {
-            Some(Json::String(s)) if is_square(s) => s.as_ref(),
+            Some(Json::String(s)) if is_square(s) => s,
             other => return Err(format!("{here}.{key} {} is not a square", repr_opt(other))),
         };
     }
@@ -682,14 +680,12 @@ fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     }
     let capture = match field("x") {
         None => "",
-        Some(Json::String(x)) if is_piece(x) => x.as_ref(),
+        Some(Json::String(x)) if is_piece(x) => x,
         Some(other) => return Err(format!("{here}.x {} is not a piece letter", repr(other))),
     };
     let promote = match field("promote") {
         None => "",
-        Some(Json::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => {
-            p.as_ref()
-        }
+        Some(Json::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => p,
         Some(other) => {
             return Err(format!(
                 "{here}.promote {} is not a piece letter",

@@ -120,7 +120,7 @@ fn study_game(doc: &Json, out: &mut Vec<u8>) -> Refused<Option<String>> {
         }
     }
     let result = match field(metadata, "result") {
-        Json::String(r) if PGN_RESULTS.contains(&r.as_ref()) => r.as_ref(),
+        Json::String(r) if PGN_RESULTS.contains(r) => r,
         other => {
             return Err(format!(
                 "metadata.result {} is not one of 1-0, 0-1, 1/2-1/2, *",
