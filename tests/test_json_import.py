@@ -9,8 +9,10 @@ import copy
 import gzip
 import json
 import random
+import re
 import signal
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,8 @@ import pyarrow as pa
 import zstandard
 from s3_server import S3Server
 from support import (
+    DATA,
+    SAMPLE,
     interrupted_publish,
     lake_counts,
     loaded,
@@ -399,3 +403,104 @@ def test_a_study_result_of_any_json_type_is_refused_in_words(tmp_path: Path) -> 
         ("bad_field", "line 3: metadata.result {'b': 1, 'a': None} is not one of 1-0, 0-1, 1/2-1/2, *"),
     ]
     assert len(read_games(tmp_path / "lake", ["game_id"])) == 1
+
+
+SIGNATURE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote")
+
+
+def python_signature(doc: dict[str, Any]) -> str:
+    """A BGN game's signature (`_core.bgn_lines`) computed from what Python's `json.loads` reads: each
+    line's moves `p.f.t.x.c.castle.promote`, space-separated, the lines `|`-separated in the order they
+    start (the mainline, then each `alt` as it comes, depth first)."""
+    lines: list[str] = []
+
+    def line(moves: list[dict[str, Any]]) -> None:
+        at = len(lines)
+        lines.append("")
+        fields = []
+        for move in moves:
+            fields.append(".".join("" if move.get(k) is None else str(move[k]) for k in SIGNATURE_FIELDS))
+            for note in move.get("a") or []:
+                for alt in note.get("alt") or []:
+                    line(alt)
+        lines[at] = " ".join(fields)
+
+    line(doc["moves"])
+    return "|".join(lines)
+
+
+def mutated(line: bytes, rng: random.Random) -> bytes:
+    """`line` with a field changed, dropped, repeated (a repeated key: the last one counts), written with
+    escapes, or a few bytes broken."""
+    doc = json.loads(line)
+    moves = doc["moves"]
+    choice = rng.randrange(6)
+    if choice == 0 and moves:  # a field of a move changed or dropped
+        move = rng.choice(moves)
+        key = rng.choice(SIGNATURE_FIELDS)
+        move[key] = rng.choice([None, "P", "q", "e4", "K", 1, 3, "", "Z"])
+    elif choice == 1 and moves:  # a move's key repeated: an earlier value that the later one replaces
+        text = json.dumps(doc)
+        start = text.index('"moves"')
+        at = text.find('{"p": ', rng.randrange(start, len(text)))
+        if at < 0:
+            at = text.index('{"p": ', start)
+        return (text[: at + 1] + '"p": "X", "x": 7, ' + text[at + 1 :]).encode()
+    elif choice == 2:  # every string escaped (each one read into the arena, not borrowed)
+        text = json.dumps(doc)
+        return re.sub(r'"([A-Za-z])', lambda m: f'"\\u{ord(m.group(1)):04x}', text).encode()
+    elif choice == 3:  # a few bytes broken
+        data = bytearray(line)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(data))
+            data[at : at + rng.randrange(3)] = rng.choice([b"{", b"]", b'"', b",", b"\\", b"\xff", b"", b"1"])
+        return bytes(data)
+    elif choice == 4:  # a number beyond 64 bits, a fraction, a surrogate
+        doc[rng.choice(["x", "round", "event"])] = rng.choice([10**30, 1.5, "\ud800", [1, {"a": None}]])
+        return json.dumps(doc).encode()
+    return json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode()
+
+
+def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -> None:
+    """BGN lines of real games (the sample, the edge cases' variations and comments), exported, then
+    mutated, read by `_core.bgn_lines`: a line is refused as not JSON exactly when Python's `json.loads`
+    cannot read it (NaN and the like aside, which RFC 8259 has not), a lone surrogate is refused in words,
+    and each game made has the id and the signature (every move's fields, every line) that Python reads."""
+    lake = loaded([SAMPLE, DATA / "edge" / "variations.pgn", DATA / "edge" / "annotations.pgn"],
+                  tmp_path / "lake")  # fmt: skip
+    export_json(Lake.open(lake), tmp_path / "bgn", compression="zst")
+    lines = [
+        line
+        for path in sorted((tmp_path / "bgn").glob("**/*.json.zst"))
+        for line in zstandard.ZstdDecompressor().decompress(path.read_bytes(), 1 << 30).splitlines()
+    ]
+    assert len(lines) > 400 and any(b'"alt"' in line for line in lines)
+    rng = random.Random(32)
+    lines += [mutated(rng.choice(lines), rng) for _ in range(3000)]
+    data = b"".join(line + b"\n" for line in lines)
+    _, made, refused, studies = _core.bgn_lines(data, len(data), False, 1 << 20, 1 << 16)
+    games = {g["line"]: g for g in pa.record_batch(made).to_pylist()}
+    refusals = {line: (kind, reason) for _, _, line, kind, reason in refused}
+    assert not studies and len(games) + len(refusals) == len(lines)
+    seen: Counter[str] = Counter()
+    for number, line in enumerate(lines, start=1):
+        try:
+            doc = json.loads(line.decode(), parse_constant=lambda c: 1 / 0)
+        except UnicodeDecodeError as e:
+            assert refusals[number] == ("not_json", f"not UTF-8 (byte {e.start})")
+            seen["not UTF-8"] += 1
+            continue
+        except (ValueError, ZeroDivisionError):
+            assert refusals[number] == ("not_json", None)
+            seen["not JSON"] += 1
+            continue
+        if re.search(r"[\ud800-\udfff]", json.dumps(doc, ensure_ascii=False), flags=0):
+            assert refusals[number] == ("bad_field", "a string holds a lone surrogate (\\ud800-\\udfff)")
+            seen["surrogate"] += 1
+        elif number in games:
+            assert (games[number]["id"], games[number]["signature"]) == (doc.get("id"), python_signature(doc))
+            seen["made"] += 1
+        else:
+            assert refusals[number][0] == "bad_field"
+            seen["refused"] += 1
+    assert min(seen.values()) > 5 and seen["made"] > len(lines) // 2, seen

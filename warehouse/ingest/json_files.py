@@ -470,7 +470,8 @@ class _Chunk:
         columns["source_file"] = self._names.take(pa.array(self._file_of[games]))
         columns["source_offset"] = pa.array(self._offsets[games])
         adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=schema)
-        return adapted.filter(pc.invert(differs)), rejects
+        # Filtering copies every column (the moves' lists too): only when a game is dropped.
+        return (adapted.filter(pc.invert(differs)) if rejects else adapted), rejects
 
 
 class JsonSource(Inputs):

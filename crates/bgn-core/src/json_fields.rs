@@ -80,11 +80,15 @@ pub fn is_clock(text: &str) -> bool {
         None => (text, None),
         Some((clock, tenths)) => (clock, Some(tenths)),
     };
-    let parts: Vec<&str> = clock.split(':').collect();
-    parts.len() == 3
-        && digits(parts[0], 1, usize::MAX)
-        && digits(parts[1], 2, 2)
-        && digits(parts[2], 2, 2)
+    let mut parts = clock.split(':');
+    let (Some(hours), Some(minutes), Some(seconds), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    digits(hours, 1, usize::MAX)
+        && digits(minutes, 2, 2)
+        && digits(seconds, 2, 2)
         && tenths.is_none_or(|t| digits(t, 1, 1))
 }
 
@@ -97,4 +101,28 @@ pub fn lake_id(id: &str) -> bool {
     let b = id.as_bytes();
     (b.len() == 8 && b.iter().all(u8::is_ascii_alphanumeric))
         || (b.len() == 16 && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clocks_are_three_fields_and_an_optional_tenth() {
+        for clock in ["0:05:00", "123:59:59", "0:00:07.5"] {
+            assert!(is_clock(clock), "{clock}");
+        }
+        for not in [
+            "",
+            "0:05",
+            ":05:00",
+            "0:5:00",
+            "0:05:00:00",
+            "0:05:00.12",
+            "0:05:00.",
+            "a:05:00",
+        ] {
+            assert!(!is_clock(not), "{not}");
+        }
+    }
 }

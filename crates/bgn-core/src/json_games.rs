@@ -18,7 +18,7 @@ use crate::export_pgn::write_tags;
 use crate::json_fields::{
     array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_value, Refused,
 };
-use crate::json_value::{self, Json, KeyOrder, Number, Object};
+use crate::json_value::{self, Arena, Json, KeyOrder, Number, Object};
 use crate::movetext::{Part, Tokens};
 use crate::python_repr;
 
@@ -106,6 +106,7 @@ pub struct Block {
 /// `raw_limit` bytes are blank, as a blank line is skipped.
 pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Block {
     let mut block = Block::default();
+    let mut arena = Arena::default();
     let mut offset = 0;
     while offset < data.len() {
         let end = if whole {
@@ -126,7 +127,8 @@ pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Bl
                 block.refused.push((place, Refusal::TooLarge));
             }
         } else if !is_blank(text) {
-            block.line(text, place);
+            block.line(text, place, &arena);
+            arena.reset();
         }
     }
     block
@@ -139,8 +141,8 @@ fn is_blank(text: &[u8]) -> bool {
 }
 
 impl Block {
-    fn line(&mut self, text: &[u8], place: Place) {
-        let doc = match parse(text) {
+    fn line(&mut self, text: &[u8], place: Place, arena: &Arena) {
+        let doc = match parse(text, arena) {
             Ok(doc) => doc,
             Err(refusal) => return self.refused.push((place, refusal)),
         };
@@ -165,9 +167,9 @@ impl Block {
 }
 
 /// One JSON text, or why not.
-fn parse(text: &[u8]) -> Result<Json<'_>, Refusal> {
+fn parse<'a>(text: &'a [u8], arena: &'a Arena) -> Result<Json<'a>, Refusal> {
     let text = std::str::from_utf8(text).map_err(|e| Refusal::NotUtf8(e.valid_up_to()))?;
-    match serde_json::from_str(text) {
+    match json_value::parse(text, arena, true) {
         Ok(doc) => Ok(doc),
         Err(e) => {
             let message = e.to_string();
@@ -175,7 +177,7 @@ fn parse(text: &[u8]) -> Result<Json<'_>, Refusal> {
                 if depth(text.as_bytes()) > MAX_DEPTH {
                     return Err(Refusal::TooDeep);
                 }
-                return json_value::parse(text).map_err(|_| Refusal::NotJson);
+                return json_value::parse(text, arena, false).map_err(|_| Refusal::NotJson);
             }
             if message.contains("surrogate") || message.starts_with("unexpected end of hex escape")
             {
@@ -256,7 +258,7 @@ fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> 
     };
     let result = match doc.get("result") {
         None => "*",
-        Some(Json::String(r)) if matches!(r.as_ref(), "W" | "B" | "D" | "*") => match r.as_ref() {
+        Some(Json::String(r)) if matches!(*r, "W" | "B" | "D" | "*") => match *r {
             "W" => "1-0",
             "B" => "0-1",
             "D" => "1/2-1/2",
@@ -465,7 +467,7 @@ impl Lines<'_> {
             let notes = get(mv, "a");
             if let (Some(Json::Array(notes)), true) = (notes, index == 0 && !mainline) {
                 let mut precomments = Vec::new();
-                for note in notes {
+                for note in *notes {
                     if let Some(p) = note.as_object().and_then(|n| n.get("precomment")) {
                         precomments
                             .push(Part::Text(comment_text(p, Here::Key(&here, "precomment"))?));
@@ -562,7 +564,7 @@ fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut Strin
         Some(Json::String(s))
             if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
         {
-            Some(s.as_ref())
+            Some(*s)
         }
         _ => None,
     };
@@ -575,9 +577,7 @@ fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut Strin
     };
     let castle = match field("castle") {
         None => Some(""),
-        Some(Json::String(s)) if matches!(s.as_ref(), "" | "K" | "Q" | "k" | "q") => {
-            Some(s.as_ref())
-        }
+        Some(Json::String(s)) if matches!(*s, "" | "K" | "Q" | "k" | "q") => Some(*s),
         _ => None,
     };
     if let (Some(p), Some(f), Some(t), Some(x), Some(c), Some(castle), Some(promote)) = (
@@ -650,7 +650,7 @@ fn is_square(s: &str) -> bool {
 fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     let field = |key| get(mv, key);
     let piece = match field("p") {
-        Some(Json::String(p)) if is_piece(p) => p.as_ref(),
+        Some(Json::String(p)) if is_piece(p) => p,
         other => {
             return Err(format!(
                 "{here}.p {} is not a piece letter",
@@ -664,7 +664,7 @@ fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     let mut squares = [""; 2];
     for (n, key) in ["f", "t"].into_iter().enumerate() {
         squares[n] = match field(key) {
-            Some(Json::String(s)) if is_square(s) => s.as_ref(),
+            Some(Json::String(s)) if is_square(s) => s,
             other => return Err(format!("{here}.{key} {} is not a square", repr_opt(other))),
         };
     }
@@ -680,14 +680,12 @@ fn bgn_token(mv: &Object, here: &str) -> Refused<String> {
     }
     let capture = match field("x") {
         None => "",
-        Some(Json::String(x)) if is_piece(x) => x.as_ref(),
+        Some(Json::String(x)) if is_piece(x) => x,
         Some(other) => return Err(format!("{here}.x {} is not a piece letter", repr(other))),
     };
     let promote = match field("promote") {
         None => "",
-        Some(Json::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => {
-            p.as_ref()
-        }
+        Some(Json::String(p)) if p.len() == 1 && PROMOTIONS.contains(&p.as_bytes()[0]) => p,
         Some(other) => {
             return Err(format!(
                 "{here}.promote {} is not a piece letter",
@@ -761,7 +759,7 @@ fn bgn_eval(text: &str) -> bool {
 }
 
 /// An integer (any size), or `None` for a fraction or exponent.
-fn integer_of<'v>(value: &'v Json) -> Option<&'v Number> {
+fn integer_of<'v>(value: &'v Json) -> Option<&'v Number<'v>> {
     match value {
         Json::Number(n) if n.is_integer() => Some(n),
         _ => None,

@@ -1,6 +1,7 @@
-//! A JSON value that borrows its strings from the text it was read from: what `serde_json::Value` holds,
-//! without a `String` per key and string or a map per object (a BGN line is ~4 kB of small objects: a
-//! move, its notes), and with each object's keys in document order.
+//! A JSON value that borrows its strings from the text it was read from and its arrays and objects from
+//! an arena ([`Arena`]): what `serde_json::Value` holds, without a `String` per key and string, a map per
+//! object or a `Vec` per array (a BGN line is ~4 kB of small objects: a move, its notes, each of which
+//! was an allocation and a free), and with each object's keys in document order.
 //!
 //! serde_json's `Map` sorts its keys unless built with its `preserve_order` feature, whose `indexmap`
 //! crate the project does not have; a study's tags must keep the document's order (a PGN tag list is
@@ -8,41 +9,41 @@
 //! Python's `json.loads` reads it ([`Object::entries`], the study import), or in sorted order as
 //! serde_json's map reads it ([`Object::sorted_entries`], the BGN import's refusals).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use bumpalo::Bump;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The key serde_json (`arbitrary_precision`) gives a number too large for 64 bits under, its digits the
 /// value.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Json<'a> {
     Null,
     Bool(bool),
-    Number(Number),
-    String(Cow<'a, str>),
-    Array(Vec<Json<'a>>),
+    Number(Number<'a>),
+    String(&'a str),
+    Array(&'a [Json<'a>]),
     Object(Object<'a>),
 }
 
 /// A number: an integer that fits 64 bits, or its text as written (a fraction, an exponent, more digits).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Number {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number<'a> {
     U64(u64),
     I64(i64),
-    Text(String),
+    Text(&'a str),
 }
 
-impl Number {
+impl Number<'_> {
     /// The number as written (an integer in its canonical digits, as JSON writes integers).
-    pub fn as_text(&self) -> Cow<'_, str> {
+    pub fn as_text(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Number::U64(n) => n.to_string().into(),
             Number::I64(n) => n.to_string().into(),
-            Number::Text(text) => text.as_str().into(),
+            Number::Text(text) => (*text).into(),
         }
     }
 
@@ -62,8 +63,8 @@ impl Number {
 }
 
 /// An object's entries as written.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Object<'a>(Vec<(Cow<'a, str>, Json<'a>)>);
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Object<'a>(&'a [(&'a str, Json<'a>)]);
 
 /// Where a repeated key's entry stands among an object's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,27 +80,27 @@ const SCAN_ENTRIES: usize = 16;
 
 impl<'a> Object<'a> {
     /// A key's value: its last occurrence's.
-    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    pub fn get(&self, key: &str) -> Option<&'a Json<'a>> {
+        self.0.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.0.iter().any(|(k, _)| k == key)
+        self.0.iter().any(|(k, _)| *k == key)
     }
 
     /// Each key once, with the value of its last occurrence, in `order`.
-    pub fn entries(&self, order: KeyOrder) -> Vec<(&str, &Json<'a>)> {
+    pub fn entries(&self, order: KeyOrder) -> Vec<(&'a str, &'a Json<'a>)> {
         match order {
             KeyOrder::Document => self.document_entries(),
             KeyOrder::Sorted => self.sorted_entries(),
         }
     }
 
-    fn document_entries(&self) -> Vec<(&str, &Json<'a>)> {
+    fn document_entries(&self) -> Vec<(&'a str, &'a Json<'a>)> {
         let mut entries: Vec<(&str, &Json<'a>)> = Vec::with_capacity(self.0.len());
         if self.0.len() <= SCAN_ENTRIES {
-            for (key, value) in &self.0 {
-                match entries.iter_mut().find(|(k, _)| *k == key) {
+            for (key, value) in self.0 {
+                match entries.iter_mut().find(|(k, _)| k == key) {
                     Some(entry) => entry.1 = value,
                     None => entries.push((key, value)),
                 }
@@ -107,8 +108,8 @@ impl<'a> Object<'a> {
             return entries;
         }
         let mut places: HashMap<&str, usize> = HashMap::with_capacity(self.0.len());
-        for (key, value) in &self.0 {
-            match places.get(key.as_ref()) {
+        for (key, value) in self.0 {
+            match places.get(key) {
                 Some(&at) => entries[at].1 = value,
                 None => {
                     places.insert(key, entries.len());
@@ -119,9 +120,8 @@ impl<'a> Object<'a> {
         entries
     }
 
-    fn sorted_entries(&self) -> Vec<(&str, &Json<'a>)> {
-        let mut entries: Vec<(&str, &Json<'a>)> =
-            self.0.iter().map(|(k, v)| (k.as_ref(), v)).collect();
+    fn sorted_entries(&self) -> Vec<(&'a str, &'a Json<'a>)> {
+        let mut entries: Vec<(&str, &Json<'a>)> = self.0.iter().map(|(k, v)| (*k, v)).collect();
         // A stable sort keeps a repeated key's occurrences in order: the last one is kept.
         entries.sort_by(|a, b| a.0.cmp(b.0));
         let mut unique: Vec<(&str, &Json<'a>)> = Vec::with_capacity(entries.len());
@@ -140,7 +140,7 @@ impl<'a> Json<'a> {
         matches!(self, Json::Null)
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub fn as_str(&self) -> Option<&'a str> {
         match self {
             Json::String(s) => Some(s),
             _ => None,
@@ -155,26 +155,62 @@ impl<'a> Json<'a> {
     }
 }
 
-/// One JSON text (nothing but white space after it), at any depth: the caller bounds the nesting (the
-/// import refuses a line nested deeper than `json_games::MAX_DEPTH` before it gets here).
-pub fn parse(text: &str) -> Result<Json<'_>, serde_json::Error> {
+/// Where the values read hold their arrays, objects and unescaped strings, emptied between texts
+/// ([`Arena::reset`]): a text's values cost no allocation of their own.
+#[derive(Default)]
+pub struct Arena(Bump);
+
+impl Arena {
+    /// Drops what the last texts read (the borrow checker sees that none of it is held).
+    pub fn reset(&mut self) {
+        self.0.reset();
+    }
+}
+
+/// One JSON text (nothing but white space after it), its values in `arena`. `bounded`: nesting deeper
+/// than serde_json's default limit (128) is its error (`recursion limit exceeded`), as
+/// `serde_json::from_str` reads; else at any depth: the caller bounds the nesting (the import refuses a
+/// line nested deeper than `json_games::MAX_DEPTH` before it gets here).
+pub fn parse<'a>(
+    text: &'a str,
+    arena: &'a Arena,
+    bounded: bool,
+) -> Result<Json<'a>, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let value = Json::deserialize(&mut deserializer)?;
+    if !bounded {
+        deserializer.disable_recursion_limit();
+    }
+    let mut scratch = Scratch {
+        bump: &arena.0,
+        values: Vec::with_capacity(64),
+        entries: Vec::with_capacity(64),
+    };
+    let value = Seed(&mut scratch).deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(value)
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+/// The items of the arrays and objects being read (nested ones above their parent's), each copied to
+/// the arena when whole.
+struct Scratch<'a> {
+    bump: &'a Bump,
+    values: Vec<Json<'a>>,
+    entries: Vec<(&'a str, Json<'a>)>,
+}
+
+/// Reads one value into the arena.
+struct Seed<'s, 'a>(&'s mut Scratch<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Seed<'_, 'a> {
+    type Value = Json<'a>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-struct JsonVisitor;
-
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json<'de>;
+impl<'de: 'a, 'a> Visitor<'de> for Seed<'_, 'a> {
+    type Value = Json<'a>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
@@ -197,50 +233,68 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(Json::String(Cow::Borrowed(s)))
+        Ok(Json::String(s))
     }
 
     fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Json::String(Cow::Owned(s.to_owned())))
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
-        Ok(Json::String(Cow::Owned(s)))
+        Ok(Json::String(self.0.bump.alloc_str(s)))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
+        let scratch = self.0;
+        let start = scratch.values.len();
+        while let Some(item) = seq.next_element_seed(Seed(&mut *scratch))? {
+            scratch.values.push(item);
         }
+        let items = scratch.bump.alloc_slice_copy(&scratch.values[start..]);
+        scratch.values.truncate(start);
         Ok(Json::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(Key(key)) = map.next_key()? {
-            if entries.is_empty() && key == NUMBER_TOKEN {
+        let scratch = self.0;
+        let start = scratch.entries.len();
+        while let Some(key) = map.next_key_seed(Key(scratch.bump))? {
+            if scratch.entries.len() == start && key == NUMBER_TOKEN {
                 // As serde_json's `Value` reads it: the digits must be a number.
-                let text: String = map.next_value()?;
+                let text = map.next_value_seed(Key(scratch.bump))?;
                 text.parse::<serde_json::Number>()
                     .map_err(|_| serde::de::Error::custom("invalid number"))?;
                 return Ok(Json::Number(Number::Text(text)));
             }
-            entries.push((key, map.next_value()?));
+            let value = map.next_value_seed(Seed(&mut *scratch))?;
+            scratch.entries.push((key, value));
         }
+        let entries = scratch.bump.alloc_slice_copy(&scratch.entries[start..]);
+        scratch.entries.truncate(start);
         Ok(Json::Object(Object(entries)))
     }
 }
 
-/// An object's key, borrowed when it holds no escape.
-struct Key<'a>(Cow<'a, str>);
+/// Reads a string (an object's key, a big number's digits), borrowed when it holds no escape.
+struct Key<'a>(&'a Bump);
 
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match deserializer.deserialize_any(JsonVisitor)? {
-            Json::String(key) => Ok(Key(key)),
-            _ => Err(serde::de::Error::custom("a key that is not a string")),
-        }
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Key<'a> {
+    type Value = &'a str;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Key<'a> {
+    type Value = &'a str;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(s)
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(self.0.alloc_str(s))
     }
 }
 
@@ -248,24 +302,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 mod tests {
     use super::*;
 
+    /// An arena for a test's texts (leaked: a test's few bytes).
+    fn arena() -> &'static Arena {
+        Box::leak(Box::default())
+    }
+
     fn object(text: &str) -> Object<'_> {
-        match parse(text).unwrap() {
+        match parse(text, arena(), false).unwrap() {
             Json::Object(object) => object,
             other => panic!("{other:?}"),
         }
     }
 
     fn read(text: &str) -> Json<'_> {
-        serde_json::from_str(text).unwrap()
+        parse(text, arena(), true).unwrap()
     }
 
     #[test]
     fn strings_borrow_unless_escaped() {
-        let doc = read(r#"{"a": "plain", "b\n": "esc\"aped"}"#);
+        let text = r#"{"a": "plain", "b\n": "esc\"aped"}"#;
+        let doc = read(text);
         let doc = doc.as_object().unwrap();
         assert!(matches!(
             doc.get("a"),
-            Some(Json::String(Cow::Borrowed("plain")))
+            Some(Json::String(s)) if s.as_ptr() == text[7..].as_ptr()
         ));
         assert_eq!(doc.get("b\n").and_then(Json::as_str), Some("esc\"aped"));
     }
@@ -305,20 +365,18 @@ mod tests {
 
     #[test]
     fn keys_keep_the_document_order_and_strings_are_borrowed() {
-        let doc = object(r#"{"z": "1", "a": "2", "m\u00e9": "3", "b": "x\"y"}"#);
+        let text = r#"{"z": "1", "a": "2", "m\u00e9": "3", "b": "x\"y"}"#;
+        let doc = object(text);
+        let within = |s: &str| text.as_bytes().as_ptr_range().contains(&s.as_ptr());
         let keys: Vec<&str> = doc
             .entries(KeyOrder::Document)
             .iter()
             .map(|(k, _)| *k)
             .collect();
         assert_eq!(keys, ["z", "a", "mé", "b"]);
-        assert!(matches!(&doc.0[0].0, Cow::Borrowed("z")));
-        assert!(matches!(
-            doc.get("a"),
-            Some(Json::String(Cow::Borrowed("2")))
-        ));
-        assert!(matches!(&doc.0[2].0, Cow::Owned(k) if k == "mé"));
-        assert_eq!(doc.get("b"), Some(&Json::String("x\"y".into())));
+        assert!(within(doc.0[0].0) && within(doc.get("a").unwrap().as_str().unwrap()));
+        assert!(!within(doc.0[2].0));
+        assert_eq!(doc.get("b"), Some(&Json::String("x\"y")));
     }
 
     #[test]
@@ -358,8 +416,11 @@ mod tests {
             ["-0", "1.50", "1e+400", "123456789012345678901234567890"]
         );
         let deep = format!("{}{}", "[".repeat(900), "]".repeat(900));
-        assert!(parse(&deep).is_ok());
-        assert!(parse("{} x").is_err());
-        assert!(parse(r#"{"a": NaN}"#).is_err());
+        let arena = Arena::default();
+        assert!(parse(&deep, &arena, false).is_ok());
+        let bounded = parse(&deep, &arena, true).unwrap_err();
+        assert!(bounded.to_string().starts_with("recursion limit exceeded"));
+        assert!(parse("{} x", &arena, false).is_err());
+        assert!(parse(r#"{"a": NaN}"#, &arena, false).is_err());
     }
 }

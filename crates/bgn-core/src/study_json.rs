@@ -20,7 +20,7 @@ use crate::json_fields::{
     Refused,
 };
 use crate::json_games::{Place, Refusal};
-use crate::json_value::{self, Json, KeyOrder, Object};
+use crate::json_value::{self, Arena, Json, KeyOrder, Object};
 use crate::movetext::{Part, Tokens};
 use crate::python_repr::{self, str_repr};
 use crate::tags::is_tag_name;
@@ -61,12 +61,13 @@ pub struct Studies {
 /// The study documents at `places` in `data` made into PGN.
 pub fn study_games(data: &[u8], places: &[Place]) -> Studies {
     let mut studies = Studies::default();
+    let mut arena = Arena::default();
     for place in places {
         let text = &data[place.offset..place.offset + place.length];
         let pgn_start = studies.pgn.len();
         let outcome = std::str::from_utf8(text)
             .map_err(|e| Refusal::NotUtf8(e.valid_up_to()))
-            .and_then(|text| json_value::parse(text).map_err(|_| Refusal::NotJson))
+            .and_then(|text| json_value::parse(text, &arena, false).map_err(|_| Refusal::NotJson))
             .and_then(|doc| study_game(&doc, &mut studies.pgn).map_err(Refusal::BadField));
         match outcome {
             Ok(id) => studies.games.push(Study {
@@ -80,6 +81,7 @@ pub fn study_games(data: &[u8], places: &[Place]) -> Studies {
                 studies.refused.push((place.clone(), refusal));
             }
         }
+        arena.reset();
     }
     studies
 }
@@ -118,7 +120,7 @@ fn study_game(doc: &Json, out: &mut Vec<u8>) -> Refused<Option<String>> {
         }
     }
     let result = match field(metadata, "result") {
-        Json::String(r) if PGN_RESULTS.contains(&r.as_ref()) => r.as_ref(),
+        Json::String(r) if PGN_RESULTS.contains(r) => r,
         other => {
             return Err(format!(
                 "metadata.result {} is not one of 1-0, 0-1, 1/2-1/2, *",
@@ -243,7 +245,7 @@ impl Movetext<'_> {
             let mv = object(mv, here)?;
             let ply = first_ply + index as u64;
             let san = match mv.get("san") {
-                Some(Json::String(san)) if is_san(san) => san.as_ref(),
+                Some(Json::String(san)) if is_san(san) => *san,
                 Some(other) => return Err(format!("{here}.san {} is not a SAN move", repr(other))),
                 None => return Err(format!("missing required field '{here}.san'")),
             };
@@ -254,7 +256,7 @@ impl Movetext<'_> {
             let place = (ply / 2 + 1, if ply.is_multiple_of(2) { "w" } else { "b" });
             let color_fits = match mv.get("color") {
                 None => true,
-                Some(Json::String(color)) => color == place.1,
+                Some(Json::String(color)) => *color == place.1,
                 Some(_) => false,
             };
             if number.unsigned_abs() != place.0 || !color_fits {
