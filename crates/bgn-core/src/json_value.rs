@@ -415,11 +415,21 @@ mod tests {
             texts,
             ["-0", "1.50", "1e+400", "123456789012345678901234567890"]
         );
+        // On a thread with a Python thread's stack (8 MiB), where the imports call it: a debug build
+        // needs 2-4 MiB for 995 levels (`json_games::MAX_DEPTH`), more than a test thread's 2 MiB; a
+        // release build less than 256 KiB (measured 2026-11-25).
         let deep = format!("{}{}", "[".repeat(900), "]".repeat(900));
+        let nested = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || {
+                let arena = Arena::default();
+                assert!(parse(&deep, &arena, false).is_ok());
+                let bounded = parse(&deep, &arena, true).unwrap_err();
+                assert!(bounded.to_string().starts_with("recursion limit exceeded"));
+            })
+            .expect("a thread");
+        nested.join().expect("the deep texts read");
         let arena = Arena::default();
-        assert!(parse(&deep, &arena, false).is_ok());
-        let bounded = parse(&deep, &arena, true).unwrap_err();
-        assert!(bounded.to_string().starts_with("recursion limit exceeded"));
         assert!(parse("{} x", &arena, false).is_err());
         assert!(parse(r#"{"a": NaN}"#, &arena, false).is_err());
     }
