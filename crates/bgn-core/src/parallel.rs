@@ -39,7 +39,7 @@ use crate::reader::{
 /// way. A chunk costs its worker a fixed ~7 ms besides its games (a batch per partition met: its builders
 /// created, grown and cut to their rows, each buffer a mapping or a reallocation): with chunks of 2 MiB
 /// (~900 lichess games) the reader threads spent ~25% more CPU a game than the single-threaded reader
-/// (200,000-game bench dump, 2026-11-25), and a 1M-game `--jobs 2` load ~15% more CPU than with 4 MiB.
+/// (200,000-game bench dump, 2026-11-25), and a 1M-game `--jobs 2` load 7% more CPU than with 4 MiB.
 /// 8 MiB saved no more CPU on that load and raised its peak RSS by ~90 MB (the chunks in flight).
 pub const CHUNK_BYTES: usize = 4 << 20;
 /// The first chunk's bytes; each next chunk doubles them up to the chunk size, so that every worker has
