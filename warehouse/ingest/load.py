@@ -25,6 +25,7 @@ from warehouse import _core
 from warehouse.cores import default_jobs
 from warehouse.errors import InputError, LoadError
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
+from warehouse.ingest.merge import merge_reopened
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
@@ -332,6 +333,11 @@ def _read_and_commit(
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
             return LoadResult(result, already_loaded=same[0], skipped=[(result.input, same[0])])
+        # Partitions the writer closed and reopened (inputs cycling through more than it keeps open): one
+        # file each, merged in the staging folder before the commit.
+        result.file_rows, result.ply_rows = merge_reopened(
+            lake, result.load_id, result.file_rows, result.ply_rows
+        )
     except BaseException:
         writer.close_quietly()
         rejects.close_quietly()
