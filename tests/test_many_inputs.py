@@ -36,7 +36,7 @@ from support import (
 )
 
 from warehouse.exports.study import export_study
-from warehouse.ingest import json_files
+from warehouse.ingest import json_files, merge
 from warehouse.ingest import load as load_module
 from warehouse.lake import Lake, parquet
 from warehouse.lake.layout import plies_twin
@@ -251,6 +251,26 @@ def test_a_load_merges_the_partitions_its_writer_reopened(
     assert games_as_values(lake) == games_as_values(sample_lake)
     assert plies_as_values(lake) == plies_as_values(sample_lake)
     check_lake(lake)
+
+
+def test_a_merge_packs_its_files_up_to_the_files_games(
+    sample_lake: Path, sample_studies: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition's staged files are packed in files of at most `FILE_GAMES` games, in the order written,
+    as compaction packs them: two consecutive ones never fit in one."""
+    staged = few_open(monkeypatch, 2)
+    monkeypatch.setattr(merge, "FILE_GAMES", 50)
+    lake = tmp_path / "lake"
+    json_files.load_json_files(sample_studies, Lake.open(lake), jobs=1, batch_games=4)
+    (record,) = read_records(lake)
+    by_partition: dict[str, list[int]] = {}
+    for rel, rows in record["file_rows"].items():
+        by_partition.setdefault(str(Path(rel).parent), []).append(rows)
+    assert staged[0] > len(record["file_rows"]) > len(by_partition)
+    for files in by_partition.values():
+        assert max(files) <= 50 and len(files) <= 2 * sum(files) // 50 + 1, files
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert_row_groups_of_one_kind(lake)
 
 
 def test_study_files_of_more_partitions_than_the_writer_keeps_open(tmp_path: Path) -> None:

@@ -48,28 +48,29 @@ def staging_lake(lake: Lake, op_id: str) -> Lake:
 
 
 def merge_reopened(
-    lake: Lake, op_id: str, file_rows: dict[str, int], ply_rows: dict[str, int], target: int = FILE_GAMES
+    lake: Lake, op_id: str, file_rows: dict[str, int], ply_rows: dict[str, int], target: int | None = None
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Merges the staged files of each partition the writer wrote more than one file of (with their
-    `plies/` twins) into one file of up to `target` games (consecutive files packed, as compaction packs
-    them: `compact.groups`); returns the load's files and their rows (`file_rows`, `ply_rows` as the writer
-    returned them) once merged. A merged file takes the name of the first file it replaces. A load that
-    never reopened a partition merges nothing.
+    `plies/` twins) into files of up to `target` games (default `FILE_GAMES`): consecutive files packed,
+    as compaction packs them (`compact.groups`), a file the writer closed full left as it is. Returns the
+    load's files and their rows (`file_rows`, `ply_rows` as the writer returned them) once merged. A
+    merged file takes the name of the first file it replaces. A load that never reopened a partition
+    merges nothing.
 
     :raises CompactionMismatch: when a merged file does not hold the games and plies the writer counted in
         the files it replaces: nothing is committed.
     """
+    target = FILE_GAMES if target is None else target
     by_partition: dict[str, list[str]] = defaultdict(list)
     for final in file_rows:
         by_partition[final.rsplit("/", 1)[0]].append(final)
     staging = staging_lake(lake, op_id)
     replaced: dict[str, str] = {}  # each file merged → the file it was merged into
     for files in by_partition.values():
-        if len(files) < 2:
-            continue
-        # In the order the writer started them (`<stem>-<n>.parquet`, one stem a load): its games' order.
-        files.sort(key=lambda f: (len(f), f))
-        for group in groups([(f, file_rows[f]) for f in files], target):
+        # In the order the writer started them (`<stem>-<n>.parquet`, one stem a load), but for the files
+        # the writer closed full (`FILE_GAMES`), which stay as they are.
+        small = sorted((f for f in files if file_rows[f] < target), key=lambda f: (len(f), f))
+        for group in groups([(f, file_rows[f]) for f in small], target):
             games, plies = sum(file_rows[f] for f in group), sum(ply_rows[plies_twin(f)] for f in group)
             _merge(staging, group, games, plies)
             replaced.update(dict.fromkeys(group, group[0]))
