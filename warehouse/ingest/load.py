@@ -2,7 +2,8 @@
 skip known games, stage both tables, reconcile, commit, publish. One road for every source.
 
 A load of several inputs (a folder, a glob) is one load: one commit, its files cut by partition and size
-(`PartitionWriter`), not by input; the record lists each input with its fingerprint and counts. Every load
+(`PartitionWriter`), not by input, a partition the writer closed and reopened merged into one file before
+the commit (`merge.merge_reopened`); the record lists each input with its fingerprint and counts. Every load
 reconciles: games seen = written + rejected + duplicates, checked against the rows actually written before
 the load commits. An input already loaded (same SHA-256) is skipped unless forced.
 """
