@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from warehouse.lake.parquet import ONE_ROW_GROUP_GAMES
 from warehouse.lake.records import LoadRecord
 
 REPO = Path(__file__).resolve().parents[1]
@@ -365,25 +366,37 @@ def interrupted_publish(lake: Path) -> bool:
     )
 
 
-def assert_row_groups_of_one_kind(lake: Path) -> int:
-    """Every games/ file and its plies/ twin hold their games in row groups of one kind, analysed
-    (`has_eval`) or not, the same games row group by row group, the plies' `analysed` statistics telling
-    the kind (what lets DuckDB skip a row group); returns the analysed games seen."""
-    analysed = 0
+def assert_row_groups_by_kind(lake: Path) -> tuple[int, int]:
+    """Every games/ file and its plies/ twin hold the same games row group by row group, in the same order;
+    a row group holds one kind of game, analysed (`has_eval`) or not, the plies' `analysed` statistics
+    telling the kind (what lets DuckDB skip a row group), but for the only row group of a file of fewer
+    than `ONE_ROW_GROUP_GAMES` games, which may hold the others then the analysed ones. Returns the
+    analysed games seen and the row groups holding both kinds."""
+    analysed = mixed = 0
     for games_file in (lake / "games").rglob("*.parquet"):
         games = pq.ParquetFile(games_file)
         plies = pq.ParquetFile(lake / "plies" / games_file.relative_to(lake / "games"))
         assert games.num_row_groups == plies.num_row_groups, games_file
         column = plies.schema_arrow.get_field_index("analysed")
         for g in range(games.num_row_groups):
-            group = games.read_row_group(g, columns=["has_eval", "n_plies"])
-            kinds = set(group["has_eval"].to_pylist())
-            assert len(kinds) == 1, f"{games_file} row group {g}: analysed games and others"
+            group = games.read_row_group(g, columns=["game_key", "has_eval", "n_plies"])
+            flags = group["has_eval"].to_pylist()
             stats = plies.metadata.row_group(g).column(column).statistics
-            assert (stats.min, stats.max) == (kind := kinds.pop(), kind)
-            assert plies.metadata.row_group(g).num_rows == sum(group["n_plies"].to_pylist())
-            analysed += sum(group["has_eval"].to_pylist())
-    return analysed
+            if len(set(flags)) == 1:
+                assert (stats.min, stats.max) == (flags[0], flags[0]), f"{games_file} row group {g}"
+            else:
+                assert games.num_row_groups == 1, f"{games_file}: analysed games and others in a row group"
+                assert games.metadata.num_rows < ONE_ROW_GROUP_GAMES, games_file
+                assert flags == sorted(flags), f"{games_file}: the others, then the analysed games"
+                assert (stats.min, stats.max) == (False, True)
+                mixed += 1
+            keys = plies.read_row_group(g, columns=["game_key"])["game_key"].to_pylist()
+            pairs = zip(group["game_key"].to_pylist(), group["n_plies"].to_pylist(), strict=True)
+            played = [k for k, n in pairs if n]
+            assert [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k] == played, games_file
+            assert len(keys) == sum(group["n_plies"].to_pylist())
+            analysed += sum(flags)
+    return analysed, mixed
 
 
 def httpfs_error(command: list[str]) -> str | None:

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import support
 from game_keys import expected_key
-from support import assert_row_groups_of_one_kind
+from support import assert_row_groups_by_kind
 
 import warehouse
 from warehouse.errors import LakeError, NotPublished
@@ -238,7 +238,7 @@ def test_upgrade_from_layout_3(tmp_path: Path) -> None:
     analysed = {k for k, e in zip(keys, flags, strict=True) if e}
     assert len(analysed) == 2
     assert new_plies["analysed"].to_pylist() == [k in analysed for k in new_plies["game_key"].to_pylist()]
-    assert_row_groups_of_one_kind(lake)
+    assert assert_row_groups_by_kind(lake) == (2, 0)
     loaded = support.load([support.SAMPLE], lake)
     assert loaded.returncode == 0, loaded.stderr
     assert not warehouse.query("time_trouble", lake).is_empty()

@@ -18,9 +18,10 @@ import support
 from game_keys import expected_key
 from oracle import expected_games
 from pychess_counts import Game, think_time
-from support import assert_row_groups_of_one_kind
+from support import assert_row_groups_by_kind
 
 from warehouse import _core
+from warehouse.lake.parquet import ONE_ROW_GROUP_GAMES
 from warehouse.lake.plies import MOVE_FIELDS, PLIES
 from warehouse.lake.positions import GAME_COLUMNS, derive, reader_openings
 
@@ -191,24 +192,40 @@ def test_every_operation_keeps_plies_with_their_games(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_analysed_games_have_row_groups_of_their_own(jobs: str, tmp_path: Path) -> None:
-    """Loads (one job or two), then a compaction of their small files: analysed games and the others never
-    share a row group, in either table, and none is lost."""
+    """Loads (one job or two), then a compaction of their small files: analysed games and the others share
+    a row group only as the one row group of a file of fewer than `ONE_ROW_GROUP_GAMES` games (the others
+    first), in both tables alike; a bigger file, written by a load or by the compaction, holds them in row
+    groups of one kind; no game is lost."""
     lake = tmp_path / "lake"
-    games = support.sample_games()
+    games = [g for g in support.make_games(0, 11_000).split("[Event") if g.strip()]
     expected = sum("%eval" in game for game in games)
-    assert 10 < expected < len(games) - 10
-    for n, start in enumerate(range(0, len(games), 150)):
+    # The first load's blitz partition takes more games than ONE_ROW_GROUP_GAMES, its others fewer; the
+    # second load's files are all small, and the compaction merges each partition's two.
+    for n, (start, end) in enumerate([(0, 10_500), (10_500, len(games))]):
         part = tmp_path / f"part{n}.pgn"
-        part.write_text("\n".join(games[start : start + 150]))
+        part.write_text("".join("[Event" + g for g in games[start:end]))
         support.loaded([part], lake, "--jobs", jobs)
-    assert assert_row_groups_of_one_kind(lake) == expected
+    assert_small_files_in_one_row_group(lake, expected, big_files=1)
     compacted = support.run_module(
-        "warehouse.maintenance.compact", ["--lake", lake, "--target-games", "1000"]
+        "warehouse.maintenance.compact", ["--lake", lake, "--target-games", "20000"]
     )
     assert compacted.returncode == 0 and "merged" in compacted.stdout, compacted.stderr
     check_full(lake)
-    assert assert_row_groups_of_one_kind(lake) == expected
+    assert_small_files_in_one_row_group(lake, expected, big_files=1)
     assert len(read_table(lake, "games")) == len(games)
+
+
+def assert_small_files_in_one_row_group(lake: Path, analysed: int, big_files: int) -> None:
+    """Row groups by kind (`assert_row_groups_by_kind`), `analysed` games in all, every file of fewer
+    than `ONE_ROW_GROUP_GAMES` games in one row group, and `big_files` other files, of both kinds."""
+    seen, mixed = assert_row_groups_by_kind(lake)
+    assert seen == analysed
+    files = [pq.ParquetFile(p).metadata for p in (lake / "games").rglob("*.parquet")]
+    small = [meta for meta in files if meta.num_rows < ONE_ROW_GROUP_GAMES]
+    assert {meta.num_row_groups for meta in small} == {1}
+    assert len(files) - len(small) == big_files
+    assert all(meta.num_row_groups == 2 for meta in files if meta.num_rows >= ONE_ROW_GROUP_GAMES)
+    assert mixed >= 3, "the small bullet, rapid and ultrabullet files hold both kinds"
 
 
 def check_full(lake: Path) -> None:

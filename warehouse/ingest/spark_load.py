@@ -289,7 +289,7 @@ def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[i
     games_out: pq.ParquetWriter | None = None
     plies_out: pq.ParquetWriter | None = None
     read = rows = ply_rows = 0
-    # A row group at a time (`row_group_tables`): its games are of one kind, and stay in one row group.
+    # A row group at a time (`row_group_tables`): its games (of one kind, or a small file's all) stay in one.
     for group in row_group_tables(lake, path):
         kept = group.filter(pa.array(keep[read : read + group.num_rows]))
         read += group.num_rows

@@ -33,6 +33,12 @@ PENDING_BYTES = 4 * ROW_GROUP_BYTES
 # 512 MB instead of 408, and spent no less CPU).
 COALESCE_ROWS = 2048
 FILE_GAMES = 1_000_000
+# A file that ends holding fewer games than this, none of them written yet, writes them as one row group
+# (the others, then the analysed), not one of each kind (`by_analysis`): a row group's own footer entries
+# and dictionary pages cost ~16 KB in both tables (bench/bench_storage.py), 3-16 B a game in such a file,
+# while a question on analysed games reads at most this many games' plies more than it would (a few ms).
+# A player's archive is hundreds of such partitions.
+ONE_ROW_GROUP_GAMES = ROW_GROUP_GAMES // 10
 # Bytes a ply adds to a pending row group once derived: its game_key, ply and key columns.
 _PLY_BYTES = 8 + 4 + 8
 # Partitions a load keeps open at once, each a games/ file and its plies/ twin: each file costs ~430 KB of
@@ -300,6 +306,22 @@ class _Pending:
     def full(self) -> bool:
         return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
 
+    def then(self, other: _Pending) -> _Pending:
+        """These games, then `other`'s, as one row group."""
+        return _Pending(
+            self.batches + other.batches,
+            self.rows + other.rows,
+            self.plies + other.plies,
+            self.bytes + other.bytes,
+            self.held + other.held,
+        )
+
+
+def in_one_row_group(written: int, *kinds: int) -> bool:
+    """Whether the last games of a file, `kinds` of them of each kind, after `written` games in earlier row
+    groups, go in one row group (`ONE_ROW_GROUP_GAMES`) rather than one of each kind."""
+    return written == 0 and sum(kinds) < ONE_ROW_GROUP_GAMES
+
 
 def by_analysis(part: Rows, flag: str = "has_eval") -> list[tuple[bool, Rows]]:
     """`part`'s rows (games, or plies with `flag="analysed"`) by whether their game is analysed: as they
@@ -315,8 +337,8 @@ def by_analysis(part: Rows, flag: str = "has_eval") -> list[tuple[bool, Rows]]:
 class _PartitionFile:
     """One open `games/` file of a partition and its `plies/` twin, with their pending row groups (one of
     analysed games, one of the others: a row group holds one kind, so that a question on analysed games
-    skips the others' by `plies.analysed`'s statistics), the lanes their row groups are written in, and
-    the writes not yet seen to end."""
+    skips the others' by `plies.analysed`'s statistics; but a small file's games, `in_one_row_group`), the
+    lanes their row groups are written in, and the writes not yet seen to end."""
 
     final: str
     games: LakeWriter
@@ -333,23 +355,36 @@ class _PartitionFile:
         """Bytes its pending row groups hold in memory."""
         return sum(p.held for p in self.pending.values())
 
-    def write_pending(self, encoders: Encoders, analysed: bool | None = None) -> None:
-        """Hands the pending row group of games of that kind (None: each kind's) to the encoders."""
-        for kind in (False, True) if analysed is None else (analysed,):
-            pending = self.pending[kind]
-            if not pending.batches:
-                continue
-            self.pending[kind] = _Pending()
-            self.rows += pending.rows
-            self.ply_rows += pending.plies
-            write = RowGroupWrite()
-            encoders.admit(write)
-            # Raises now the error of an earlier row group that ended; the others are waited for at close.
-            for ended in [w for w in self.writing if w.done()]:
-                ended.result()
-                self.writing.remove(ended)
-            self.writing.append(write.done)
-            self.games_lane.submit(functools.partial(self._write_games, pending.batches, pending.rows, write))
+    def write_pending(self, encoders: Encoders, analysed: bool) -> None:
+        """Hands the pending row group of games of that kind to the encoders."""
+        pending = self.pending[analysed]
+        self.pending[analysed] = _Pending()
+        self._write(encoders, pending)
+
+    def write_last(self, encoders: Encoders) -> None:
+        """Hands the file's last pending games to the encoders: in one row group when few
+        (`in_one_row_group`), else a row group of each kind."""
+        others, analysed = self.pending[False], self.pending[True]
+        self.pending = {False: _Pending(), True: _Pending()}
+        if in_one_row_group(self.rows, others.rows, analysed.rows):
+            self._write(encoders, others.then(analysed))
+        else:
+            self._write(encoders, others)
+            self._write(encoders, analysed)
+
+    def _write(self, encoders: Encoders, pending: _Pending) -> None:
+        if not pending.batches:
+            return
+        self.rows += pending.rows
+        self.ply_rows += pending.plies
+        write = RowGroupWrite()
+        encoders.admit(write)
+        # Raises now the error of an earlier row group that ended; the others are waited for at close.
+        for ended in [w for w in self.writing if w.done()]:
+            ended.result()
+            self.writing.remove(ended)
+        self.writing.append(write.done)
+        self.games_lane.submit(functools.partial(self._write_games, pending.batches, pending.rows, write))
 
     def _write_games(self, batches: list[pa.RecordBatch], rows: int, write: RowGroupWrite) -> None:
         """Derives the position columns and plies of `batches`, hands the plies to their lane and writes
@@ -398,7 +433,7 @@ class _PartitionFile:
             raise first
 
     def close(self, encoders: Encoders) -> None:
-        self.write_pending(encoders)
+        self.write_last(encoders)
         self.wait()
         self.games.close()
         self.plies.close()
@@ -484,7 +519,7 @@ class PartitionWriter:
         # Every file's last row group is handed to the encoders before any file waits for its own: closed
         # one by one, the last row groups of a load's partitions encoded on one thread at a time.
         for f in self._open.values():
-            f.write_pending(self._encoders)
+            f.write_last(self._encoders)
         for key in list(self._open):
             self._close(key)
         self._encoders.shutdown()

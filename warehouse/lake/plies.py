@@ -39,8 +39,9 @@ THINK = pa.field("think", pa.decimal128(9, 1))
 # it otherwise takes a join with `games` through every ply of the mated games. One bit, in runs.
 MATES = pa.field("mates", pa.bool_(), nullable=False)
 # Whether the ply's game is analysed (its `has_eval`: an engine evaluation on some move), repeated on each
-# ply. Loads write analysed games in row groups of their own (`warehouse.lake.parquet`), so this column's
-# statistics let a question on analysed games (lichess writes NAGs only then) skip the others' row groups.
+# ply. Loads write analysed games in row groups of their own (`warehouse.lake.parquet`; a small file's games
+# in one), so this column's statistics let a question on analysed games (lichess writes NAGs only then)
+# skip the others' row groups.
 ANALYSED = pa.field("analysed", pa.bool_(), nullable=False)
 # The material on the board after the move, packed: each side's pawns, knights, bishops, rooks and
 # queens, four bits each (white's in bits 0-19, black's in 20-39; `sql/views` unpacks it). It changes on

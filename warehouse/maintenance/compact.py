@@ -4,11 +4,11 @@
 Monthly loads of a few thousand games (a player's own games) leave many small files per partition; scans
 pay per file. In each partition with two or more files under half the target size, those files are
 rewritten into files of up to `--target-games` games, and their `plies/` twins likewise: the games in the
-same order within each kind (analysed or not), in row groups of one kind, as a load writes them. Before it
-commits, the rewrite is verified: the new files (of both tables) hold the same number of rows and the same
-content hash (an order-independent sum of per-row hashes) as the files they replace, read back from
-storage. The swap is one commit (see `warehouse.lake.commit`): new files and the retirement of the old ones
-are recorded together.
+same order within each kind (analysed or not), in row groups of one kind (a small file's in one), as a
+load writes them. Before it commits, the rewrite is verified: the new files (of both tables) hold the
+same number of rows and the same content hash (an order-independent sum of per-row hashes) as the files
+they replace, read back from storage. The swap is one commit (see `warehouse.lake.commit`): new files and
+the retirement of the old ones are recorded together.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from warehouse.lake.parquet import (
     FILE_GAMES,
     ROW_GROUP_GAMES,
     by_analysis,
+    in_one_row_group,
     open_parquet_writer,
     plain_schema,
     read_parquet,
@@ -116,16 +117,19 @@ def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.
 def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest, int]:
     """Writes `files` into one staged file and their `plies/` twins into its twin, verified (below); returns
     its final path, rows, the sources' digest and the plies' rows. The games keep their order within each
-    kind, analysed or not, and go in row groups of one kind (`by_analysis`), each with a plies row group of
-    the same games, as a load writes them."""
+    kind, analysed or not, and go in row groups of one kind (`by_analysis`; a small file's in one,
+    `in_one_row_group`), each with a plies row group of the same games, as a load writes them."""
     final = f"{part}/compact-{op_id}-{n}.parquet"
     targets = staged(op_id, final), staged(op_id, plies_twin(final))
     sources = Digest(), Digest()
     writers: list[pq.ParquetWriter] = []
     pending: dict[bool, list[tuple[pa.Table, pa.Table]]] = {False: [], True: []}
+    flushed = 0  # games in the row groups written
 
     def flush(analysed: bool) -> None:
+        nonlocal flushed
         games = pa.concat_tables([g for g, _ in pending[analysed]])
+        flushed += games.num_rows
         plies = pa.concat_tables([p for _, p in pending[analysed]])
         pending[analysed] = []
         for writer, table in zip(writers, (games, plies), strict=True):
@@ -147,6 +151,10 @@ def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tupl
                 pending[analysed].append((kind_games, plies_by_kind.get(analysed, plies.slice(0, 0))))
                 if sum(g.num_rows for g, _ in pending[analysed]) >= ROW_GROUP_GAMES:
                     flush(analysed)
+        kinds = [sum(g.num_rows for g, _ in pending[analysed]) for analysed in (False, True)]
+        if in_one_row_group(flushed, *kinds):
+            pending[False] += pending[True]
+            pending[True] = []
         for analysed in (False, True):
             if pending[analysed]:
                 flush(analysed)
