@@ -16,7 +16,7 @@ import pytest
 from support import (
     CORPORA,
     SAMPLE_GAMES,
-    assert_row_groups_of_one_kind,
+    assert_row_groups_by_kind,
     check_lake,
     lake_counts,
     lake_table,
@@ -230,7 +230,7 @@ def assert_published_as_recorded(lake: Path) -> int:
             expected = np.repeat(keys["game_key"].to_numpy(), keys["n_plies"].to_numpy())
             assert (p.read(columns=["game_key"])["game_key"].to_numpy() == expected).all(), rel
     assert sum(record["file_rows"].values()) == record["games_written"]
-    assert_row_groups_of_one_kind(lake)
+    assert_row_groups_by_kind(lake)
     assert not [p for p in (lake / "_staging").rglob("*") if p.is_file()]
     return len(partitions)
 
@@ -248,6 +248,9 @@ def test_a_load_merges_the_partitions_its_writer_reopened(
     assert result.record.games_written == SAMPLE_GAMES
     partitions = assert_published_as_recorded(lake)
     assert staged[0] > 2 * partitions  # the writer did reopen partitions: there was something to merge
+    # Row groups as the PGN load writes them: each partition's few games in one, the others then the analysed.
+    kinds = assert_row_groups_by_kind(lake)
+    assert kinds == assert_row_groups_by_kind(sample_lake) and kinds[1] > 0
     assert games_as_values(lake) == games_as_values(sample_lake)
     assert plies_as_values(lake) == plies_as_values(sample_lake)
     check_lake(lake)
@@ -270,7 +273,7 @@ def test_a_merge_packs_its_files_up_to_the_files_games(
     for files in by_partition.values():
         assert max(files) <= 50 and len(files) <= 2 * sum(files) // 50 + 1, files
     assert games_as_values(lake) == games_as_values(sample_lake)
-    assert_row_groups_of_one_kind(lake)
+    assert_row_groups_by_kind(lake)
 
 
 def test_study_files_of_more_partitions_than_the_writer_keeps_open(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ partition, each paying the Parquet footer and dictionaries (~15-20 KB). Before t
 files of each such partition are rewritten into one (more only past `FILE_GAMES` games), with their `plies/`
 twins: read a row group at a time by compaction's reader (`compact.row_groups`, each games row group with
 the plies of its games), the games in the order the writer wrote them within each kind (analysed or not),
-in row groups of one kind of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES`, each with a plies row
-group of the same games. Every merged pair is checked against the writer's counts (games, plies) before the
-files it replaces are deleted. All of it happens inside the load's staging folder before its record is
-written, so a crash at any moment leaves all of the load or nothing, as for any load.
+in row groups of one kind of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES` (a small file's games in
+one, `in_one_row_group`, as the writer writes it), each with a plies row group of the same games. Every
+merged pair is checked against the writer's counts (games, plies, row groups paired) before the files it
+replaces are deleted. All of it happens inside the load's staging folder before its record is written, so
+a crash at any moment leaves all of the load or nothing, as for any load.
 
 Not compaction's `rewrite` itself: its content hash of every row, read and read back (polars' `hash_rows`
 on the nested columns), took more CPU than the whole load of study files (+5.4 CPU-s on 7.7 for 2,329 games).
@@ -31,6 +32,7 @@ from warehouse.lake.parquet import (
     ROW_GROUP_GAMES,
     LakeWriter,
     by_analysis,
+    in_one_row_group,
     open_parquet_writer,
     read_parquet,
 )
@@ -102,28 +104,41 @@ class _Kind:
     bytes: int = 0
 
     def add(self, games: pa.Table, plies: pa.Table) -> bool:
-        """Adds a row group's games and plies; whether the row group is now full."""
+        """Adds games and their plies; whether the row group is now full."""
         self.games.append(games)
         self.plies.append(plies)
         self.rows += games.num_rows
         self.bytes += games.nbytes + plies.nbytes
         return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
 
-    def write(self, out: tuple[LakeWriter, LakeWriter]) -> None:
-        """Writes the games as one row group and their plies as one, and empties itself."""
-        for writer, parts in zip(out, (self.games, self.plies), strict=True):
-            table = pa.concat_tables(parts)
-            writer.write_table(table, row_group_size=max(table.num_rows, 1))
+    def take(self, other: _Kind) -> None:
+        """Adds `other`'s games and plies after its own, as one row group; empties `other`."""
+        self.games += other.games
+        self.plies += other.plies
+        self.rows += other.rows
+        self.bytes += other.bytes
+        other.games, other.plies, other.rows, other.bytes = [], [], 0, 0
+
+    def write(self, out: tuple[LakeWriter, LakeWriter]) -> int:
+        """Writes the games as one row group and their plies as one, empties itself; returns the games."""
+        rows = self.rows
+        if rows:
+            for writer, parts in zip(out, (self.games, self.plies), strict=True):
+                table = pa.concat_tables(parts)
+                writer.write_table(table, row_group_size=max(table.num_rows, 1))
         self.games, self.plies, self.rows, self.bytes = [], [], 0, 0
+        return rows
 
 
 def _merge(staging: Lake, files: list[str], games: int, plies: int) -> None:
     """Writes the staged `files` (of one partition, `games/` files with their `plies/` twins) into the
-    first one's name + `MERGING`, and its twin's; checks that they hold `games` games and `plies` plies
-    (the writer's counts), row group for row group paired."""
+    first one's name + `MERGING`, and its twin's, as the writer writes a file: row groups of one kind, but
+    a small file's games in one (`in_one_row_group`: the others, then the analysed); checks that they hold
+    `games` games and `plies` plies (the writer's counts), row group for row group paired."""
     target = files[0] + MERGING
     kinds = {False: _Kind(), True: _Kind()}
     out: tuple[LakeWriter, LakeWriter] | None = None
+    written = 0
     try:
         for games_group, plies_group in row_groups(staging, files):
             if out is None:
@@ -131,18 +146,19 @@ def _merge(staging: Lake, files: list[str], games: int, plies: int) -> None:
                     open_parquet_writer(staging, target, games_group.schema),
                     open_parquet_writer(staging, plies_twin(target), plies_group.schema),
                 )
-            # The writer's row groups are of one kind each (`by_analysis` returns such a one whole).
-            split = by_analysis(games_group)
-            if len(split) != 1:
-                raise CompactionMismatch(f"{staging.location}/{files[0]}: a row group of both kinds of games")
-            analysed = split[0][0]
-            if kinds[analysed].add(games_group, plies_group):
-                kinds[analysed].write(out)
+            plies_by_kind = dict(by_analysis(plies_group, "analysed"))
+            for kind, kind_games in by_analysis(games_group):
+                # A kind whose games have no move has no plies row either.
+                kind_plies = plies_by_kind.get(kind, plies_group.slice(0, 0))
+                if kinds[kind].add(kind_games, kind_plies):
+                    written += kinds[kind].write(out)
         if out is None:
             raise CompactionMismatch(f"{staging.location}/{files[0]}: no row group to merge")
-        for kind in kinds.values():
-            if kind.rows:
-                kind.write(out)
+        others, analysed = kinds[False], kinds[True]
+        if in_one_row_group(written, others.rows, analysed.rows):
+            others.take(analysed)
+        others.write(out)
+        analysed.write(out)
         for writer in out:
             writer.close()
     except BaseException:
@@ -150,10 +166,10 @@ def _merge(staging: Lake, files: list[str], games: int, plies: int) -> None:
             writer.abandon()
         raise
     with read_parquet(staging, target) as g, read_parquet(staging, plies_twin(target)) as p:
-        written = g.metadata.num_rows, p.metadata.num_rows, g.num_row_groups
-        if written != (games, plies, p.num_row_groups):
+        written_counts = g.metadata.num_rows, p.metadata.num_rows, g.num_row_groups
+        if written_counts != (games, plies, p.num_row_groups):
             raise CompactionMismatch(
-                f"{staging.location}/{target}: {written[0]} games, {written[1]} plies in {written[2]} and "
-                f"{p.num_row_groups} row groups, merged from {len(files)} files of {games} games and "
-                f"{plies} plies"
+                f"{staging.location}/{target}: {written_counts[0]} games, {written_counts[1]} plies in "
+                f"{written_counts[2]} and {p.num_row_groups} row groups, merged from {len(files)} files of "
+                f"{games} games and {plies} plies"
             )
