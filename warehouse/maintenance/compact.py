@@ -21,29 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.layout import GAMES, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import (
-    FILE_GAMES,
-    ROW_GROUP_GAMES,
-    by_analysis,
-    in_one_row_group,
-    open_parquet_writer,
-    plain_schema,
-    read_parquet,
-    row_group_tables,
-)
+from warehouse.lake.parquet import FILE_GAMES, plain_schema, read_parquet, row_group_tables
 from warehouse.lake.records import CompactRecord, Records, now
+from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, row_groups
 
 HASH_MODULUS = 2**64
-
-
-class CompactionMismatch(RuntimeError):
-    """The rewritten files do not hold the rows they replace: nothing is committed."""
 
 
 @dataclass
@@ -94,81 +80,30 @@ def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
             yield from group.to_batches()
 
 
-def row_groups(lake: Lake, files: Iterable[str]) -> Iterable[tuple[pa.Table, pa.Table]]:
-    """Each row group of the `games/` files, in order, with the plies of its games (read from the twin in
-    step: a file's plies are its games' in the same order)."""
-    for rel in files:
-        with read_parquet(lake, plies_twin(rel)) as plies_file:
-            plies = plies_file.iter_batches(batch_size=1 << 16)
-            held: list[pa.RecordBatch] = []
-            for group in row_group_tables(lake, rel):
-                wanted = pc.sum(group["n_plies"]).as_py() or 0
-                while sum(b.num_rows for b in held) < wanted and (batch := next(plies, None)) is not None:
-                    held.append(batch)
-                joined = pa.Table.from_batches(held, plies_file.schema_arrow)
-                if joined.num_rows < wanted:
-                    raise CompactionMismatch(f"{plies_twin(rel)}: fewer plies than its games' n_plies")
-                yield group, joined.slice(0, wanted)
-                held = joined.slice(wanted).to_batches()
-            if held or next(plies, None) is not None:
-                raise CompactionMismatch(f"{plies_twin(rel)}: more plies than its games' n_plies")
-
-
 def rewrite(lake: Lake, op_id: str, part: str, n: int, files: list[str]) -> tuple[str, int, Digest, int]:
-    """Writes `files` into one staged file and their `plies/` twins into its twin, verified (below); returns
-    its final path, rows, the sources' digest and the plies' rows. The games keep their order within each
-    kind, analysed or not, and go in row groups of one kind (`by_analysis`; a small file's in one,
-    `in_one_row_group`), each with a plies row group of the same games, as a load writes them."""
+    """Writes `files` into one staged file and their `plies/` twins into its twin (`RewrittenFile`: as a
+    load writes them), verified (below); returns its final path, rows, the sources' digest and the plies'
+    rows."""
     final = f"{part}/compact-{op_id}-{n}.parquet"
     targets = staged(op_id, final), staged(op_id, plies_twin(final))
+    out = RewrittenFile(lake, *targets)
     sources = Digest(), Digest()
-    writers: list[pq.ParquetWriter] = []
-    pending: dict[bool, list[tuple[pa.Table, pa.Table]]] = {False: [], True: []}
-    flushed = 0  # games in the row groups written
-
-    def flush(analysed: bool) -> None:
-        nonlocal flushed
-        games = pa.concat_tables([g for g, _ in pending[analysed]])
-        flushed += games.num_rows
-        plies = pa.concat_tables([p for _, p in pending[analysed]])
-        pending[analysed] = []
-        for writer, table in zip(writers, (games, plies), strict=True):
-            writer.write_table(table, row_group_size=max(table.num_rows, 1))
-
     try:
         for games, plies in row_groups(lake, files):
             for digest, table in zip(sources, (games, plies), strict=True):
                 for batch in table.to_batches():
                     digest.add(batch)
-            if not writers:
-                writers += [
-                    open_parquet_writer(lake, t, x.schema)
-                    for t, x in zip(targets, (games, plies), strict=True)
-                ]
-            plies_by_kind = dict(by_analysis(plies, "analysed"))
-            for analysed, kind_games in by_analysis(games):
-                # A kind whose games have no move has no plies row either.
-                pending[analysed].append((kind_games, plies_by_kind.get(analysed, plies.slice(0, 0))))
-                if sum(g.num_rows for g, _ in pending[analysed]) >= ROW_GROUP_GAMES:
-                    flush(analysed)
-        kinds = [sum(g.num_rows for g, _ in pending[analysed]) for analysed in (False, True)]
-        if in_one_row_group(flushed, *kinds):
-            pending[False] += pending[True]
-            pending[True] = []
-        for analysed in (False, True):
-            if pending[analysed]:
-                flush(analysed)
-    finally:
-        for writer in writers:
-            writer.close()
+            out.add(games, plies)
+        out.close()
+    except BaseException:
+        out.abandon()
+        raise
     for target, source in zip(targets, sources, strict=True):
         written = Digest()
         for batch in batches(lake, [target]):
             written.add(batch)
         if (written.rows, written.hash) != (source.rows, source.hash):
-            raise CompactionMismatch(
-                f"{target}: rewritten rows differ from the {len(files)} files they replace"
-            )
+            raise RewriteMismatch(f"{target}: rewritten rows differ from the {len(files)} files they replace")
     return final, sources[0].rows, sources[0], sources[1].rows
 
 
