@@ -5,38 +5,27 @@ least recently written, and more games of that partition start another file. Inp
 partitions than that (study files named by game id, an archive of decades) leave several small files per
 partition, each paying the Parquet footer and dictionaries (~15-20 KB). Before the load commits, the staged
 files of each such partition are rewritten into one (more only past `FILE_GAMES` games), with their `plies/`
-twins: read a row group at a time by compaction's reader (`compact.row_groups`, each games row group with
-the plies of its games), the games in the order the writer wrote them within each kind (analysed or not),
-in row groups of one kind of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES` (a small file's games in
-one, `in_one_row_group`, as the writer writes it), each with a plies row group of the same games. Every
-merged pair is checked against the writer's counts (games, plies, row groups paired) before the files it
-replaces are deleted. All of it happens inside the load's staging folder before its record is written, so
-a crash at any moment leaves all of the load or nothing, as for any load.
+twins, as compaction rewrites files (`warehouse.lake.rewrite`): read a row group at a time with the plies of
+its games, the games in the order the writer wrote them within each kind (analysed or not), in row groups
+of one kind of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES` (a small file's games in one), each
+with a plies row group of the same games. Every merged pair is checked against the writer's counts (games,
+plies, row groups paired) before the files it replaces are deleted. All of it happens inside the load's
+staging folder before its record is written, so a crash at any moment leaves all of the load or nothing,
+as for any load.
 
-Not compaction's `rewrite` itself: its content hash of every row, read and read back (polars' `hash_rows`
-on the nested columns), took more CPU than the whole load of study files (+5.4 CPU-s on 7.7 for 2,329 games).
+Not compaction's `rewrite`: its content hash of every row, read and read back (polars' `hash_rows` on the
+nested columns), took more CPU than the whole load of study files (+5.4 CPU-s on 7.7 for 2,329 games).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-
-import pyarrow as pa
 
 from warehouse.lake.layout import STAGING, plies_twin
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import (
-    FILE_GAMES,
-    ROW_GROUP_BYTES,
-    ROW_GROUP_GAMES,
-    LakeWriter,
-    by_analysis,
-    in_one_row_group,
-    open_parquet_writer,
-    read_parquet,
-)
-from warehouse.maintenance.compact import CompactionMismatch, groups, row_groups
+from warehouse.lake.parquet import FILE_GAMES, read_parquet
+from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, row_groups
+from warehouse.maintenance.compact import groups
 
 # The suffix of a merged file in the staging folder until the files it replaces are deleted.
 MERGING = ".merging"
@@ -44,7 +33,7 @@ MERGING = ".merging"
 
 def staging_lake(lake: Lake, op_id: str) -> Lake:
     """The staging folder of operation `op_id` seen as a lake: its files at their final paths (`games/…`),
-    where compaction's reader finds them."""
+    where the rewriting machinery (`warehouse.lake.rewrite`) finds them."""
     root = f"{STAGING}/{op_id}"
     return Lake(lake.fs, lake.path(root), f"{lake.location}/{root}")
 
@@ -59,7 +48,7 @@ def merge_reopened(
     merged file takes the name of the first file it replaces. A load that never reopened a partition
     merges nothing.
 
-    :raises CompactionMismatch: when a merged file does not hold the games and plies the writer counted in
+    :raises RewriteMismatch: when a merged file does not hold the games and plies the writer counted in
         the files it replaces: nothing is committed.
     """
     target = FILE_GAMES if target is None else target
@@ -94,82 +83,24 @@ def merge_reopened(
     return out_files, out_plies
 
 
-@dataclass
-class _Kind:
-    """The games of one kind (analysed or not) waiting to be written as one row group, with their plies."""
-
-    games: list[pa.Table] = field(default_factory=list)
-    plies: list[pa.Table] = field(default_factory=list)
-    rows: int = 0
-    bytes: int = 0
-
-    def add(self, games: pa.Table, plies: pa.Table) -> bool:
-        """Adds games and their plies; whether the row group is now full."""
-        self.games.append(games)
-        self.plies.append(plies)
-        self.rows += games.num_rows
-        self.bytes += games.nbytes + plies.nbytes
-        return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
-
-    def take(self, other: _Kind) -> None:
-        """Adds `other`'s games and plies after its own, as one row group; empties `other`."""
-        self.games += other.games
-        self.plies += other.plies
-        self.rows += other.rows
-        self.bytes += other.bytes
-        other.games, other.plies, other.rows, other.bytes = [], [], 0, 0
-
-    def write(self, out: tuple[LakeWriter, LakeWriter]) -> int:
-        """Writes the games as one row group and their plies as one, empties itself; returns the games."""
-        rows = self.rows
-        if rows:
-            for writer, parts in zip(out, (self.games, self.plies), strict=True):
-                table = pa.concat_tables(parts)
-                writer.write_table(table, row_group_size=max(table.num_rows, 1))
-        self.games, self.plies, self.rows, self.bytes = [], [], 0, 0
-        return rows
-
-
 def _merge(staging: Lake, files: list[str], games: int, plies: int) -> None:
     """Writes the staged `files` (of one partition, `games/` files with their `plies/` twins) into the
-    first one's name + `MERGING`, and its twin's, as the writer writes a file: row groups of one kind, but
-    a small file's games in one (`in_one_row_group`: the others, then the analysed); checks that they hold
-    `games` games and `plies` plies (the writer's counts), row group for row group paired."""
+    first one's name + `MERGING`, and its twin's (`RewrittenFile`); checks that they hold `games` games and
+    `plies` plies (the writer's counts), row group for row group paired."""
     target = files[0] + MERGING
-    kinds = {False: _Kind(), True: _Kind()}
-    out: tuple[LakeWriter, LakeWriter] | None = None
-    written = 0
+    out = RewrittenFile(staging, target, plies_twin(target))
     try:
         for games_group, plies_group in row_groups(staging, files):
-            if out is None:
-                out = (
-                    open_parquet_writer(staging, target, games_group.schema),
-                    open_parquet_writer(staging, plies_twin(target), plies_group.schema),
-                )
-            plies_by_kind = dict(by_analysis(plies_group, "analysed"))
-            for kind, kind_games in by_analysis(games_group):
-                # A kind whose games have no move has no plies row either.
-                kind_plies = plies_by_kind.get(kind, plies_group.slice(0, 0))
-                if kinds[kind].add(kind_games, kind_plies):
-                    written += kinds[kind].write(out)
-        if out is None:
-            raise CompactionMismatch(f"{staging.location}/{files[0]}: no row group to merge")
-        others, analysed = kinds[False], kinds[True]
-        if in_one_row_group(written, others.rows, analysed.rows):
-            others.take(analysed)
-        others.write(out)
-        analysed.write(out)
-        for writer in out:
-            writer.close()
+            out.add(games_group, plies_group)
+        out.close()
     except BaseException:
-        for writer in out or ():
-            writer.abandon()
+        out.abandon()
         raise
     with read_parquet(staging, target) as g, read_parquet(staging, plies_twin(target)) as p:
-        written_counts = g.metadata.num_rows, p.metadata.num_rows, g.num_row_groups
-        if written_counts != (games, plies, p.num_row_groups):
-            raise CompactionMismatch(
-                f"{staging.location}/{target}: {written_counts[0]} games, {written_counts[1]} plies in "
-                f"{written_counts[2]} and {p.num_row_groups} row groups, merged from {len(files)} files of "
-                f"{games} games and {plies} plies"
+        written = g.metadata.num_rows, p.metadata.num_rows, g.num_row_groups
+        if written != (games, plies, p.num_row_groups):
+            raise RewriteMismatch(
+                f"{staging.location}/{target}: {written[0]} games, {written[1]} plies in {written[2]} and "
+                f"{p.num_row_groups} row groups, merged from {len(files)} files of {games} games and "
+                f"{plies} plies"
             )
