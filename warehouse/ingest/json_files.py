@@ -397,6 +397,7 @@ class _Chunk:
         """Ends the PGN text: what the reader reads next."""
         self.out.close()
         games = pa.Table.from_batches(self.games, schema=GAMES).combine_chunks()
+        self.games = []  # `games` holds them now: each game's place and signature not held twice
         self._starts, self._file_of, self._offsets, self._lengths, self._lines = (
             games.column(name).to_numpy() for name in ("pgn_start", "file", "offset", "length", "line")
         )
