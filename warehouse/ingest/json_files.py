@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import zstandard
 
 from warehouse import _core
-from warehouse.errors import InputError
+from warehouse.errors import InputError, LoadError
 from warehouse.ingest import bz2_streams
 from warehouse.ingest.inputs import JSON_NAME, input_files
 from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
@@ -257,9 +257,11 @@ def _readable(games: Iterator[Lines | Document], path: str, compression: str) ->
         raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
 
 
-# Bytes of PGN made from the inputs before the reader reads them, at most (but for one input's own): the
-# games' offsets, ids and signatures are held until their PGN is read, so memory stays bounded in a load of
-# any number of inputs.
+# Bytes of PGN made from the inputs before the reader reads them: a chunk ends with the block of lines that
+# reaches it, and an input that goes on goes on in the next chunk. The games' offsets, ids and signatures
+# are held until their PGN is read (~1 KB a game), so memory stays bounded whatever the inputs' number or
+# size. A damaged input is refused whole, but one found damaged after a chunk of its games was read: that
+# load is abandoned (`_Chunk.add`).
 CHUNK_PGN_BYTES = 256 << 20
 
 
@@ -271,71 +273,98 @@ GAMES = pa.schema(
 )  # fmt: skip
 
 
-class _Chunk:
-    """Consecutive inputs of a load turned into one PGN text in `workdir`, and what it takes to bring the
-    reader's batches of that text back to the inputs: each game's input, offset, line, id and signature
-    (`GAMES`)."""
+class _Input:
+    """One JSON input being turned into PGN, in one chunk or over several: its decompressed text, block by
+    block, and its outcome (its counts grow as each chunk's batches are read)."""
 
-    def __init__(self, workdir: str, jobs: int):
-        self.jobs = jobs  # threads that decompress an input (bz2's streams)
+    def __init__(self, path: str, jobs: int):
+        self.path = path
+        try:
+            self.raw = _Hashing(_open_raw(path))
+        except OSError as e:
+            raise InputError(f"{path}: {e}") from e
+        stream, compression = _decompressed(self.raw, jobs)
+        self.texts = _readable(texts(stream, MAX_LINE_BYTES), path, compression)
+        self.opened = False  # its first game was seen to open as JSON
+        self.read_before = False  # games of it went into a chunk already read
+        self.outcome = LoadedInput(input=path, compression=compression)
+        self.held: Lines | Document | None = None  # a block read that went into no chunk yet
+
+    def next_text(self) -> Lines | Document | None:
+        """Its next block of lines (or document), None at its end."""
+        text, self.held = self.held, None
+        return text if text is not None else next(self.texts, None)
+
+    def close(self) -> None:
+        """Once every block is made PGN: its size and checksum."""
+        self.raw.close()
+        self.outcome.size = self.raw.size
+        self.outcome.sha256 = self.raw.digest.hexdigest()
+
+
+class _Chunk:
+    """Consecutive inputs of a load turned into one PGN text in `workdir` (an input too big for one chunk
+    goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
+    inputs: each game's input, offset, line, id and signature (`GAMES`)."""
+
+    def __init__(self, workdir: str):
         self.pgn_path = os.path.join(workdir, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
         self.early: Located = []  # games refused before any PGN was made (offsets in their input)
         self.outcomes: list[LoadedInput] = []
+        self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
         self.games: list[pa.RecordBatch] = []
         self.made = 0
 
-    def add(self, path: str) -> None:
-        """Turns the input at `path` into PGN after the inputs before it.
+    def full(self) -> bool:
+        return self.out.tell() >= CHUNK_PGN_BYTES
 
-        :raises InputError: for an input that cannot be read, is damaged or not JSON: nothing of it is
-            kept.
+    def add(self, given: _Input) -> bool:
+        """Turns the input's next blocks into PGN after the games before them, until it ends (True) or the
+        chunk is full (False: the rest goes into the next chunk).
+
+        :raises InputError: for an input that is damaged or not JSON: nothing of it is kept.
+        :raises LoadError: for such an input whose first games went into a chunk already read (and
+            written): the load fails whole.
         """
         mark = (self.out.tell(), len(self.games), self.made, len(self.early))
+        file = len(self.files)
+        self.files.append(given.path)
+        self.outcomes.append(given.outcome)
         try:
-            self._add(path)
-        except InputError:
+            ended = self._add(file, given)
+        except InputError as e:
+            given.raw.close()
+            if given.read_before:
+                raise LoadError(f"{e} (its first games were read: the load is abandoned)") from None
             self.out.seek(mark[0])
             self.out.truncate()
-            del self.games[mark[1] :]
+            del self.games[mark[1] :], self.files[file:], self.outcomes[file:]
             self.made = mark[2]
             del self.early[mark[3] :]
             raise
+        if ended:
+            given.close()
+            self.ended.append(given.outcome)
+        return ended
 
-    def _add(self, path: str) -> None:
-        file = len(self.files)
-        try:
-            raw = _Hashing(_open_raw(path))
-        except OSError as e:
-            raise InputError(f"{path}: {e}") from e
-        early = len(self.early)
-        with raw:
-            stream, compression = _decompressed(raw, self.jobs)
-            opened = False
-            for text in _readable(texts(stream, MAX_LINE_BYTES), path, compression):
-                if not opened and (first := first_game(text)) is not None:
-                    if not opens_json(first):
-                        raise InputError(f"{path}: not JSON (PGN games load with pgn2parquet)")
-                    opened = True
-                if isinstance(text, Document):
-                    self._refuse(path, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
-                else:
-                    self._add_lines(file, path, text)
-        self.files.append(path)
-        refused = len(self.early) - early
-        self.outcomes.append(
-            LoadedInput(
-                input=path,
-                compression=compression,
-                size=raw.size,
-                sha256=raw.digest.hexdigest(),
-                games_seen=refused,
-                games_rejected=refused,
-            )
-        )
+    def _add(self, file: int, given: _Input) -> bool:
+        while (text := given.next_text()) is not None:
+            if self.full():
+                given.held = text
+                return False
+            if not given.opened and (first := first_game(text)) is not None:
+                if not opens_json(first):
+                    raise InputError(f"{given.path}: not JSON (PGN games load with pgn2parquet)")
+                given.opened = True
+            if isinstance(text, Document):
+                self._refuse(file, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
+            else:
+                self._add_lines(file, text)
+        return True
 
-    def _add_lines(self, file: int, path: str, lines: Lines) -> None:
+    def _add_lines(self, file: int, lines: Lines) -> None:
         """The games of `lines` made into PGN by the core: BGN games, then study documents."""
         pgn, made, refused, studies = _core.bgn_lines(
             lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
@@ -352,11 +381,11 @@ class _Chunk:
             signature=games.column("signature"),
         )
         self.out.write(pgn)
-        self._refuse_lines(path, lines, refused)
+        self._refuse_lines(file, lines, refused)
         if studies:
-            self._add_studies(file, path, lines, studies)
+            self._add_studies(file, lines, studies)
 
-    def _add_studies(self, file: int, path: str, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
+    def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
         pgn, made, refused = _core.study_lines(lines.data, studies)
         if made:
             offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
@@ -372,26 +401,28 @@ class _Chunk:
                 signature=[None] * len(made),
             )
             self.out.write(pgn)
-        self._refuse_lines(path, lines, refused)
+        self._refuse_lines(file, lines, refused)
 
     def _refuse_lines(
-        self, path: str, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
+        self, file: int, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
     ) -> None:
         """The lines the core refused (offsets in `lines`), a line that is no JSON worded by `not_json`."""
         for offset, length, line, kind, reason in refused:
             data = lines.data[offset : offset + length]
             document = Document(lines.offset + offset, length, lines.line + line - 1, data)
-            self._refuse(path, document, kind, not_json(data) if reason is None else reason)
+            self._refuse(file, document, kind, not_json(data) if reason is None else reason)
 
     def _add_games(self, count: int, **columns: Any) -> None:
         if count:
             self.games.append(pa.record_batch(columns, schema=GAMES))
             self.made += count
 
-    def _refuse(self, path: str, document: Document, kind: str, reason: str) -> None:
+    def _refuse(self, file: int, document: Document, kind: str, reason: str) -> None:
         raw = document.data[:RAW_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
         reject = (document.offset, document.length, kind, f"line {document.line}: {reason}", raw)
-        self.early.append((path, reject))
+        self.early.append((self.files[file], reject))
+        self.outcomes[file].games_seen += 1
+        self.outcomes[file].games_rejected += 1
 
     def close(self) -> None:
         """Ends the PGN text: what the reader reads next."""
@@ -483,19 +514,28 @@ class JsonSource(Inputs):
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         pending = list(reversed(self.paths))
-        while pending:
-            with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
-                chunk = _Chunk(workdir, self.jobs)
-                try:
-                    while pending and chunk.out.tell() < CHUNK_PGN_BYTES:
-                        path = pending.pop()
-                        try:
-                            chunk.add(path)
-                        except InputError as e:
-                            self.refused.append(str(e))
-                finally:
-                    chunk.close()
-                yield from self._read_chunk(chunk)
+        going: _Input | None = None  # an input that did not fit the last chunk
+        try:
+            while pending or going:
+                with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
+                    chunk = _Chunk(workdir)
+                    try:
+                        while (pending or going) and not chunk.full():
+                            try:
+                                going = going or _Input(pending.pop(), self.jobs)
+                                if chunk.add(going):
+                                    going = None
+                            except InputError as e:
+                                going = None
+                                self.refused.append(str(e))
+                    finally:
+                        chunk.close()
+                    if going is not None:
+                        going.read_before = True
+                    yield from self._read_chunk(chunk)
+        finally:
+            if going is not None:
+                going.raw.close()
 
     def _read_chunk(self, chunk: _Chunk) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         if not chunk.files:
@@ -517,7 +557,7 @@ class JsonSource(Inputs):
             raise ReconciliationError(
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
             )
-        self.read += chunk.outcomes
+        self.read += chunk.ended
 
 
 def difference(expected: str, replayed: str) -> str:
