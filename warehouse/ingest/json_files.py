@@ -22,13 +22,16 @@ read past in chunks and rejected (`too_large`), never held whole (`texts`). docs
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -286,7 +289,7 @@ class _Input:
         stream, compression = _decompressed(self.raw, jobs)
         self.texts = _readable(texts(stream, MAX_LINE_BYTES), path, compression)
         self.opened = False  # its first game was seen to open as JSON
-        self.read_before = False  # games of it went into a chunk already read
+        self.in_earlier_chunk = False  # games of it went into a chunk made before
         self.outcome = LoadedInput(input=path, compression=compression)
         self.held: Lines | Document | None = None  # a block read that went into no chunk yet
 
@@ -307,8 +310,10 @@ class _Chunk:
     goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
     inputs: each game's input, offset, line, id and signature (`GAMES`)."""
 
-    def __init__(self, workdir: str):
-        self.pgn_path = os.path.join(workdir, "games.pgn")
+    def __init__(self, stop: threading.Event):
+        self.stop = stop  # set: the load is over, the chunk is ended where it is and dropped
+        self.workdir = tempfile.TemporaryDirectory(prefix="json2parquet-")
+        self.pgn_path = os.path.join(self.workdir.name, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
         self.early: Located = []  # games refused before any PGN was made (offsets in their input)
@@ -318,15 +323,19 @@ class _Chunk:
         self.made = 0
 
     def full(self) -> bool:
-        return self.out.tell() >= CHUNK_PGN_BYTES
+        return self.out.tell() >= CHUNK_PGN_BYTES or self.stop.is_set()
+
+    def discard(self) -> None:
+        """Deletes its PGN text, once read."""
+        self.workdir.cleanup()
 
     def add(self, given: _Input) -> bool:
         """Turns the input's next blocks into PGN after the games before them, until it ends (True) or the
         chunk is full (False: the rest goes into the next chunk).
 
         :raises InputError: for an input that is damaged or not JSON: nothing of it is kept.
-        :raises LoadError: for such an input whose first games went into a chunk already read (and
-            written): the load fails whole.
+        :raises LoadError: for such an input whose first games went into a chunk made before (read, or
+            being read, and written): the load fails whole.
         """
         mark = (self.out.tell(), len(self.games), self.made, len(self.early))
         file = len(self.files)
@@ -336,7 +345,7 @@ class _Chunk:
             ended = self._add(file, given)
         except InputError as e:
             given.raw.close()
-            if given.read_before:
+            if given.in_earlier_chunk:
                 raise LoadError(f"{e} (its first games were read: the load is abandoned)") from None
             self.out.seek(mark[0])
             self.out.truncate()
@@ -506,6 +515,44 @@ class _Chunk:
         return (adapted.filter(pc.invert(differs)) if rejects else adapted), rejects
 
 
+class _ChunkMaker:
+    """Makes a load's chunks, one after the other (`next`): the inputs left, and the one that goes on from
+    the last chunk. One thread at a time calls it."""
+
+    def __init__(self, paths: list[str], jobs: int, refused: list[str]):
+        self.pending = list(reversed(paths))
+        self.going: _Input | None = None  # an input that did not fit the last chunk
+        self.jobs, self.refused = jobs, refused
+        self.stop = threading.Event()
+
+    def next(self) -> _Chunk | None:
+        """The next chunk, its PGN made and closed; None when every input is made."""
+        if not (self.pending or self.going) or self.stop.is_set():
+            return None
+        chunk = _Chunk(self.stop)
+        try:
+            while (self.pending or self.going) and not chunk.full():
+                try:
+                    self.going = self.going or _Input(self.pending.pop(), self.jobs)
+                    if chunk.add(self.going):
+                        self.going = None
+                except InputError as e:
+                    self.going = None
+                    self.refused.append(str(e))
+        except BaseException:
+            chunk.close()
+            chunk.discard()
+            raise
+        chunk.close()
+        if self.going is not None:
+            self.going.in_earlier_chunk = True
+        return chunk
+
+    def close(self) -> None:
+        if self.going is not None:
+            self.going.raw.close()
+
+
 class JsonSource(Inputs):
     """JSON inputs as a load reads them (`load.Source`): turned into PGN a chunk of inputs at a
     time (`CHUNK_PGN_BYTES`), which the Rust reader replays, its batches brought back to the inputs."""
@@ -513,29 +560,24 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        pending = list(reversed(self.paths))
-        going: _Input | None = None  # an input that did not fit the last chunk
-        try:
-            while pending or going:
-                with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
-                    chunk = _Chunk(workdir)
+        maker = _ChunkMaker(self.paths, self.jobs, self.refused)
+        with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
+            making = pool.submit(maker.next)
+            try:
+                while (chunk := making.result()) is not None:
+                    # The next chunk is made while this one is read: the making is mostly the core's,
+                    # which lets the reader's threads and the encoders run beside it.
+                    making = pool.submit(maker.next)
                     try:
-                        while (pending or going) and not chunk.full():
-                            try:
-                                going = going or _Input(pending.pop(), self.jobs)
-                                if chunk.add(going):
-                                    going = None
-                            except InputError as e:
-                                going = None
-                                self.refused.append(str(e))
+                        yield from self._read_chunk(chunk)
                     finally:
-                        chunk.close()
-                    if going is not None:
-                        going.read_before = True
-                    yield from self._read_chunk(chunk)
-        finally:
-            if going is not None:
-                going.raw.close()
+                        chunk.discard()
+            finally:
+                maker.stop.set()
+                with contextlib.suppress(Exception):
+                    if (left := making.result()) is not None:
+                        left.discard()
+                maker.close()
 
     def _read_chunk(self, chunk: _Chunk) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         if not chunk.files:
