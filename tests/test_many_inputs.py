@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 from support import (
     CORPORA,
     SAMPLE_GAMES,
@@ -35,6 +36,8 @@ from support import (
     write_zst,
 )
 
+from warehouse.errors import LoadError
+from warehouse.exports.bgn_json import export_json
 from warehouse.exports.study import export_study
 from warehouse.ingest import json_files, merge
 from warehouse.ingest import load as load_module
@@ -174,6 +177,67 @@ def test_inputs_read_a_chunk_at_a_time_make_the_same_one_load(
     assert len(chunks) == len(files) and len(read_records(lake)) == 1
     assert result.record.games_written == len(files) == len(result.record.inputs)
     assert games_as_values(lake) == games_of_files(sample_lake, files)
+
+
+def bgn_lines_of(lake: Path, folder: Path) -> list[bytes]:
+    """The BGN JSON lines of `lake`'s games, as `export_json` writes them into `folder`."""
+    export_json(Lake.open(lake), folder, compression="zst")
+    reader = zstandard.ZstdDecompressor()
+    return [
+        line
+        for path in sorted(folder.rglob("*.json.zst"))
+        for line in reader.decompressobj().decompress(path.read_bytes()).splitlines()
+    ]
+
+
+def test_one_input_over_many_chunks_is_one_load(
+    sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An input too big for one chunk goes on in the next ones (its PGN made and replayed a chunk at a
+    time, memory bounded by the chunk, not by the input): one input of one load all the same, its games
+    and plies those of the PGN load, its refused lines at their offsets and line numbers."""
+    lines = bgn_lines_of(sample_lake, tmp_path / "bgn")
+    bad = {10: b"{not json", 200: b'{"moves": "e4"}', 400: b"[1, 2"}
+    for at in sorted(bad):  # each at its index in the end
+        lines.insert(at, bad[at])
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(json_files, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    chunks: list[object] = []
+    monkeypatch.setattr(
+        json_files.JsonSource, "_read_chunk", counted(json_files.JsonSource._read_chunk, chunks)
+    )
+    lake = tmp_path / "lake"
+    result = json_files.load_json_files([str(path)], Lake.open(lake), jobs=1)
+    assert len(chunks) > 10 and len(read_records(lake)) == 1
+    record = result.record
+    assert (record.games_seen, record.games_written, record.games_rejected) == (len(lines), SAMPLE_GAMES, 3)
+    assert (record.input, record.inputs, record.size) == (str(path), [], path.stat().st_size)
+    starts = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+    rejects = sorted((r["source_offset"], r["reason"].split(":")[0]) for r in read_rejects(lake))
+    assert rejects == [(starts[at], f"line {at + 1}") for at in sorted(bad)]
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert plies_as_values(lake) == plies_as_values(sample_lake)
+    check_lake(lake)
+
+
+def test_an_input_found_damaged_after_its_first_chunk_fails_the_load(
+    sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged input is refused whole; one whose damage shows after a chunk of its games was read can
+    no longer be: the load fails in one line and commits nothing."""
+    text = b"\n".join(bgn_lines_of(sample_lake, tmp_path / "bgn")) + b"\n"
+    data = bytearray(zstandard.ZstdCompressor().compress(text))
+    data[-200:-100] = bytes(100)  # the end of the frame's data, damaged
+    path = tmp_path / "damaged.jsonl.zst"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(json_files, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    lake = tmp_path / "lake"
+    with pytest.raises(LoadError, match=r"damaged\.jsonl\.zst: damaged zstd data .* the load is abandoned"):
+        json_files.load_json_files([str(path)], Lake.open(lake), jobs=1)
+    assert read_records(lake) == [] and not list(lake.rglob("*.parquet"))
 
 
 def counted(method: Any, calls: list[object]) -> Any:

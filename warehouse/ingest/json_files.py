@@ -22,13 +22,16 @@ read past in chunks and rejected (`too_large`), never held whole (`texts`). docs
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -38,7 +41,7 @@ import pyarrow.compute as pc
 import zstandard
 
 from warehouse import _core
-from warehouse.errors import InputError
+from warehouse.errors import InputError, LoadError
 from warehouse.ingest import bz2_streams
 from warehouse.ingest.inputs import JSON_NAME, input_files
 from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationError, load_inputs
@@ -257,9 +260,11 @@ def _readable(games: Iterator[Lines | Document], path: str, compression: str) ->
         raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
 
 
-# Bytes of PGN made from the inputs before the reader reads them, at most (but for one input's own): the
-# games' offsets, ids and signatures are held until their PGN is read, so memory stays bounded in a load of
-# any number of inputs.
+# Bytes of PGN made from the inputs before the reader reads them: a chunk ends with the block of lines that
+# reaches it, and an input that goes on goes on in the next chunk. The games' offsets, ids and signatures
+# are held until their PGN is read (~1 KB a game), so memory stays bounded whatever the inputs' number or
+# size. A damaged input is refused whole, but one found damaged after a chunk of its games was read: that
+# load is abandoned (`_Chunk.add`).
 CHUNK_PGN_BYTES = 256 << 20
 
 
@@ -271,71 +276,104 @@ GAMES = pa.schema(
 )  # fmt: skip
 
 
-class _Chunk:
-    """Consecutive inputs of a load turned into one PGN text in `workdir`, and what it takes to bring the
-    reader's batches of that text back to the inputs: each game's input, offset, line, id and signature
-    (`GAMES`)."""
+class _Input:
+    """One JSON input being turned into PGN, in one chunk or over several: its decompressed text, block by
+    block, and its outcome (its counts grow as each chunk's batches are read)."""
 
-    def __init__(self, workdir: str, jobs: int):
-        self.jobs = jobs  # threads that decompress an input (bz2's streams)
-        self.pgn_path = os.path.join(workdir, "games.pgn")
+    def __init__(self, path: str, jobs: int):
+        self.path = path
+        try:
+            self.raw = _Hashing(_open_raw(path))
+        except OSError as e:
+            raise InputError(f"{path}: {e}") from e
+        stream, compression = _decompressed(self.raw, jobs)
+        self.texts = _readable(texts(stream, MAX_LINE_BYTES), path, compression)
+        self.opened = False  # its first game was seen to open as JSON
+        self.in_earlier_chunk = False  # games of it went into a chunk made before
+        self.outcome = LoadedInput(input=path, compression=compression)
+        self.held: Lines | Document | None = None  # a block read that went into no chunk yet
+
+    def next_text(self) -> Lines | Document | None:
+        """Its next block of lines (or document), None at its end."""
+        text, self.held = self.held, None
+        return text if text is not None else next(self.texts, None)
+
+    def close(self) -> None:
+        """Once every block is made PGN: its size and checksum."""
+        self.raw.close()
+        self.outcome.size = self.raw.size
+        self.outcome.sha256 = self.raw.digest.hexdigest()
+
+
+class _Chunk:
+    """Consecutive inputs of a load turned into one PGN text in `workdir` (an input too big for one chunk
+    goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
+    inputs: each game's input, offset, line, id and signature (`GAMES`)."""
+
+    def __init__(self, stop: threading.Event):
+        self.stop = stop  # set: the load is over, the chunk is ended where it is and dropped
+        self.workdir = tempfile.TemporaryDirectory(prefix="json2parquet-")
+        self.pgn_path = os.path.join(self.workdir.name, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
         self.early: Located = []  # games refused before any PGN was made (offsets in their input)
         self.outcomes: list[LoadedInput] = []
+        self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
         self.games: list[pa.RecordBatch] = []
         self.made = 0
 
-    def add(self, path: str) -> None:
-        """Turns the input at `path` into PGN after the inputs before it.
+    def full(self) -> bool:
+        return self.out.tell() >= CHUNK_PGN_BYTES or self.stop.is_set()
 
-        :raises InputError: for an input that cannot be read, is damaged or not JSON: nothing of it is
-            kept.
+    def discard(self) -> None:
+        """Deletes its PGN text, once read."""
+        self.workdir.cleanup()
+
+    def add(self, given: _Input) -> bool:
+        """Turns the input's next blocks into PGN after the games before them, until it ends (True) or the
+        chunk is full (False: the rest goes into the next chunk).
+
+        :raises InputError: for an input that is damaged or not JSON: nothing of it is kept.
+        :raises LoadError: for such an input whose first games went into a chunk made before (read, or
+            being read, and written): the load fails whole.
         """
         mark = (self.out.tell(), len(self.games), self.made, len(self.early))
+        file = len(self.files)
+        self.files.append(given.path)
+        self.outcomes.append(given.outcome)
         try:
-            self._add(path)
-        except InputError:
+            ended = self._add(file, given)
+        except InputError as e:
+            given.raw.close()
+            if given.in_earlier_chunk:
+                raise LoadError(f"{e} (its first games were read: the load is abandoned)") from None
             self.out.seek(mark[0])
             self.out.truncate()
-            del self.games[mark[1] :]
+            del self.games[mark[1] :], self.files[file:], self.outcomes[file:]
             self.made = mark[2]
             del self.early[mark[3] :]
             raise
+        if ended:
+            given.close()
+            self.ended.append(given.outcome)
+        return ended
 
-    def _add(self, path: str) -> None:
-        file = len(self.files)
-        try:
-            raw = _Hashing(_open_raw(path))
-        except OSError as e:
-            raise InputError(f"{path}: {e}") from e
-        early = len(self.early)
-        with raw:
-            stream, compression = _decompressed(raw, self.jobs)
-            opened = False
-            for text in _readable(texts(stream, MAX_LINE_BYTES), path, compression):
-                if not opened and (first := first_game(text)) is not None:
-                    if not opens_json(first):
-                        raise InputError(f"{path}: not JSON (PGN games load with pgn2parquet)")
-                    opened = True
-                if isinstance(text, Document):
-                    self._refuse(path, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
-                else:
-                    self._add_lines(file, path, text)
-        self.files.append(path)
-        refused = len(self.early) - early
-        self.outcomes.append(
-            LoadedInput(
-                input=path,
-                compression=compression,
-                size=raw.size,
-                sha256=raw.digest.hexdigest(),
-                games_seen=refused,
-                games_rejected=refused,
-            )
-        )
+    def _add(self, file: int, given: _Input) -> bool:
+        while (text := given.next_text()) is not None:
+            if self.full():
+                given.held = text
+                return False
+            if not given.opened and (first := first_game(text)) is not None:
+                if not opens_json(first):
+                    raise InputError(f"{given.path}: not JSON (PGN games load with pgn2parquet)")
+                given.opened = True
+            if isinstance(text, Document):
+                self._refuse(file, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
+            else:
+                self._add_lines(file, text)
+        return True
 
-    def _add_lines(self, file: int, path: str, lines: Lines) -> None:
+    def _add_lines(self, file: int, lines: Lines) -> None:
         """The games of `lines` made into PGN by the core: BGN games, then study documents."""
         pgn, made, refused, studies = _core.bgn_lines(
             lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
@@ -352,11 +390,11 @@ class _Chunk:
             signature=games.column("signature"),
         )
         self.out.write(pgn)
-        self._refuse_lines(path, lines, refused)
+        self._refuse_lines(file, lines, refused)
         if studies:
-            self._add_studies(file, path, lines, studies)
+            self._add_studies(file, lines, studies)
 
-    def _add_studies(self, file: int, path: str, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
+    def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
         pgn, made, refused = _core.study_lines(lines.data, studies)
         if made:
             offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
@@ -372,31 +410,34 @@ class _Chunk:
                 signature=[None] * len(made),
             )
             self.out.write(pgn)
-        self._refuse_lines(path, lines, refused)
+        self._refuse_lines(file, lines, refused)
 
     def _refuse_lines(
-        self, path: str, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
+        self, file: int, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
     ) -> None:
         """The lines the core refused (offsets in `lines`), a line that is no JSON worded by `not_json`."""
         for offset, length, line, kind, reason in refused:
             data = lines.data[offset : offset + length]
             document = Document(lines.offset + offset, length, lines.line + line - 1, data)
-            self._refuse(path, document, kind, not_json(data) if reason is None else reason)
+            self._refuse(file, document, kind, not_json(data) if reason is None else reason)
 
     def _add_games(self, count: int, **columns: Any) -> None:
         if count:
             self.games.append(pa.record_batch(columns, schema=GAMES))
             self.made += count
 
-    def _refuse(self, path: str, document: Document, kind: str, reason: str) -> None:
+    def _refuse(self, file: int, document: Document, kind: str, reason: str) -> None:
         raw = document.data[:RAW_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
         reject = (document.offset, document.length, kind, f"line {document.line}: {reason}", raw)
-        self.early.append((path, reject))
+        self.early.append((self.files[file], reject))
+        self.outcomes[file].games_seen += 1
+        self.outcomes[file].games_rejected += 1
 
     def close(self) -> None:
         """Ends the PGN text: what the reader reads next."""
         self.out.close()
         games = pa.Table.from_batches(self.games, schema=GAMES).combine_chunks()
+        self.games = []  # `games` holds them now: each game's place and signature not held twice
         self._starts, self._file_of, self._offsets, self._lengths, self._lines = (
             games.column(name).to_numpy() for name in ("pgn_start", "file", "offset", "length", "line")
         )
@@ -474,6 +515,44 @@ class _Chunk:
         return (adapted.filter(pc.invert(differs)) if rejects else adapted), rejects
 
 
+class _ChunkMaker:
+    """Makes a load's chunks, one after the other (`next`): the inputs left, and the one that goes on from
+    the last chunk. One thread at a time calls it."""
+
+    def __init__(self, paths: list[str], jobs: int, refused: list[str]):
+        self.pending = list(reversed(paths))
+        self.going: _Input | None = None  # an input that did not fit the last chunk
+        self.jobs, self.refused = jobs, refused
+        self.stop = threading.Event()
+
+    def next(self) -> _Chunk | None:
+        """The next chunk, its PGN made and closed; None when every input is made."""
+        if not (self.pending or self.going) or self.stop.is_set():
+            return None
+        chunk = _Chunk(self.stop)
+        try:
+            while (self.pending or self.going) and not chunk.full():
+                try:
+                    self.going = self.going or _Input(self.pending.pop(), self.jobs)
+                    if chunk.add(self.going):
+                        self.going = None
+                except InputError as e:
+                    self.going = None
+                    self.refused.append(str(e))
+        except BaseException:
+            chunk.close()
+            chunk.discard()
+            raise
+        chunk.close()
+        if self.going is not None:
+            self.going.in_earlier_chunk = True
+        return chunk
+
+    def close(self) -> None:
+        if self.going is not None:
+            self.going.raw.close()
+
+
 class JsonSource(Inputs):
     """JSON inputs as a load reads them (`load.Source`): turned into PGN a chunk of inputs at a
     time (`CHUNK_PGN_BYTES`), which the Rust reader replays, its batches brought back to the inputs."""
@@ -481,20 +560,24 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        pending = list(reversed(self.paths))
-        while pending:
-            with tempfile.TemporaryDirectory(prefix="json2parquet-") as workdir:
-                chunk = _Chunk(workdir, self.jobs)
-                try:
-                    while pending and chunk.out.tell() < CHUNK_PGN_BYTES:
-                        path = pending.pop()
-                        try:
-                            chunk.add(path)
-                        except InputError as e:
-                            self.refused.append(str(e))
-                finally:
-                    chunk.close()
-                yield from self._read_chunk(chunk)
+        maker = _ChunkMaker(self.paths, self.jobs, self.refused)
+        with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
+            making = pool.submit(maker.next)
+            try:
+                while (chunk := making.result()) is not None:
+                    # The next chunk is made while this one is read: the making is mostly the core's,
+                    # which lets the reader's threads and the encoders run beside it.
+                    making = pool.submit(maker.next)
+                    try:
+                        yield from self._read_chunk(chunk)
+                    finally:
+                        chunk.discard()
+            finally:
+                maker.stop.set()
+                with contextlib.suppress(Exception):
+                    if (left := making.result()) is not None:
+                        left.discard()
+                maker.close()
 
     def _read_chunk(self, chunk: _Chunk) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         if not chunk.files:
@@ -516,7 +599,7 @@ class JsonSource(Inputs):
             raise ReconciliationError(
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
             )
-        self.read += chunk.outcomes
+        self.read += chunk.ended
 
 
 def difference(expected: str, replayed: str) -> str:
