@@ -339,6 +339,10 @@ def _read_and_commit(
         result.file_rows, result.ply_rows = merge_reopened(
             lake, result.load_id, result.file_rows, result.ply_rows
         )
+        if (in_files := sum(result.file_rows.values())) != writer.rows:
+            raise ReconciliationError(
+                f"{o.name}: {writer.rows} games written, {in_files} in the files merged"
+            )
     except BaseException:
         writer.close_quietly()
         rejects.close_quietly()
