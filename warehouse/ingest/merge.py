@@ -25,7 +25,6 @@ from warehouse.lake.layout import STAGING, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES, read_parquet
 from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, row_groups
-from warehouse.maintenance.compact import groups
 
 # The suffix of a merged file in the staging folder until the files it replaces are deleted.
 MERGING = ".merging"
@@ -55,6 +54,11 @@ def merge_reopened(
     by_partition: dict[str, list[str]] = defaultdict(list)
     for final in file_rows:
         by_partition[final.rsplit("/", 1)[0]].append(final)
+    if all(len(files) < 2 for files in by_partition.values()):
+        return file_rows, ply_rows
+    # Here only: compaction's module imports polars (~0.1 s), which a load that merges nothing never needs.
+    from warehouse.maintenance.compact import groups
+
     staging = staging_lake(lake, op_id)
     replaced: dict[str, str] = {}  # each file merged → the file it was merged into
     for files in by_partition.values():
