@@ -5,21 +5,31 @@ from one PGN file holds, value for value."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import zstandard
 from support import (
+    CORPORA,
     SAMPLE_GAMES,
+    assert_row_groups_by_kind,
     check_lake,
+    lake_counts,
     lake_table,
     load,
+    loaded,
     one_line_error,
+    present,
+    python,
     read_inputs,
     read_records,
     read_rejects,
+    run_command,
     run_module,
     sample_games,
     without_source,
@@ -29,8 +39,10 @@ from support import (
 from warehouse.errors import LoadError
 from warehouse.exports.bgn_json import export_json
 from warehouse.exports.study import export_study
-from warehouse.ingest import json_files
-from warehouse.lake import Lake
+from warehouse.ingest import json_files, merge
+from warehouse.ingest import load as load_module
+from warehouse.lake import Lake, parquet
+from warehouse.lake.layout import plies_twin
 
 GAME_KEYS = ["game_id"]
 
@@ -38,6 +50,12 @@ GAME_KEYS = ["game_id"]
 def games_as_values(lake: Path) -> list[dict[str, object]]:
     """The lake's games, sorted by id, but for where each was read from."""
     return [without_source(g) for g in lake_table(lake, "games", GAME_KEYS).to_pylist()]
+
+
+def games_of_files(lake: Path, files: list[str]) -> list[dict[str, object]]:
+    """The games of `lake` (`games_as_values`) whose study files (named by game id) are among `files`."""
+    names = {Path(f).name for f in files}
+    return [g for g in games_as_values(lake) if f"{g['game_id']}.json" in names]
 
 
 def plies_as_values(lake: Path) -> list[dict[str, object]]:
@@ -158,10 +176,7 @@ def test_inputs_read_a_chunk_at_a_time_make_the_same_one_load(
     result = json_files.load_json_files(files, Lake.open(lake), jobs=1)
     assert len(chunks) == len(files) and len(read_records(lake)) == 1
     assert result.record.games_written == len(files) == len(result.record.inputs)
-    want = [
-        g for g in games_as_values(sample_lake) if f"{g['game_id']}.json" in {Path(f).name for f in files}
-    ]
-    assert games_as_values(lake) == want
+    assert games_as_values(lake) == games_of_files(sample_lake, files)
 
 
 def bgn_lines_of(lake: Path, folder: Path) -> list[bytes]:
@@ -233,3 +248,154 @@ def counted(method: Any, calls: list[object]) -> Any:
         return method(self, *args)
 
     return wrapper
+
+
+@pytest.fixture(scope="module")
+def sample_studies(sample_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The sample's games exported one study file a game (named by game id: partitions in random order)."""
+    studies = tmp_path_factory.mktemp("studies")
+    export_study(Lake.open(sample_lake), studies)
+    return sorted(map(str, studies.glob("*.json")))
+
+
+def few_open(monkeypatch: pytest.MonkeyPatch, max_open: int) -> list[int]:
+    """Loads (in this process) keep `max_open` partitions open; returns the files each load's writer
+    staged, as they are appended, before the merge."""
+    staged: list[int] = []
+    merge = load_module.merge_reopened
+
+    def counted(lake: Lake, op_id: str, file_rows: dict[str, int], ply_rows: dict[str, int]) -> Any:
+        staged.append(len(file_rows))
+        return merge(lake, op_id, file_rows, ply_rows)
+
+    monkeypatch.setattr(
+        load_module, "PartitionWriter", functools.partial(parquet.PartitionWriter, max_open=max_open)
+    )
+    monkeypatch.setattr(load_module, "merge_reopened", counted)
+    return staged
+
+
+def assert_published_as_recorded(lake: Path) -> int:
+    """The lake's one load published one `games/` file a partition with its `plies/` twin, exactly the
+    files its record lists with their rows, the twins holding the plies of the same games in the same
+    order, row groups of one kind; nothing left in staging. Returns the partitions."""
+    (record,) = read_records(lake)
+    games = sorted(str(p.relative_to(lake)) for p in (lake / "games").rglob("*.parquet"))
+    plies = sorted(str(p.relative_to(lake)) for p in (lake / "plies").rglob("*.parquet"))
+    assert sorted(record["files"]) == sorted(record["file_rows"]) == games
+    assert sorted(record["ply_rows"]) == plies == sorted(map(plies_twin, games))
+    partitions = {str(Path(f).parent) for f in games}
+    assert len(games) == len(partitions)
+    for rel in games:
+        with pq.ParquetFile(lake / rel) as g, pq.ParquetFile(lake / plies_twin(rel)) as p:
+            counts = g.metadata.num_rows, p.metadata.num_rows
+            assert counts == (record["file_rows"][rel], record["ply_rows"][plies_twin(rel)]), rel
+            keys = g.read(columns=["game_key", "n_plies"])
+            expected = np.repeat(keys["game_key"].to_numpy(), keys["n_plies"].to_numpy())
+            assert (p.read(columns=["game_key"])["game_key"].to_numpy() == expected).all(), rel
+    assert sum(record["file_rows"].values()) == record["games_written"]
+    assert_row_groups_by_kind(lake)
+    assert not [p for p in (lake / "_staging").rglob("*") if p.is_file()]
+    return len(partitions)
+
+
+def test_a_load_merges_the_partitions_its_writer_reopened(
+    sample_lake: Path, sample_studies: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Study files named by game id cycle through the partitions; a writer keeping fewer open than that
+    closes and reopens them, several small files each, which the load merges into one a partition before
+    it commits: the lake holds what the PGN load of the same games holds, value for value (issue 32)."""
+    staged = few_open(monkeypatch, 2)
+    lake = tmp_path / "lake"
+    # The reader hands a partition's games over every 4 (else it holds the sample's 5 partitions whole).
+    result = json_files.load_json_files(sample_studies, Lake.open(lake), jobs=1, batch_games=4)
+    assert result.record.games_written == SAMPLE_GAMES
+    partitions = assert_published_as_recorded(lake)
+    assert staged[0] > 2 * partitions  # the writer did reopen partitions: there was something to merge
+    # Row groups as the PGN load writes them: each partition's few games in one, the others then the analysed.
+    kinds = assert_row_groups_by_kind(lake)
+    assert kinds == assert_row_groups_by_kind(sample_lake) and kinds[1] > 0
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert plies_as_values(lake) == plies_as_values(sample_lake)
+    check_lake(lake)
+
+
+def test_a_merge_packs_its_files_up_to_the_files_games(
+    sample_lake: Path, sample_studies: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition's staged files are packed in files of at most `FILE_GAMES` games, in the order written,
+    as compaction packs them: two consecutive ones never fit in one."""
+    staged = few_open(monkeypatch, 2)
+    monkeypatch.setattr(merge, "FILE_GAMES", 50)
+    lake = tmp_path / "lake"
+    json_files.load_json_files(sample_studies, Lake.open(lake), jobs=1, batch_games=4)
+    (record,) = read_records(lake)
+    by_partition: dict[str, list[int]] = {}
+    for rel, rows in record["file_rows"].items():
+        by_partition.setdefault(str(Path(rel).parent), []).append(rows)
+    assert staged[0] > len(record["file_rows"]) > len(by_partition)
+    for files in by_partition.values():
+        assert max(files) <= 50 and len(files) <= 2 * sum(files) // 50 + 1, files
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert_row_groups_by_kind(lake)
+
+
+def test_study_files_of_more_partitions_than_the_writer_keeps_open(tmp_path: Path) -> None:
+    """Real games of a century of tournaments, one study file a game, imported by the command as one load
+    with the writer's own limit of open partitions: one file a partition, as their PGN load."""
+    (pgn,) = present(CORPORA / "tournament" / "scoutfish" / "famous_games.pgn")
+    pgn_lake = loaded([pgn], tmp_path / "pgn")
+    studies = tmp_path / "studies"
+    export_study(Lake.open(pgn_lake), studies)
+    lake = tmp_path / "lake"
+    done = run_module("loaders.json2parquet", [str(studies), "--lake", str(lake)])
+    assert done.returncode == 0, done.stderr
+    assert assert_published_as_recorded(lake) > parquet.MAX_OPEN_PARTITIONS
+
+    def tags_sorted(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # A study keeps a game's other tags, not their order among the ones it names (as before issue 32).
+        return [g | {"headers": sorted(g["headers"] or [])} for g in games]
+
+    assert tags_sorted(games_as_values(lake)) == tags_sorted(games_as_values(pgn_lake))
+    assert plies_as_values(lake) == plies_as_values(pgn_lake)
+    check_lake(lake)
+
+
+# A load of study files with 2 partitions open, killed (SIGKILL) at `argv[1]` of its merge: after a
+# partition's merged file is written, or at the first rename of a merged file (every file it replaces
+# deleted).
+_KILLED_MERGE = """
+import functools, os, signal, sys
+from warehouse.ingest import json_files, load, merge
+from warehouse.lake import Lake, location, parquet
+
+load.PartitionWriter = functools.partial(parquet.PartitionWriter, max_open=2)
+def kill(*args):
+    os.kill(os.getpid(), signal.SIGKILL)
+if sys.argv[1] == "merged":
+    merged = merge._merge
+    merge._merge = lambda *args: (merged(*args), kill())
+else:
+    location.Lake.move = kill
+json_files.load_json_files(sys.argv[3:], Lake.open(sys.argv[2]), jobs=1, batch_games=2)
+"""
+
+
+@pytest.mark.parametrize("moment", ["merged", "renaming"])
+def test_a_load_killed_while_merging_leaves_nothing(
+    sample_lake: Path,
+    sample_studies: list[str],
+    moment: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lake = tmp_path / "lake"
+    files = sample_studies[:80]
+    killed = run_command(python("-c", _KILLED_MERGE, moment, str(lake), *files))
+    assert killed.returncode == -9, killed.stderr
+    assert any(p.is_file() for p in (lake / "_staging").rglob("*.parquet"))  # it was merging
+    assert not read_records(lake) and lake_counts(lake) == (0, 0)
+    staged = few_open(monkeypatch, 2)
+    json_files.load_json_files(files, Lake.open(lake), jobs=1, batch_games=2)
+    assert staged[0] > assert_published_as_recorded(lake)
+    assert games_as_values(lake) == games_of_files(sample_lake, files)

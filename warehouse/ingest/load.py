@@ -2,7 +2,8 @@
 skip known games, stage both tables, reconcile, commit, publish. One road for every source.
 
 A load of several inputs (a folder, a glob) is one load: one commit, its files cut by partition and size
-(`PartitionWriter`), not by input; the record lists each input with its fingerprint and counts. Every load
+(`PartitionWriter`), not by input, a partition the writer closed and reopened merged into one file before
+the commit (`merge.merge_reopened`); the record lists each input with its fingerprint and counts. Every load
 reconciles: games seen = written + rejected + duplicates, checked against the rows actually written before
 the load commits. An input already loaded (same SHA-256) is skipped unless forced.
 """
@@ -25,6 +26,7 @@ from warehouse import _core
 from warehouse.cores import default_jobs
 from warehouse.errors import InputError, LoadError
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
+from warehouse.ingest.merge import merge_reopened
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
@@ -332,6 +334,15 @@ def _read_and_commit(
             # Same bytes as a committed load, though the fingerprint was not known (stdin) or differed.
             discard(lake, result.load_id)
             return LoadResult(result, already_loaded=same[0], skipped=[(result.input, same[0])])
+        # Partitions the writer closed and reopened (inputs cycling through more than it keeps open): one
+        # file each, merged in the staging folder before the commit.
+        result.file_rows, result.ply_rows = merge_reopened(
+            lake, result.load_id, result.file_rows, result.ply_rows
+        )
+        if (in_files := sum(result.file_rows.values())) != writer.rows:
+            raise ReconciliationError(
+                f"{o.name}: {writer.rows} games written, {in_files} in the files merged"
+            )
     except BaseException:
         writer.close_quietly()
         rejects.close_quietly()
