@@ -26,7 +26,8 @@ from warehouse.ingest.inputs import EDGE_BYTES, file_sha256, fingerprint, input_
 from warehouse.lake.dedup import IdSet, SortedIds
 from warehouse.lake.layout import Partition, inside_lake, record_path, staged
 from warehouse.lake.records import JSON, PGN, CompactRecord, LoadedInput, LoadRecord, Record, Records
-from warehouse.maintenance.compact import Digest, groups
+from warehouse.lake.rewrite import groups
+from warehouse.maintenance.compact import Digest
 
 UTC = timezone.utc
 

@@ -24,7 +24,7 @@ from collections import defaultdict
 from warehouse.lake.layout import STAGING, plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES, read_parquet
-from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, row_groups
+from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, groups, row_groups
 
 # The suffix of a merged file in the staging folder until the files it replaces are deleted.
 MERGING = ".merging"
@@ -42,7 +42,7 @@ def merge_reopened(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Merges the staged files of each partition the writer wrote more than one file of (with their
     `plies/` twins) into files of up to `target` games (default `FILE_GAMES`): consecutive files packed,
-    as compaction packs them (`compact.groups`), a file the writer closed full left as it is. Returns the
+    as compaction packs them (`groups`), a file the writer closed full left as it is. Returns the
     load's files and their rows (`file_rows`, `ply_rows` as the writer returned them) once merged. A
     merged file takes the name of the first file it replaces. A load that never reopened a partition
     merges nothing.
@@ -56,9 +56,6 @@ def merge_reopened(
         by_partition[final.rsplit("/", 1)[0]].append(final)
     if all(len(files) < 2 for files in by_partition.values()):
         return file_rows, ply_rows
-    # Here only: compaction's module imports polars (~0.1 s), which a load that merges nothing never needs.
-    from warehouse.maintenance.compact import groups
-
     staging = staging_lake(lake, op_id)
     replaced: dict[str, str] = {}  # each file merged → the file it was merged into
     for files in by_partition.values():

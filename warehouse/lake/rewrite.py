@@ -1,7 +1,7 @@
 """Rewriting the lake's files: the row groups of `games/` files read with their plies in step, and written
 into a new `games/` file and its `plies/` twin as a load writes them. Compaction
 (`warehouse.maintenance.compact`) and a load merging its reopened partitions (`warehouse.ingest.merge`)
-both rewrite files so.
+both rewrite files so, packing a partition's small files (`groups`).
 
 A rewritten file holds its games in row groups of one kind, analysed or not (`by_analysis`), each kind in
 the order read, of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES`; a small file's all in one
@@ -53,6 +53,19 @@ def row_groups(lake: Lake, files: Iterable[str]) -> Iterator[tuple[pa.Table, pa.
                 held = joined.slice(wanted).to_batches()
             if held or next(plies, None) is not None:
                 raise RewriteMismatch(f"{plies_twin(rel)}: more plies than its games' n_plies")
+
+
+def groups(files: list[tuple[str, int]], target: int) -> list[list[str]]:
+    """Consecutive files packed into groups of at most `target` rows; single files are left alone."""
+    out: list[list[str]] = [[]]
+    rows = 0
+    for rel, n in files:
+        if out[-1] and rows + n > target:
+            out.append([])
+            rows = 0
+        out[-1].append(rel)
+        rows += n
+    return [g for g in out if len(g) >= 2]
 
 
 @dataclass

@@ -27,7 +27,7 @@ from warehouse.lake.layout import GAMES, plies_twin, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES, plain_schema, read_parquet, row_group_tables
 from warehouse.lake.records import CompactRecord, Records, now
-from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, row_groups
+from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, groups, row_groups
 
 HASH_MODULUS = 2**64
 
@@ -58,19 +58,6 @@ def small_files(lake: Lake, target: int) -> dict[str, list[tuple[str, int]]]:
         if rows < target // 2:
             parts[rel.rsplit("/", 1)[0]].append((rel, rows))
     return {part: files for part, files in parts.items() if len(files) >= 2}
-
-
-def groups(files: list[tuple[str, int]], target: int) -> list[list[str]]:
-    """Consecutive files packed into groups of at most `target` rows; single files are left alone."""
-    out: list[list[str]] = [[]]
-    rows = 0
-    for rel, n in files:
-        if out[-1] and rows + n > target:
-            out.append([])
-            rows = 0
-        out[-1].append(rel)
-        rows += n
-    return [g for g in out if len(g) >= 2]
 
 
 def batches(lake: Lake, files: Iterable[str]) -> Iterable[pa.RecordBatch]:
