@@ -286,7 +286,11 @@ class _Input:
             self.raw = _Hashing(_open_raw(path))
         except OSError as e:
             raise InputError(f"{path}: {e}") from e
-        stream, compression = _decompressed(self.raw, jobs)
+        try:
+            stream, compression = _decompressed(self.raw, jobs)
+        except BaseException:
+            self.raw.close()
+            raise
         self.texts = _readable(texts(stream, MAX_LINE_BYTES), path, compression)
         self.opened = False  # its first game was seen to open as JSON
         self.in_earlier_chunk = False  # games of it went into a chunk made before
