@@ -264,9 +264,11 @@ def few_open(monkeypatch: pytest.MonkeyPatch, max_open: int) -> list[int]:
     staged: list[int] = []
     merge = load_module.merge_reopened
 
-    def counted(lake: Lake, op_id: str, file_rows: dict[str, int], ply_rows: dict[str, int]) -> Any:
+    def counted(
+        lake: Lake, op_id: str, file_rows: dict[str, int], ply_rows: dict[str, int], **options: Any
+    ) -> Any:
         staged.append(len(file_rows))
-        return merge(lake, op_id, file_rows, ply_rows)
+        return merge(lake, op_id, file_rows, ply_rows, **options)
 
     monkeypatch.setattr(
         load_module, "PartitionWriter", functools.partial(parquet.PartitionWriter, max_open=max_open)

@@ -337,7 +337,7 @@ def _read_and_commit(
         # Partitions the writer closed and reopened (inputs cycling through more than it keeps open): one
         # file each, merged in the staging folder before the commit.
         result.file_rows, result.ply_rows = merge_reopened(
-            lake, result.load_id, result.file_rows, result.ply_rows
+            lake, result.load_id, result.file_rows, result.ply_rows, jobs=o.jobs
         )
         if (in_files := sum(result.file_rows.values())) != writer.rows:
             raise ReconciliationError(
