@@ -304,7 +304,7 @@ class _Pending:
         self.held += part.nbytes
 
     def full(self) -> bool:
-        return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
+        return row_group_full(self.rows, self.bytes)
 
     def then(self, other: _Pending) -> _Pending:
         """These games, then `other`'s, as one row group."""
@@ -315,6 +315,12 @@ class _Pending:
             self.bytes + other.bytes,
             self.held + other.held,
         )
+
+
+def row_group_full(games: int, nbytes: int) -> bool:
+    """Whether a pending row group of `games` games taking `nbytes` is written now (`ROW_GROUP_GAMES`,
+    `ROW_GROUP_BYTES`)."""
+    return games >= ROW_GROUP_GAMES or nbytes >= ROW_GROUP_BYTES
 
 
 def in_one_row_group(written: int, *kinds: int) -> bool:

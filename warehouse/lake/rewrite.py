@@ -4,9 +4,9 @@ into a new `games/` file and its `plies/` twin as a load writes them. Compaction
 both rewrite files so, packing a partition's small files (`groups`).
 
 A rewritten file holds its games in row groups of one kind, analysed or not (`by_analysis`), each kind in
-the order read, of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES`; a small file's all in one
-(`in_one_row_group`), the others then the analysed games; each games row group with a plies row group of
-the same games. Memory: the row group read and one pending row group of each kind.
+the order read, of at most `ROW_GROUP_GAMES` games or `ROW_GROUP_BYTES` (`row_group_full`); a small file's
+all in one (`in_one_row_group`), the others then the analysed games; each games row group with a plies row
+group of the same games. Memory: the row group read and one pending row group of each kind.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ import pyarrow.compute as pc
 from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import (
-    ROW_GROUP_BYTES,
-    ROW_GROUP_GAMES,
     LakeWriter,
     by_analysis,
     in_one_row_group,
     open_parquet_writer,
     read_parquet,
+    row_group_full,
     row_group_tables,
 )
 
@@ -84,7 +83,7 @@ class _Pending:
         self.bytes += games.nbytes + plies.nbytes
 
     def full(self) -> bool:
-        return self.rows >= ROW_GROUP_GAMES or self.bytes >= ROW_GROUP_BYTES
+        return row_group_full(self.rows, self.bytes)
 
     def then(self, other: _Pending) -> _Pending:
         """These games, then `other`'s, as one row group."""
@@ -99,7 +98,7 @@ class RewrittenFile:
 
     def __init__(self, lake: Lake, *paths: str):
         self.lake, self.paths = lake, paths
-        self.rows = self.ply_rows = 0  # written so far
+        self.rows = 0  # games written so far
         self._out: tuple[LakeWriter, LakeWriter] | None = None
         self._pending = {False: _Pending(), True: _Pending()}
 
@@ -151,4 +150,3 @@ class RewrittenFile:
         for writer, table in zip(self._out, (games, plies), strict=True):
             writer.write_table(table, row_group_size=max(table.num_rows, 1))
         self.rows += games.num_rows
-        self.ply_rows += plies.num_rows
