@@ -1,14 +1,16 @@
 """`--jobs`: the lake's content is the same for any number of reader threads.
 
-Each input is loaded once with jobs=1 (the single-threaded reader) and once with jobs=4 cutting tiny chunks
-(`BGN_CHUNK_BYTES`), so that even small files cross chunk boundaries at every place; the two lakes are
-compared as values: games sorted by (source_file, source_offset), plies sorted by their keys, the rejects
-files line by line in order, and each load record's counts. File names differ (load ids), contents do not.
+Each input is loaded with jobs=1 (the single-threaded reader), jobs=2 (that reader on a thread of its
+own, the row groups encoded beside it: `load_threads`) and jobs=4 cutting tiny chunks (`BGN_CHUNK_BYTES`),
+so that even small files cross chunk boundaries at every place; the lakes are compared as values: games
+sorted by (source_file, source_offset), plies sorted by their keys, the rejects files line by line in
+order, and each load record's counts. File names differ (load ids), contents do not.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from warehouse import _core
 from warehouse.cores import default_jobs
 from warehouse.ingest.load import load_input
 from warehouse.lake import parquet
+from warehouse.lake.encoders import Encoders
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import coalesced
@@ -62,19 +65,21 @@ def _load_all(inputs: list[Path], lake: Path, jobs: int) -> list[dict[str, Any]]
 def assert_same_lakes(
     inputs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> list[dict[str, Any]]:
-    """Loads `inputs` with jobs=1 and jobs=4 (chunks of `chunk` bytes); asserts the lakes hold the same
+    """Loads `inputs` with jobs=1, 2 and 4 (chunks of `chunk` bytes); asserts the lakes hold the same
     values; returns the loads' records and rejects lines."""
-    one, four = tmp_path / "jobs1", tmp_path / "jobs4"
+    one = tmp_path / "jobs1"
     serial = _load_all(inputs, one, jobs=1)
     monkeypatch.setenv("BGN_CHUNK_BYTES", str(chunk))
-    parallel = _load_all(inputs, four, jobs=4)
-    assert serial == parallel
     game_keys = ["type", "year", "month", "source_file", "source_offset"]
-    games1, games4 = lake_table(one, "games", game_keys), lake_table(four, "games", game_keys)
+    games1 = lake_table(one, "games", game_keys)
     assert games1.num_rows == sum(r["games_written"] for r in serial)
-    assert games1.equals(games4)
     ply_keys = ["type", "year", "month", "game_key", "ply"]
-    assert lake_table(one, "plies", ply_keys).equals(lake_table(four, "plies", ply_keys))
+    plies1 = lake_table(one, "plies", ply_keys)
+    for jobs in (2, 4):
+        lake = tmp_path / f"jobs{jobs}"
+        assert _load_all(inputs, lake, jobs=jobs) == serial, jobs
+        assert lake_table(lake, "games", game_keys).equals(games1), jobs
+        assert lake_table(lake, "plies", ply_keys).equals(plies1), jobs
     return serial
 
 
@@ -140,6 +145,41 @@ def test_cli_jobs(tmp_path: Path) -> None:
         runs[jobs] = {k: record[k] for k in ("games_seen", "games_written", "games_rejected")}
     assert runs["1"] == runs["2"]
     assert default_jobs() >= 1
+
+
+def test_two_jobs_write_row_groups_on_the_loading_thread_while_reading_then_on_both() -> None:
+    """The pipeline of two jobs: while the reader has a core of its own, a file's row groups are written
+    on the thread that loads, one at a time; once the input is read, its last ones on the pool, each
+    lane's tasks still in the order given."""
+    encoders = Encoders(2, inline_while_reading=True)
+    lane = encoders.lane()
+    ran: list[tuple[int, str]] = []
+
+    all_ran = threading.Event()
+
+    def task(n: int) -> Callable[[], None]:
+        def run() -> None:
+            ran.append((n, threading.current_thread().name))
+            if len(ran) == 9:
+                all_ran.set()
+
+        return run
+
+    for n in range(3):
+        lane.submit(task(n))
+    loading = threading.current_thread().name
+    assert ran == [(n, loading) for n in range(3)]
+    encoders.reading_ended()
+    last = [encoders.lane(), encoders.lane()]
+    for n in range(3, 9):
+        last[n % 2].submit(task(n))
+    assert all_ran.wait(10)
+    encoders.shutdown()
+    assert sorted(n for n, _ in ran) == list(range(9))
+    for parity in (0, 1):
+        in_lane = [n for n in range(3, 9) if n % 2 == parity]
+        assert [n for n, _ in ran if n in in_lane] == in_lane
+    assert all(name.startswith("parquet") for n, name in ran if n >= 3)
 
 
 def test_coalesced_joins_runs_of_small_batches_in_order() -> None:

@@ -219,8 +219,8 @@ class PgnReader:
 
     Iterating yields `(partition, batch, rejects)`: `partition` is None for a batch of rejects alone.
     `jobs` worker threads parse and replay, beside one that decompresses and frames (1: the
-    single-threaded reader, on the thread that iterates); the batches, rows and rejects are the same for
-    any `jobs`.
+    single-threaded reader, on the thread that iterates, or with `own_thread` on a thread of its own, two
+    batches ahead at most); the batches, rows and rejects are the same for any `jobs`.
 
     `frames=(raw_offset, base, end)` reads a part of a multi-frame zstd file, for one of several readers
     (a Spark task): from its byte `raw_offset` (where a frame starts), whose decompressed text starts at
@@ -243,6 +243,7 @@ class PgnReader:
         frames: tuple[int, int, int] | None = None,
         first_game: int | None = None,
         openings: ArrowArrayExportable | None = None,
+        own_thread: bool = False,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse import _core
-from warehouse.cores import default_jobs
+from warehouse.cores import default_jobs, load_threads
 from warehouse.errors import InputError, LoadError
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
@@ -156,11 +156,13 @@ class Inputs:
         :raises _core.PgnInputError: for an input the reader refuses.
         """
         # With the openings, the reader derives each batch's plies and position columns from its replay.
+        threads = load_threads(self.jobs)
         self.reader = _core.PgnReader(
             path,
             source_name=source_name or path,
             batch_games=self.batch_games,
-            jobs=self.jobs,
+            jobs=threads.reader_jobs,
+            own_thread=threads.reader_own_thread,
             openings=reader_openings(),
         )
         return self.reader
@@ -302,7 +304,14 @@ def _read_and_commit(
 ) -> LoadResult:
     source = o.source(list(known), o.batch_games, o.jobs)
     stem = f"{input_stem(o.name)}-{result.load_id}"
-    writer = PartitionWriter(lake, result.load_id, stem, encoders=o.jobs)
+    threads = load_threads(o.jobs)
+    writer = PartitionWriter(
+        lake,
+        result.load_id,
+        stem,
+        encoders=threads.encoders,
+        inline_while_reading=threads.encode_inline_while_reading,
+    )
     rejects = RejectsWriter(lake, result.load_id, f"{REJECTS}/{stem}.jsonl", o.name)
     index = PartitionIndex(lake, exclude=result.removes) if o.dedup else None
     duplicates: Counter[str] = Counter()

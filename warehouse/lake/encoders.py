@@ -21,18 +21,19 @@ Task = Callable[[], None]
 
 
 class Lane:
-    """Tasks run one after the other, in the order submitted, on the pool's threads (on the calling
-    thread without a pool)."""
+    """Tasks run one after the other, in the order submitted, on the encoders' pool (on the calling
+    thread while they have none in use)."""
 
-    def __init__(self, pool: ThreadPoolExecutor | None):
-        self._pool = pool
+    def __init__(self, encoders: Encoders):
+        self._encoders = encoders
         self._lock = threading.Lock()
         self._queue: deque[Task] = deque()
         self._busy = False
 
     def submit(self, task: Task) -> None:
         """Runs `task` after the lane's earlier ones. `task` must not raise: it reports its own errors."""
-        if self._pool is None:
+        pool = self._encoders.pool()
+        if pool is None:  # no task of the lane is queued: inline ones end before `submit` returns
             task()
             return
         with self._lock:
@@ -40,17 +41,17 @@ class Lane:
                 self._queue.append(task)
                 return
             self._busy = True
-        self._pool.submit(self._run, task)
+        pool.submit(self._run, pool, task)
 
-    def _run(self, task: Task) -> None:
+    def _run(self, pool: ThreadPoolExecutor, task: Task) -> None:
         try:
             task()
         finally:
             with self._lock:
                 following = self._queue.popleft() if self._queue else None
                 self._busy = following is not None
-            if following is not None and self._pool is not None:
-                self._pool.submit(self._run, following)
+            if following is not None:
+                pool.submit(self._run, pool, following)
 
 
 class RowGroupWrite:
@@ -78,20 +79,31 @@ class RowGroupWrite:
 
 class Encoders:
     """The pool of `threads` (none for 1), and how many row groups may be written at once: `threads`,
-    each derived and encoded, or waiting in its lane; the games they hold count toward a load's memory."""
+    each derived and encoded, or waiting in its lane (the games they hold count toward a load's memory).
+    With `inline_while_reading`, the row groups are written on the loading thread, one at a time, until
+    `reading_ended`: a reader on a thread of its own keeps the other core."""
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, inline_while_reading: bool = False):
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="parquet") if threads > 1 else None
-        self._limit = threads
+        self._threads = threads
+        self._inline = inline_while_reading or self._pool is None
         self._writing: set[Future[None]] = set()
 
+    def pool(self) -> ThreadPoolExecutor | None:
+        """Where lanes run their tasks now: None, on the thread that submits them."""
+        return None if self._inline else self._pool
+
+    def reading_ended(self) -> None:
+        """The input is read: the last row groups may take every thread."""
+        self._inline = self._pool is None
+
     def lane(self) -> Lane:
-        return Lane(self._pool)
+        return Lane(self)
 
     def admit(self, write: RowGroupWrite) -> None:
         """Waits until fewer than `threads` row groups are being written (the first of them to end makes
         room); counts `write` among them. Raises the error of a write that failed."""
-        while len(self._writing) >= self._limit:
+        while len(self._writing) >= (1 if self._inline else self._threads):
             ended, self._writing = wait(self._writing, return_when=FIRST_COMPLETED)
             for future in ended:
                 future.result()

@@ -455,6 +455,7 @@ class PartitionWriter:
     """Splits batches by partition and writes zstd Parquet files under the operation's staging folder:
     each `games/` file with its `plies/` twin (`warehouse.lake.plies`), at most `max_open` pairs open at
     once, row groups derived (`warehouse.lake.positions.derive`) and encoded on `encoders` threads.
+    `inline_while_reading`: on the thread that calls `write` until `finish` (`Encoders`).
     Memory: `max_open` pairs of writers' buffers, the pending row groups (at most `PENDING_BYTES` and one
     batch) and the `encoders` row groups being derived and encoded (each at most `ROW_GROUP_BYTES` and
     one batch, with its plies, and a copy of its small batches joined: `coalesced`)."""
@@ -466,9 +467,10 @@ class PartitionWriter:
         file_stem: str,
         max_open: int = MAX_OPEN_PARTITIONS,
         encoders: int = 1,
+        inline_while_reading: bool = False,
     ):
         self.lake, self.op_id, self.file_stem, self.max_open = lake, op_id, file_stem, max_open
-        self._encoders = Encoders(encoders)
+        self._encoders = Encoders(encoders, inline_while_reading)
         self._open: dict[Partition, _PartitionFile] = {}  # least recently written first
         self._counts: dict[Partition, int] = {}
         self.file_rows: dict[str, int] = {}  # final path → rows, for `games/` files already closed
@@ -524,6 +526,7 @@ class PartitionWriter:
         `plies/` file."""
         # Every file's last row group is handed to the encoders before any file waits for its own: closed
         # one by one, the last row groups of a load's partitions encoded on one thread at a time.
+        self._encoders.reading_ended()
         for f in self._open.values():
             f.write_last(self._encoders)
         for key in list(self._open):

@@ -227,8 +227,9 @@ impl GameBatches {
 /// raw_text)`.
 ///
 /// `jobs` worker threads parse and replay, beside a thread that decompresses and frames; with 1 (the
-/// default) the single-threaded reader reads on the calling thread, as `__next__` asks. The batches,
-/// their rows and the rejects are the same for any `jobs`.
+/// default) the single-threaded reader reads on the calling thread, as `__next__` asks, or with
+/// `own_thread` on a thread of its own, two batches ahead at most (the caller's thread left free for
+/// what it does with them). The batches, their rows and the rejects are the same for any `jobs`.
 ///
 /// `openings` (the chess-openings table, see `derive_plies`): each batch also holds its games' position
 /// columns and, in a last column `plies`, their plies, derived from the same replay.
@@ -243,7 +244,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -255,6 +256,7 @@ impl PgnReader {
         frames: Option<(u64, u64, u64)>,
         first_game: Option<u64>,
         openings: Option<&Bound<'_, PyAny>>,
+        own_thread: bool,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -293,6 +295,8 @@ impl PgnReader {
             let reader =
                 ParallelReader::with_chunk_bytes(input, source_name, options, jobs, chunk_bytes);
             BatchStream::spawn(reader)
+        } else if own_thread {
+            BatchStream::spawn(BatchReader::new(input, source_name, options))
         } else {
             // One job, one thread: the caller's, so that `jobs` counts the cores a load uses.
             BatchStream::inline(BatchReader::new(input, source_name, options))
