@@ -17,8 +17,10 @@ then measures on that file:
     into the two tables, pyarrow's Parquet encoding of `games/` then of `plies/` (µs per game, CPU time);
   - where a load's CPU goes, thread by thread, for each --jobs N (a load of the quarter dump in this
     process): what N > 1 costs more than N = 1, and how often fewer than N of its threads could run.
-`--jobs N` is N cores' work: N reader threads (beside one that decompresses and frames) and N encoder
-threads; `--jobs 1` reads and encodes on the loading thread alone, so the speed-up over it is the scaling.
+`--jobs N` is N cores' work (`warehouse.cores.load_threads`): `--jobs 1` reads and encodes on the loading
+thread alone, so the speed-up over it is the scaling; `--jobs 2` reads on a thread of its own and encodes
+on the loading thread (on both once the input is read); more, N reader threads (beside one that
+decompresses and frames) and N encoder threads.
 Not a test: it prints figures, it asserts nothing.
 """
 

@@ -733,15 +733,18 @@ impl BatchStream {
         let (tx, rx) = sync_channel(2);
         let counters = reader.counters();
         let raw_read = reader.raw_read();
-        let worker = std::thread::spawn(move || {
-            let mut reader = reader;
-            while let Some(batch) = reader.next_batch() {
-                if tx.send(batch).is_err() {
-                    break; // the consumer is gone
+        let worker = std::thread::Builder::new()
+            .name("bgn-reader".into())
+            .spawn(move || {
+                let mut reader = reader;
+                while let Some(batch) = reader.next_batch() {
+                    if tx.send(batch).is_err() {
+                        break; // the consumer is gone
+                    }
                 }
-            }
-            reader.into_finished()
-        });
+                reader.into_finished()
+            })
+            .expect("spawn the reader thread");
         BatchStream {
             source: Source::Thread {
                 rx,
