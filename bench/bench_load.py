@@ -220,11 +220,11 @@ def thread_kind(tid: int, name: str, encoders: set[int]) -> str:
     """What a thread of this process does in a load, from its OS name (the Rust core names its threads)
     or, for Python's threads, which are not named for the OS, their native id."""
     if tid == os.getpid():
-        return "loading thread (all of the work with --jobs 1)"
+        return "loading thread (all of --jobs 1; encoding with 2)"
     if tid in encoders:
-        return "encoders: derive, Parquet (pyarrow)"
+        return "encoder pool: derive, Parquet (pyarrow)"
     if name.startswith("bgn-reader"):
-        return "readers: parse, replay, Arrow"
+        return "readers: parse, replay, Arrow (zstd with 2)"
     if name.startswith("bgn-framer"):
         return "framer: zstd, cut into chunks"
     return "collector and the rest"
