@@ -29,11 +29,9 @@ class LoadThreads:
 def load_threads(jobs: int) -> LoadThreads:
     """One job: all on the loading thread. Two: a pipeline, the single-threaded reader on a thread of its
     own and the loading thread deriving and encoding, until the input is read; its last row groups then
-    encode on both. The parallel reader's workers cost more CPU a game than the single-threaded reader
-    (chunks handed over, a batch per partition a chunk), and encoders beside them slow them down: on a
-    600,000-game dump, two jobs so took 33.5 CPU-s and 17.3 s, as a pipeline 26.7 CPU-s and 16.3 s (one
-    job: 25.7 CPU-s and s; 2026-11-29). More jobs: that many reader workers (beside a thread that
-    frames) and that many encoders."""
+    encode on both. (Two parallel-reader workers beside two encoders took 1.2-1.26x the CPU a game of one
+    job, against ~1.05x: docs/operations.md, "Parallel loads".) More jobs: that many reader workers
+    (beside a thread that frames) and that many encoders."""
     if jobs <= 1:
         return LoadThreads(1, False, 1, False)
     if jobs == 2:

@@ -101,8 +101,9 @@ class Encoders:
         return Lane(self)
 
     def admit(self, write: RowGroupWrite) -> None:
-        """Waits until fewer than `threads` row groups are being written (the first of them to end makes
-        room); counts `write` among them. Raises the error of a write that failed."""
+        """Waits until fewer than `threads` row groups are being written (one while they are written
+        inline; the first of them to end makes room); counts `write` among them. Raises the error of a
+        write that failed."""
         while len(self._writing) >= (1 if self._inline else self._threads):
             ended, self._writing = wait(self._writing, return_when=FIRST_COMPLETED)
             for future in ended:
