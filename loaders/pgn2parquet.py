@@ -15,11 +15,10 @@ import time
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from warehouse import _core
 from warehouse.cores import default_jobs
 from warehouse.errors import DamagedRecord, NotPublished, WarehouseError, describe
 from warehouse.ingest.inputs import PGN_NAME, input_files
-from warehouse.ingest.load import BATCH_GAMES, LoadResult, PgnSource, SourceKind, load_inputs
+from warehouse.ingest.load import BATCH_GAMES, LoadResult, PgnSource, Reading, SourceKind, load_inputs
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES
 from warehouse.lake.records import LoadedInput, LoadRecord
@@ -87,7 +86,7 @@ class ProgressBar:
     def __init__(self, name: str):
         self.name, self.start, self.last = name, time.monotonic(), 0.0
 
-    def __call__(self, reader: _core.PgnReader) -> None:
+    def __call__(self, reader: Reading) -> None:
         now = time.monotonic()
         if now - self.last < 0.25:
             return

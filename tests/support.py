@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from warehouse.ingest.zstd_frames import zstd_frames
 from warehouse.lake.parquet import ONE_ROW_GROUP_GAMES
 from warehouse.lake.records import LoadRecord
 
@@ -408,3 +410,33 @@ def httpfs_error(command: list[str]) -> str | None:
 def needs_httpfs(command: list[str]) -> None:
     if (error := httpfs_error(command)) is not None:
         pytest.skip(f"DuckDB's httpfs extension is not available: {error}")
+
+
+def damaged(path: Path) -> Path:
+    """Frames with checksums, the third's data damaged: a load keeps the games before the damage."""
+    cut_frames(path, make_games(1000, 300), zstandard.ZstdCompressor(write_checksum=True))
+    frames = zstd_frames(str(path))
+    assert frames is not None
+    data = bytearray(path.read_bytes())
+    middle = frames[2].offset + frames[2].size // 2
+    data[middle : middle + 8] = bytes(b ^ 0x5A for b in data[middle : middle + 8])
+    path.write_bytes(bytes(data))
+    return path
+
+
+def cut_frames(path: Path, text: str, compressor: zstandard.ZstdCompressor | None = None) -> Path:
+    """`text` as zstd frames that start at a game's first byte, inside movetext, inside a comment, and at
+    a tag line in the middle of a game's tags (where a part's guess of its first game is wrong)."""
+    data = text.encode()
+    games = [m.start() for m in re.finditer(rb"\[Event ", data)]
+    cuts = [
+        games[40],
+        data.index(b" 10. ", games[80]) + 1,
+        data.index(b"{ [%clk", games[120]) + 3,
+        data.index(b"\n[Date ", games[160]) + 1,
+        games[200] - 1,
+    ]
+    compressor = compressor or zstandard.ZstdCompressor()
+    bounds = [0, *cuts, len(data)]
+    path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
+    return path

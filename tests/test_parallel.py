@@ -21,6 +21,8 @@ import zstandard
 from support import (
     CORPORA,
     DATA,
+    cut_frames,
+    damaged,
     lake_table,
     load,
     load_summary,
@@ -33,6 +35,7 @@ from support import (
 
 from warehouse import _core
 from warehouse.cores import default_jobs
+from warehouse.ingest import frame_parts
 from warehouse.ingest.load import load_input
 from warehouse.lake import parquet
 from warehouse.lake.encoders import Encoders
@@ -119,6 +122,33 @@ def test_damaged_and_truncated_zst_and_cr_only(tmp_path: Path, monkeypatch: pyte
     assert cr_load["games_written"] == 300
 
 
+def test_multi_frame_inputs_read_in_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two jobs read a multi-frame `.pgn.zst` in parts of its frames, on two readers (`frame_parts`): cut
+    in games, in a comment, in a game's tags (where a part's guess of its first game is wrong and it is
+    read again), and damaged in its third frame (nothing after the damage is kept), the lake is the one
+    read of the whole file makes, and so is its record (its checksum too)."""
+    monkeypatch.setattr(frame_parts, "PART_BYTES", 1)  # a part a frame
+    cut = cut_frames(tmp_path / "cut.pgn.zst", make_games(0, 300))
+    broken = damaged(tmp_path / "damaged.pgn.zst")
+    sample = DATA / "lichess_2025-05_sample.pgn.zst"  # two frames
+    assert all(len(frame_parts.parts_to_read(str(p))) > 1 for p in (cut, broken, sample))
+    reads: list[int] = []
+    real_read = frame_parts.PartsReader._read
+
+    def counted(self: frame_parts.PartsReader, part: int, first_game: int | None = None) -> Any:
+        reads.append(part)
+        return real_read(self, part, first_game)
+
+    monkeypatch.setattr(frame_parts.PartsReader, "_read", counted)
+    loads = assert_same_lakes([cut, broken, sample], tmp_path, monkeypatch, chunk=5000)
+    assert len(reads) > len(set(reads)), reads  # the part cut in a game's tags was read again
+    cut_load, damaged_load, sample_load = loads
+    assert cut_load["games_written"] == 300 and cut_load["sha256"]
+    assert damaged_load["damage"] and "damaged_input" in damaged_load["rejects_by_kind"]
+    assert 0 < damaged_load["games_seen"] < 300
+    assert sample_load["sha256"]
+
+
 def test_batches_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below the lake: the reader hands over the same batches, rejects and counts in the same order."""
     path = str(present(CORPORA / "edge/pychess/testing/gamefiles/schess.pgn")[0])
@@ -169,7 +199,7 @@ def test_two_jobs_write_row_groups_on_the_loading_thread_while_reading_then_on_b
         lane.submit(task(n))
     loading = threading.current_thread().name
     assert ran == [(n, loading) for n in range(3)]
-    encoders.reading_ended()
+    encoders.use_pool()
     last = [encoders.lane(), encoders.lane()]
     for n in range(3, 9):
         last[n % 2].submit(task(n))

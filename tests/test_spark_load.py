@@ -7,7 +7,6 @@ completes it; inputs on S3 (moto) given by a glob load as the same files would."
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import signal
@@ -21,6 +20,8 @@ import zstandard
 from support import (
     CORPORA,
     SAMPLE,
+    cut_frames,
+    damaged,
     lake_counts,
     lake_table,
     load_summary,
@@ -40,7 +41,6 @@ from warehouse.lake.storage import filesystem
 
 pytest.importorskip("pyspark")
 from warehouse.ingest.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
-from warehouse.ingest.zstd_frames import zstd_frames
 
 LICHESS = CORPORA / "lichess" / "lichess_2025-05_sample.pgn"
 WITH_REJECTS = CORPORA / "edge" / "pychess" / "testing" / "gamefiles" / "schess.pgn"
@@ -57,36 +57,6 @@ def inputs(tmp_path: Path) -> list[Path]:
     first = cut_frames(tmp_path / "gen-a.pgn.zst", make_games(0, 300))
     second = write_zst(tmp_path / "gen-b.pgn.zst", make_games(200, 300))
     return [SAMPLE, LICHESS, WITH_REJECTS, first, second, damaged(tmp_path / "gen-c.pgn.zst")]
-
-
-def damaged(path: Path) -> Path:
-    """Frames with checksums, the third's data damaged: a load keeps the games before the damage."""
-    cut_frames(path, make_games(1000, 300), zstandard.ZstdCompressor(write_checksum=True))
-    frames = zstd_frames(str(path))
-    assert frames is not None
-    data = bytearray(path.read_bytes())
-    middle = frames[2].offset + frames[2].size // 2
-    data[middle : middle + 8] = bytes(b ^ 0x5A for b in data[middle : middle + 8])
-    path.write_bytes(bytes(data))
-    return path
-
-
-def cut_frames(path: Path, text: str, compressor: zstandard.ZstdCompressor | None = None) -> Path:
-    """`text` as zstd frames that start at a game's first byte, inside movetext, inside a comment, and at
-    a tag line in the middle of a game's tags (where a part's guess of its first game is wrong)."""
-    data = text.encode()
-    games = [m.start() for m in re.finditer(rb"\[Event ", data)]
-    cuts = [
-        games[40],
-        data.index(b" 10. ", games[80]) + 1,
-        data.index(b"{ [%clk", games[120]) + 3,
-        data.index(b"\n[Date ", games[160]) + 1,
-        games[200] - 1,
-    ]
-    compressor = compressor or zstandard.ZstdCompressor()
-    bounds = [0, *cuts, len(data)]
-    path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
-    return path
 
 
 def local_lake(paths: list[Path], lake: Path) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from warehouse import _core
 from warehouse.cores import default_jobs, load_threads
 from warehouse.errors import InputError, LoadError
+from warehouse.ingest.frame_parts import PartsReader, parts_to_read
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
@@ -110,7 +111,18 @@ class RejectsWriter:
                 self._out.close()
 
 
-Progress = Callable[["_core.PgnReader"], None]
+class Reading(Protocol):
+    """What a progress bar reads of the reader reading now: the Rust reader, or `PartsReader`."""
+
+    @property
+    def raw_bytes_read(self) -> int: ...
+    @property
+    def input_size(self) -> int | None: ...
+    @property
+    def games_seen(self) -> int: ...
+
+
+Progress = Callable[[Reading], None]
 # Rejects as a source yields them: each with the input file it is in.
 Located: TypeAlias = "list[tuple[str, _core.Reject]]"  # _core.Reject: a stub-only alias
 
@@ -125,7 +137,9 @@ class Source(Protocol):
     # one line each: nothing of them is written.
     refused: list[str]
     # The reader reading now, for progress bars (None before the first).
-    reader: _core.PgnReader | None
+    reader: Reading | None
+    # Its reader keeps the cores busy: the row groups go to every encoder thread (`load_threads`).
+    encode_on_pool: bool
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         """Each partition's games (record batches of the lake's games, `source_file` naming each game's
@@ -143,7 +157,8 @@ class Inputs:
     def __init__(self, paths: list[str], batch_games: int, jobs: int):
         self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
         self.refused: list[str] = []
-        self.reader: _core.PgnReader | None = None
+        self.reader: Reading | None = None
+        self.encode_on_pool = False
         self.read: list[LoadedInput] = []
 
     def outcomes(self) -> list[LoadedInput]:
@@ -174,9 +189,16 @@ class PgnSource(Inputs):
     format = PGN
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        read_parts = load_threads(self.jobs).read_frame_parts
         for path in self.paths:
+            parts = parts_to_read(path) if read_parts else []
+            reader: _core.PgnReader | PartsReader
             try:
-                reader = self.open_reader(path)
+                if parts:
+                    reader = self.reader = PartsReader(path, path, self.batch_games, parts)
+                    self.encode_on_pool = True
+                else:
+                    reader = self.open_reader(path)
             except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
                 self.refused.append(str(e))
                 continue
@@ -317,6 +339,8 @@ def _read_and_commit(
     duplicates: Counter[str] = Counter()
     try:
         for key, parts, located in source.batches():
+            if source.encode_on_pool:
+                writer.encode_on_pool()
             if key is not None:
                 if index is not None:
                     parts = [_drop_known(part, key, index, result, duplicates) for part in parts]

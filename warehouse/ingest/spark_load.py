@@ -37,7 +37,7 @@ from warehouse.ingest.load import (
     reconcile,
 )
 from warehouse.ingest.spark_task import Unit, UnitReport, convert, run_partition
-from warehouse.ingest.zstd_frames import zstd_frames
+from warehouse.ingest.zstd_frames import frame_parts
 from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
@@ -150,7 +150,7 @@ def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup
                 continue
         whole = Unit(index, path, record.load_id, lake.location, batch_games)
         units = []
-        for frames in _parts(path, unit_bytes):
+        for frames in frame_parts(path, unit_bytes):
             units.append(replace(whole, index=index, frames=frames, first_game=0 if frames[1] == 0 else None))
             index += 1
         if not units:
@@ -158,22 +158,6 @@ def _plan(paths: list[str], lake: Lake, batch_games: int, unit_bytes: int, dedup
         units = [replace(u, fail_first_attempt=fail == str(u.index)) for u in units]
         planned.append(_Planned(record, units))
     return planned
-
-
-def _parts(path: str, unit_bytes: int) -> list[tuple[int, int, int]]:
-    """A multi-frame zstd file's parts of whole frames, each at least `unit_bytes` decompressed (but the
-    last): (raw offset, decompressed start, decompressed end) each; none for one part, or another file."""
-    frames = zstd_frames(path) if os.path.isfile(path) else None
-    parts: list[tuple[int, int, int]] = []
-    start = size = 0
-    for n, frame in enumerate(frames or []):
-        if size == 0:
-            raw = frame.offset
-        size += frame.content_size
-        if size >= unit_bytes or n == len(frames or []) - 1:
-            parts.append((raw, start, start + size))
-            start, size = start + size, 0
-    return parts if len(parts) > 1 else []
 
 
 def _run(spark: SparkSession, units: list[Unit]) -> dict[int, UnitReport]:

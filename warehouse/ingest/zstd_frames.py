@@ -8,6 +8,7 @@ Reading the headers costs one small read per block (at most 128 KiB of data each
 
 from __future__ import annotations
 
+import os
 from typing import BinaryIO, NamedTuple
 
 ZSTD_MAGIC = 0xFD2FB528
@@ -83,3 +84,19 @@ def starts_zstd(head: bytes) -> bool:
     writes one first), which the decoder skips (as the Rust core's `input::starts_zstd` reads them)."""
     number = int.from_bytes(head[:4].ljust(4, b"\0"), "little")
     return number == ZSTD_MAGIC or number & SKIPPABLE_MASK == SKIPPABLE_MAGIC
+
+
+def frame_parts(path: str, part_bytes: int) -> list[tuple[int, int, int]]:
+    """A multi-frame zstd file's parts of whole frames, each at least `part_bytes` decompressed (but the
+    last): (raw offset, decompressed start, decompressed end) each; none for one part, or another file."""
+    frames = zstd_frames(path) if os.path.isfile(path) else None
+    parts: list[tuple[int, int, int]] = []
+    start = size = raw = 0
+    for n, frame in enumerate(frames or []):
+        if size == 0:
+            raw = frame.offset
+        size += frame.content_size
+        if size >= part_bytes or n == len(frames or []) - 1:
+            parts.append((raw, start, start + size))
+            start, size = start + size, 0
+    return parts if len(parts) > 1 else []

@@ -81,7 +81,7 @@ class Encoders:
     """The pool of `threads` (none for 1), and how many row groups may be written at once: `threads`,
     each derived and encoded, or waiting in its lane (the games they hold count toward a load's memory).
     With `inline_while_reading`, the row groups are written on the loading thread, one at a time, until
-    `reading_ended`: a reader on a thread of its own keeps the other core."""
+    `use_pool`: a reader on a thread of its own keeps the other core."""
 
     def __init__(self, threads: int, inline_while_reading: bool = False):
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="parquet") if threads > 1 else None
@@ -93,8 +93,9 @@ class Encoders:
         """Where lanes run their tasks now: None, on the thread that submits them."""
         return None if self._inline else self._pool
 
-    def reading_ended(self) -> None:
-        """The input is read: the last row groups may take every thread."""
+    def use_pool(self) -> None:
+        """Row groups on every thread from now on: the input is read (its last row groups), or its readers
+        keep no core of their own."""
         self._inline = self._pool is None
 
     def lane(self) -> Lane:

@@ -455,7 +455,7 @@ class PartitionWriter:
     """Splits batches by partition and writes zstd Parquet files under the operation's staging folder:
     each `games/` file with its `plies/` twin (`warehouse.lake.plies`), at most `max_open` pairs open at
     once, row groups derived (`warehouse.lake.positions.derive`) and encoded on `encoders` threads.
-    `inline_while_reading`: on the thread that calls `write` until `finish` (`Encoders`).
+    `inline_while_reading`: on the thread that calls `write` until `finish` or `encode_on_pool`.
     Memory: `max_open` pairs of writers' buffers, the pending row groups (at most `PENDING_BYTES` and one
     batch) and the `encoders` row groups being derived and encoded (each at most `ROW_GROUP_BYTES` and
     one batch, with its plies, and a copy of its small batches joined: `coalesced`)."""
@@ -521,12 +521,16 @@ class PartitionWriter:
         self.file_rows[f.final] = f.rows
         self.ply_rows[plies_twin(f.final)] = f.ply_rows
 
+    def encode_on_pool(self) -> None:
+        """Row groups on every encoder thread from now on (`Encoders.use_pool`)."""
+        self._encoders.use_pool()
+
     def finish(self) -> tuple[dict[str, int], dict[str, int]]:
         """Closes every file; returns the final path and row count of each `games/` file, and of each
         `plies/` file."""
         # Every file's last row group is handed to the encoders before any file waits for its own: closed
         # one by one, the last row groups of a load's partitions encoded on one thread at a time.
-        self._encoders.reading_ended()
+        self._encoders.use_pool()
         for f in self._open.values():
             f.write_last(self._encoders)
         for key in list(self._open):
