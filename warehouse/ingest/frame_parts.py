@@ -26,14 +26,19 @@ from warehouse.ingest.inputs import HASH_CHUNK
 from warehouse.ingest.zstd_frames import frame_parts
 from warehouse.lake.positions import reader_openings
 
-# Decompressed bytes of a part at least (whole frames): a part's reader costs a fixed few milliseconds.
+# Decompressed bytes of a part at least (whole frames): each part costs its reader a batch per partition met,
+# and three parts are held at most.
 PART_BYTES = 32 << 20
 READERS = 2
 
 
 def parts_to_read(path: str) -> list[tuple[int, int, int]]:
-    """The parts `PartsReader` reads `path` in: none for a file of one part, or not multi-frame zstd."""
-    return frame_parts(path, PART_BYTES)
+    """The parts `PartsReader` reads `path` in: none for a file of one part, not multi-frame zstd, or
+    unreadable (the reader then says why, as for any input)."""
+    try:
+        return frame_parts(path, PART_BYTES)
+    except OSError:
+        return []
 
 
 Item: TypeAlias = "tuple[Any, Any, list[_core.Reject]]"  # _core.Reject: a stub-only alias
