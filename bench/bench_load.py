@@ -18,8 +18,8 @@ then measures on that file:
   - where a load's CPU goes, thread by thread, for each --jobs N (a load of the quarter dump in this
     process): what N > 1 costs more than N = 1, and how often fewer than N of its threads could run.
 `--jobs N` is N cores' work (`warehouse.cores.load_threads`): `--jobs 1` reads and encodes on the loading
-thread alone, so the speed-up over it is the scaling; `--jobs 2` reads on a thread of its own and encodes
-on the loading thread (on both once the input is read); more, N reader threads (beside one that
+thread alone, so the speed-up over it is the scaling; `--jobs 2` reads the dump (many zstd frames) in parts
+of its frames on two reader threads and encodes on two; more, N reader threads (beside one that
 decompresses and frames) and N encoder threads.
 Not a test: it prints figures, it asserts nothing.
 """
@@ -216,15 +216,15 @@ def stages(dump: Path) -> dict[str, float]:
     return {name: seconds * 1e6 / games for name, seconds in spent.items()}
 
 
-def thread_kind(tid: int, name: str, encoders: set[int]) -> str:
+def thread_kind(tid: int, name: str, encoders: set[int], readers: set[int]) -> str:
     """What a thread of this process does in a load, from its OS name (the Rust core names its threads)
     or, for Python's threads, which are not named for the OS, their native id."""
     if tid == os.getpid():
         return "loading thread (all of --jobs 1; encoding with 2)"
     if tid in encoders:
         return "encoder pool: derive, Parquet (pyarrow)"
-    if name.startswith("bgn-reader"):
-        return "readers: parse, replay, Arrow (zstd with 2)"
+    if name.startswith("bgn-reader") or tid in readers:
+        return "readers: zstd, parse, replay, Arrow"
     if name.startswith("bgn-framer"):
         return "framer: zstd, cut into chunks"
     return "collector and the rest"
@@ -243,6 +243,8 @@ def threads(dump: Path, jobs: int) -> tuple[dict[str, float], float]:
 
     def sample() -> None:
         encoders = {t.native_id for t in threading.enumerate() if t.name.startswith("parquet")}
+        # A multi-frame dump's parts, read on Python threads (and the file's checksum beside them).
+        readers = {t.native_id for t in threading.enumerate() if t.name.startswith("frame-parts")}
         runnable = 0
         for tid in map(int, os.listdir("/proc/self/task")):
             if tid == sampler_id[0]:
@@ -252,7 +254,8 @@ def threads(dump: Path, jobs: int) -> tuple[dict[str, float], float]:
                 name = stat[stat.index("(") + 1 : stat.rindex(")")]
                 fields = stat[stat.rindex(")") + 2 :].split()
                 runnable += fields[0] == "R"
-                cpu[tid] = (thread_kind(tid, name, encoders), (int(fields[11]) + int(fields[12])) / tick)
+                seconds = (int(fields[11]) + int(fields[12])) / tick
+                cpu[tid] = (thread_kind(tid, name, encoders, readers), seconds)
         short[0] += runnable < jobs
         short[1] += 1
 
