@@ -14,7 +14,6 @@ parts are read or held at once, beside the one being handed on: about 3 x `PART_
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from warehouse import _core
-from warehouse.ingest.inputs import HASH_CHUNK
-from warehouse.ingest.zstd_frames import frame_parts
+from warehouse.ingest.inputs import file_sha256
+from warehouse.ingest.zstd_frames import frame_parts, input_goes_on, starts_where_stopped
 from warehouse.lake.positions import reader_openings
 
 # Decompressed bytes of a part at least (whole frames): each part costs its reader a batch per partition met,
@@ -93,7 +92,7 @@ class PartsReader:
 
     def __iter__(self) -> Iterator[Item]:
         with ThreadPoolExecutor(READERS + 1, thread_name_prefix="frame-parts") as pool:
-            checksum = pool.submit(self._checksum)
+            checksum = pool.submit(file_sha256, self.path, self._stop)
             pending: dict[int, Future[_Read]] = {}
             try:
                 yield from self._in_order(pool, pending)
@@ -105,26 +104,16 @@ class PartsReader:
                 for future in pending.values():
                     future.cancel()
 
-    def _checksum(self) -> str | None:
-        """The file's SHA-256, as a whole read gives it; None once the read is stopped."""
-        digest = hashlib.sha256()
-        with open(self.path, "rb") as f:
-            while chunk := f.read(HASH_CHUNK):
-                if self._stop.is_set():
-                    return None
-                digest.update(chunk)
-        return digest.hexdigest()
-
     def _in_order(self, pool: ThreadPoolExecutor, pending: dict[int, Future[_Read]]) -> Iterator[Item]:
         for part in range(min(READERS, len(self.parts))):
             pending[part] = pool.submit(self._read, part)
         before: _core.PgnReader | None = None
         for part in range(len(self.parts)):
-            if before is not None and (before.damage is not None or before.stopped_at is None):
-                return  # the input ended, or was damaged, in the part before
+            if before is not None and not input_goes_on(before):
+                return
             read = pending.pop(part).result()
-            if before is not None and read.reader.first_game != before.stopped_at:
-                read = self._read(part, first_game=before.stopped_at)  # its guess of its first game was wrong
+            if before is not None and not starts_where_stopped(before, read.reader):
+                read = self._read(part, first_game=before.stopped_at)
             if part + READERS < len(self.parts):
                 pending[part + READERS] = pool.submit(self._read, part + READERS)
             yield from read.items

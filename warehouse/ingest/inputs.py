@@ -13,6 +13,7 @@ import glob
 import hashlib
 import os
 import re
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -42,10 +43,13 @@ def fingerprint(path: str) -> str | None:
     return f"{size}:{head}:{tail}"
 
 
-def file_sha256(path: str) -> str:
+def file_sha256(path: str, stop: threading.Event | None = None) -> str | None:
+    """The file's SHA-256, hex; None if `stop` is set before it is read to its end."""
     digest = hashlib.sha256()
     with _open(path) as f:
         while chunk := f.read(HASH_CHUNK):
+            if stop is not None and stop.is_set():
+                return None
             digest.update(chunk)
     return digest.hexdigest()
 

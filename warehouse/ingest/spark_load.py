@@ -37,7 +37,7 @@ from warehouse.ingest.load import (
     reconcile,
 )
 from warehouse.ingest.spark_task import Unit, UnitReport, convert, run_partition
-from warehouse.ingest.zstd_frames import frame_parts
+from warehouse.ingest.zstd_frames import frame_parts, input_goes_on, starts_where_stopped
 from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
@@ -180,9 +180,9 @@ def _chain(units: list[Unit], reports: list[UnitReport]) -> list[UnitReport]:
     kept = [reports[0]]
     for unit, report in zip(units[1:], reports[1:], strict=True):
         before = kept[-1]
-        if before.damage is not None or before.stopped_at is None:
+        if not input_goes_on(before):
             break
-        if report.first_game != before.stopped_at:
+        if not starts_where_stopped(before, report):
             report = convert(replace(unit, first_game=before.stopped_at), "d")
         kept.append(report)
     return kept

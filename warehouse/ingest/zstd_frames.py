@@ -9,7 +9,7 @@ Reading the headers costs one small read per block (at most 128 KiB of data each
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple, Protocol
 
 ZSTD_MAGIC = 0xFD2FB528
 # Skippable frames (any magic 0x184D2A50..5F) carry no data: skipped.
@@ -100,3 +100,26 @@ def frame_parts(path: str, part_bytes: int) -> list[tuple[int, int, int]]:
             parts.append((raw, start, start + size))
             start, size = start + size, 0
     return parts if len(parts) > 1 else []
+
+
+class PartRead(Protocol):
+    """A part read by a reader of frames (`PgnReader(frames=)`, or a Spark task's report): where its first
+    game started and where it stopped (None: at the input's end), and its damage."""
+
+    @property
+    def first_game(self) -> int | None: ...
+    @property
+    def stopped_at(self) -> int | None: ...
+    @property
+    def damage(self) -> str | None: ...
+
+
+def input_goes_on(before: PartRead) -> bool:
+    """Whether the parts after `before` hold games of the input: not when it ended or was damaged there."""
+    return before.damage is None and before.stopped_at is not None
+
+
+def starts_where_stopped(before: PartRead, part: PartRead) -> bool:
+    """Whether `part` began with the game the part before stopped at; if not, it guessed its first game
+    wrong and is read again, told where to start."""
+    return part.first_game == before.stopped_at
