@@ -132,6 +132,9 @@ def test_multi_frame_inputs_read_in_parts(tmp_path: Path, monkeypatch: pytest.Mo
     broken = damaged(tmp_path / "damaged.pgn.zst")
     sample = DATA / "lichess_2025-05_sample.pgn.zst"  # two frames
     assert all(len(frame_parts.parts_to_read(str(p))) > 1 for p in (cut, broken, sample))
+    with monkeypatch.context() as small:  # frames larger than a part may be: read as one, memory bounded
+        small.setattr(frame_parts, "MAX_PART_BYTES", 1)
+        assert frame_parts.parts_to_read(str(cut)) == []
     reads: list[int] = []
     real_read = frame_parts.PartsReader._read
 

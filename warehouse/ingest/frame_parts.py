@@ -9,7 +9,8 @@ after the part where the input ends or is damaged is kept. So the games, rejects
 read's, in its order; the batches are cut at the parts' ends too.
 
 Memory: a part's batches are held until it is read whole (its chaining is known then), and at most two
-parts are read or held at once, beside the one being handed on: about 3 x `PART_BYTES` of text as Arrow.
+parts are read or held at once, beside the one being handed on: three parts' text as Arrow, each part at
+most `MAX_PART_BYTES` (a file of larger frames is read as one).
 """
 
 from __future__ import annotations
@@ -28,16 +29,20 @@ from warehouse.lake.positions import reader_openings
 # Decompressed bytes of a part at least (whole frames): each part costs its reader a batch per partition met,
 # and three parts are held at most.
 PART_BYTES = 32 << 20
+# A part's bytes at most: a file whose frames make larger parts (a frame of gigabytes) is read through the
+# pipeline, so that the parts held stay within ~3 x this of text (the bench dumps' frames are 64 MB).
+MAX_PART_BYTES = 128 << 20
 READERS = 2
 
 
 def parts_to_read(path: str) -> list[tuple[int, int, int]]:
-    """The parts `PartsReader` reads `path` in: none for a file of one part, not multi-frame zstd, or
-    unreadable (the reader then says why, as for any input)."""
+    """The parts `PartsReader` reads `path` in: none for a file of one part, not multi-frame zstd, with a
+    part over `MAX_PART_BYTES`, or unreadable (the reader then says why, as for any input)."""
     try:
-        return frame_parts(path, PART_BYTES)
+        parts = frame_parts(path, PART_BYTES)
     except OSError:
         return []
+    return parts if all(end - start <= MAX_PART_BYTES for _, start, end in parts) else []
 
 
 Item: TypeAlias = "tuple[Any, Any, list[_core.Reject]]"  # _core.Reject: a stub-only alias
