@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int16Type;
+use arrow_array::types::{Int16Type, Int8Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
 };
@@ -185,24 +185,26 @@ impl<'a> MoveFields<'a> {
     }
 }
 
-/// A letter or square field: dictionary-encoded as the reader writes it, or plain strings.
+/// A letter or square field: dictionary-encoded as the reader writes it (`Int8` keys, read in place: a
+/// copy of them as `usize`, as `normalized_keys` makes, cost each batch fresh memory), or plain strings.
 enum Letters<'a> {
-    Dictionary(Vec<usize>, Texts<'a>, &'a ArrayRef),
+    Dictionary(&'a [i8], Texts<'a>, &'a ArrayRef),
     Plain(Texts<'a>),
 }
 
 impl<'a> Letters<'a> {
     fn of(array: &'a ArrayRef) -> Result<Letters<'a>, FillError> {
-        match array.as_any_dictionary_opt() {
-            // `normalized_keys` wants values: a column of nulls has none.
-            Some(dict) if dict.values().is_empty() => Ok(Letters::Plain(Texts::Null(array.len()))),
-            Some(dict) => Ok(Letters::Dictionary(
-                dict.normalized_keys(),
-                Texts::of(dict.values(), "a move field's dictionary")?,
-                array,
-            )),
-            None => Ok(Letters::Plain(Texts::of(array, "a move field")?)),
+        if array.as_any_dictionary_opt().is_none() {
+            return Ok(Letters::Plain(Texts::of(array, "a move field")?));
         }
+        let dict = array.as_dictionary_opt::<Int8Type>().ok_or_else(|| {
+            FillError("bgn_replayed: a move field's dictionary keys are not Int8".into())
+        })?;
+        Ok(Letters::Dictionary(
+            dict.keys().values(),
+            Texts::of(dict.values(), "a move field's dictionary")?,
+            array,
+        ))
     }
 
     /// The field of move `row`, `""` for a null.
@@ -212,7 +214,7 @@ impl<'a> Letters<'a> {
                 if array.is_null(row) {
                     ""
                 } else {
-                    values.get(keys[row]).unwrap_or("")
+                    usize::try_from(keys[row]).map_or("", |key| values.get(key).unwrap_or(""))
                 }
             }
             Letters::Plain(texts) => texts.get(row).unwrap_or(""),

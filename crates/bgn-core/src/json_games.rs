@@ -18,7 +18,7 @@ use crate::export_pgn::write_tags;
 use crate::json_fields::{
     array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_value, Refused,
 };
-use crate::json_value::{self, Arena, Json, KeyOrder, Number, Object};
+use crate::json_value::{self, Arena, Json, JsonError, KeyOrder, Number, Object};
 use crate::movetext::{Part, Tokens};
 use crate::python_repr;
 
@@ -168,53 +168,15 @@ impl Block {
 
 /// One JSON text, or why not.
 fn parse<'a>(text: &'a [u8], arena: &'a Arena) -> Result<Json<'a>, Refusal> {
-    let text = std::str::from_utf8(text).map_err(|e| Refusal::NotUtf8(e.valid_up_to()))?;
-    match json_value::parse(text, arena, true) {
-        Ok(doc) => Ok(doc),
-        Err(e) => {
-            let message = e.to_string();
-            if message.starts_with("recursion limit exceeded") {
-                if depth(text.as_bytes()) > MAX_DEPTH {
-                    return Err(Refusal::TooDeep);
-                }
-                return json_value::parse(text, arena, false).map_err(|_| Refusal::NotJson);
-            }
-            if message.contains("surrogate") || message.starts_with("unexpected end of hex escape")
-            {
-                // Python reads a lone surrogate into a string, which then cannot be written as UTF-8.
-                return Err(Refusal::BadField(
-                    "a string holds a lone surrogate (\\ud800-\\udfff)".into(),
-                ));
-            }
-            Err(Refusal::NotJson)
+    let text = simdutf8::compat::from_utf8(text).map_err(|e| Refusal::NotUtf8(e.valid_up_to()))?;
+    json_value::parse(text, arena, MAX_DEPTH).map_err(|e| match e {
+        JsonError::TooDeep => Refusal::TooDeep,
+        // Python reads a lone surrogate into a string, which then cannot be written as UTF-8.
+        JsonError::LoneSurrogate => {
+            Refusal::BadField("a string holds a lone surrogate (\\ud800-\\udfff)".into())
         }
-    }
-}
-
-/// The deepest nesting of arrays and objects in a JSON text (its strings skipped).
-fn depth(text: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
-    for &b in text {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
+        JsonError::Invalid => Refusal::NotJson,
+    })
 }
 
 /// Where a value is in the line (`moves[3].a[0].clk`), written out only when a refusal names it.

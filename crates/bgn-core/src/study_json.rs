@@ -19,7 +19,7 @@ use crate::json_fields::{
     array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_text, tag_value,
     Refused,
 };
-use crate::json_games::{Place, Refusal};
+use crate::json_games::{Place, Refusal, MAX_DEPTH};
 use crate::json_value::{self, Arena, Json, KeyOrder, Object};
 use crate::movetext::{Part, Tokens};
 use crate::python_repr::{self, str_repr};
@@ -67,7 +67,9 @@ pub fn study_games(data: &[u8], places: &[Place]) -> Studies {
         let pgn_start = studies.pgn.len();
         let outcome = std::str::from_utf8(text)
             .map_err(|e| Refusal::NotUtf8(e.valid_up_to()))
-            .and_then(|text| json_value::parse(text, &arena, false).map_err(|_| Refusal::NotJson))
+            .and_then(|text| {
+                json_value::parse(text, &arena, MAX_DEPTH).map_err(|_| Refusal::NotJson)
+            })
             .and_then(|doc| study_game(&doc, &mut studies.pgn).map_err(Refusal::BadField));
         match outcome {
             Ok(id) => studies.games.push(Study {

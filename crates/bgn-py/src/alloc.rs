@@ -12,11 +12,18 @@
 //! allocator serves all.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
 
 /// Blocks of this size or more are mapped.
 const LARGE: usize = 64 << 10;
 /// `mmap` returns page-aligned memory: blocks asking for more alignment go to `malloc`.
 const PAGE: usize = 4096;
+/// Freed mapped blocks kept for reuse, in all (see [`Kept`]).
+const KEEP_BYTES: usize = 64 << 20;
+/// The largest block kept: a bigger one is rare, and would take much of `KEEP_BYTES`.
+const KEEP_LARGEST: usize = KEEP_BYTES / 4;
+/// Size classes: four a power of two, from `LARGE` up to 2^63.
+const CLASSES: usize = 4 * (64 - LARGE.trailing_zeros() as usize);
 
 pub struct Allocator;
 
@@ -24,11 +31,87 @@ fn mapped(size: usize, align: usize) -> bool {
     size >= LARGE && align <= PAGE
 }
 
+/// The bytes mapped for a block of `size`: `size` rounded up to a quarter of its power of two, so that
+/// a freed block serves any later block of its class (at most 25% of it left untouched, and unfaulted).
+fn class_bytes(size: usize) -> usize {
+    let step = 1 << (size.ilog2() - 2);
+    size.div_ceil(step) * step
+}
+
+/// The index of a class in [`Kept`], from its mapped bytes.
+fn class_index(bytes: usize) -> usize {
+    let power = bytes.ilog2();
+    (power - LARGE.trailing_zeros()) as usize * 4 + ((bytes >> (power - 2)) & 3)
+}
+
+/// Freed mapped blocks, up to `KEEP_BYTES`, reused before new ones are mapped: each block's pages are
+/// faulted in already, where a new mapping pays a fault and a zeroed page each (with transparent huge
+/// pages, 2 MB at once), and freeing it a `munmap` and the other cores' TLB flush. A batch's buffers
+/// come and go at the same sizes batch after batch. Each class is a stack linked through the blocks'
+/// first word.
+struct Kept {
+    heads: [*mut u8; CLASSES],
+    bytes: usize,
+}
+
+// SAFETY: the pointers are blocks owned by the allocator, reached only under the mutex.
+unsafe impl Send for Kept {}
+
+static KEPT: Mutex<Kept> = Mutex::new(Kept {
+    heads: [std::ptr::null_mut(); CLASSES],
+    bytes: 0,
+});
+
+impl Kept {
+    /// A kept block of `bytes` (a class's), if any.
+    fn take(bytes: usize) -> *mut u8 {
+        if bytes > KEEP_LARGEST {
+            return std::ptr::null_mut();
+        }
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let head = &mut kept.heads[class_index(bytes)];
+        let block = *head;
+        if !block.is_null() {
+            // SAFETY: a kept block's first word is the next block of its class (`keep`).
+            *head = unsafe { block.cast::<*mut u8>().read() };
+            kept.bytes -= bytes;
+        }
+        block
+    }
+
+    /// Keeps a freed block of `bytes` (a class's) if there is room; false if not (the caller unmaps it).
+    fn keep(block: *mut u8, bytes: usize) -> bool {
+        if bytes > KEEP_LARGEST {
+            return false;
+        }
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.bytes + bytes > KEEP_BYTES {
+            return false;
+        }
+        let head = &mut kept.heads[class_index(bytes)];
+        // SAFETY: the block is ours, freed, page-aligned and at least `LARGE` bytes.
+        unsafe { block.cast::<*mut u8>().write(*head) };
+        *head = block;
+        kept.bytes += bytes;
+        true
+    }
+}
+
+/// A block of `size` bytes: a kept one, else a new mapping (its pages zero).
 unsafe fn map(size: usize) -> *mut u8 {
+    let bytes = class_bytes(size);
+    let block = Kept::take(bytes);
+    if !block.is_null() {
+        return block;
+    }
+    unsafe { map_new(bytes) }
+}
+
+unsafe fn map_new(bytes: usize) -> *mut u8 {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
     // SAFETY: an anonymous mapping of a new region, no file or address given.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, flags, -1, 0) };
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), bytes, prot, flags, -1, 0) };
     if p == libc::MAP_FAILED {
         std::ptr::null_mut()
     } else {
@@ -37,11 +120,18 @@ unsafe fn map(size: usize) -> *mut u8 {
 }
 
 unsafe fn unmap(ptr: *mut u8, size: usize) {
-    // SAFETY: `ptr` was mapped by `map` or `remap` with `size` bytes (the layout's).
-    unsafe { libc::munmap(ptr.cast(), size) };
+    let bytes = class_bytes(size);
+    if !Kept::keep(ptr, bytes) {
+        // SAFETY: `ptr` was mapped by `map` or `remap` with `bytes` bytes (its layout's class).
+        unsafe { libc::munmap(ptr.cast(), bytes) };
+    }
 }
 
 unsafe fn remap(ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
+    let (old, new) = (class_bytes(old), class_bytes(new));
+    if old == new {
+        return ptr;
+    }
     // SAFETY: `ptr` is a mapping of `old` bytes; it may move, its content kept.
     let p = unsafe { libc::mremap(ptr.cast(), old, new, libc::MREMAP_MAYMOVE) };
     if p == libc::MAP_FAILED {
@@ -64,7 +154,14 @@ unsafe impl GlobalAlloc for Allocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if mapped(layout.size(), layout.align()) {
-            unsafe { map(layout.size()) } // fresh pages are zero
+            let bytes = class_bytes(layout.size());
+            let block = Kept::take(bytes);
+            if block.is_null() {
+                return unsafe { map_new(bytes) }; // fresh pages are zero
+            }
+            // A kept block holds what it held: zeroed in place, cheaper than a new mapping's faults.
+            unsafe { block.write_bytes(0, layout.size()) };
+            block
         } else {
             unsafe { System.alloc_zeroed(layout) }
         }
