@@ -243,9 +243,10 @@ def test_each_refusal_of_a_bgn_line_in_its_words(tmp_path: Path) -> None:
 
 def test_replayed_signatures_and_san_dropped_from_a_slice_of_a_batch() -> None:
     """The parallel reader hands a partition's run of a worker's batch as a slice, its lists sharing the
-    whole batch's values: each game's signature is its own moves', and the BGN games' SAN is dropped from
-    the slice's own moves (the 200,000-game bench import failed: `Array arguments must all be the same
-    length`)."""
+    whole batch's values: a BGN game's replayed signature is its own moves' (given back since it hashes
+    otherwise than the hash expected here), a study game's is not made, and the BGN games' SAN is dropped
+    from the slice's own moves (the 200,000-game bench import failed: `Array arguments must all be the
+    same length`)."""
     letter = pa.dictionary(pa.int8(), pa.string())
     fields = ("p", "f", "t", "x", "c", "castle", "promote")
     move = pa.struct([(k, pa.int16() if k == "c" else letter) for k in fields] + [("san", pa.string())])
@@ -260,17 +261,14 @@ def test_replayed_signatures_and_san_dropped_from_a_slice_of_a_batch() -> None:
     batch = pa.record_batch(
         {"moves": pa.array(moves, pa.list_(move)), "variations": pa.array(lines, pa.list_(line))}
     )
-    bgn = pa.array([True, None])  # games 2 (BGN) and 3 (study) of the batch
-    made, checked = _core.bgn_replayed(batch.slice(2, 2), bgn)
-    replayed = pa.array(made).to_pylist()
+    expected = pa.array([0, None], pa.uint64())  # games 2 (BGN, a hash no signature has) and 3 (study)
+    disagreeing, checked = _core.bgn_replayed(batch.slice(2, 2), expected)
 
     def signature(line: list[dict[str, Any]]) -> str:
         return " ".join(".".join("" if m[k] is None else str(m[k]) for k in fields) for m in line)
 
-    assert replayed == [
-        "|".join([signature(moves[g])] + [signature(v["moves"]) for v in lines[g]]) for g in (2, 3)
-    ]
-    assert replayed[0] == "P.e2.e3..2.. P.e2.e4.n.2..|P.e2.e3....|P.e2.e3...."
+    assert disagreeing == [(0, "|".join([signature(moves[2])] + [signature(v["moves"]) for v in lines[2]]))]
+    assert disagreeing[0][1] == "P.e2.e3..2.. P.e2.e4.n.2..|P.e2.e3....|P.e2.e3...."
     got = pa.record_batch(checked)
     assert got.column("moves").to_pylist() == [
         [step(2, p, None) for p in range(2)],
@@ -478,8 +476,9 @@ def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -
     rng = random.Random(32)
     lines += [mutated(rng.choice(lines), rng) for _ in range(3000)]
     data = b"".join(line + b"\n" for line in lines)
-    _, made, refused, studies = _core.bgn_lines(data, len(data), False, 1 << 20, 1 << 16)
+    _, made, refused, studies, signatures = _core.bgn_lines(data, len(data), False, 1 << 20, 1 << 16)
     games = {g["line"]: g for g in pa.record_batch(made).to_pylist()}
+    hashes: dict[str, int] = {}  # a signature's hash: the same text, the same hash
     refusals = {line: (kind, reason) for _, _, line, kind, reason in refused}
     assert not studies and len(games) + len(refusals) == len(lines)
     seen: Counter[str] = Counter()
@@ -498,7 +497,10 @@ def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -
             assert refusals[number] == ("bad_field", "a string holds a lone surrogate (\\ud800-\\udfff)")
             seen["surrogate"] += 1
         elif number in games:
-            assert (games[number]["id"], games[number]["signature"]) == (doc.get("id"), python_signature(doc))
+            game = games[number]
+            signature = signatures[game["signature_start"] : game["signature_end"]].decode()
+            assert (game["id"], signature) == (doc.get("id"), python_signature(doc))
+            assert hashes.setdefault(signature, game["signature_hash"]) == game["signature_hash"]
             seen["made"] += 1
         else:
             assert refusals[number][0] == "bad_field"

@@ -131,15 +131,16 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 
 def bgn_lines(
     data: bytes, end: int, whole: bool, limit: int, raw_limit: int
-) -> tuple[bytes, ArrowArray, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]]]:
+) -> tuple[bytes, ArrowArray, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]], bytes]:
     """BGN JSON lines, `data[:end]` (or one document, `whole`), as PGN for the reader: `(pgn, games,
-    refused, studies)`. `pgn` the games' PGN one after the other; `games` a record batch
-    (`pgn_start`, `offset`, `length`, `line`, `id`, `signature`: the fields the replay must give, see
-    crates/bgn-core/src/json_games.rs); `refused` the lines refused (offset, length, line, reject kind,
-    reason: None for a line that is not JSON, whose reason Python's JSON reader words); `studies` the lines
-    holding a study document (offset, length, line), left to the caller. Offsets are in `data`, lines
-    counted from 1. A line longer than `limit` bytes is refused (`too_large`) unless its first
-    `raw_limit` bytes are blank."""
+    refused, studies, signatures)`. `pgn` the games' PGN one after the other; `games` a record batch
+    (`pgn_start`, `offset`, `length`, `line`, `id`, `signature_hash`, `signature_start`, `signature_end`:
+    the fields the replay must give, see crates/bgn-core/src/json_games.rs, hashed, their text at
+    `signatures[signature_start:signature_end]`); `refused` the lines refused (offset, length, line,
+    reject kind, reason: None for a line that is not JSON, whose reason Python's JSON reader words);
+    `studies` the lines holding a study document (offset, length, line), left to the caller; `signatures`
+    the games' signatures one after the other. Offsets are in `data`, lines counted from 1. A line longer
+    than `limit` bytes is refused (`too_large`) unless its first `raw_limit` bytes are blank."""
 
 def study_lines(
     data: bytes, places: list[tuple[int, int, int]]
@@ -152,10 +153,11 @@ def study_lines(
 
     :raises ValueError: for a place past the end of `data`."""
 
-def bgn_replayed(games: Any, bgn: Any) -> tuple[ArrowArray, ArrowArray]:
-    """`(signatures, games)` of a batch the reader made of BGN games' PGN: each game's moves as the replay
-    gave them, written as `bgn_lines` writes a line's signature (a string array), and `games` (a record
-    batch) with `san` null in the moves of the games `bgn` (a boolean array, a row a game) marks."""
+def bgn_replayed(games: Any, expected: Any) -> tuple[list[tuple[int, str]], ArrowArray]:
+    """`(disagreeing, games)` of a batch the reader made of BGN games' PGN and `expected` (a uint64 array,
+    a row a game: the `signature_hash` `bgn_lines` gave it, null for a game not BGN): the BGN games whose
+    moves replay to another signature, each as its row and that signature (written as `bgn_lines` writes
+    a line's), and `games` (a record batch) with `san` null in the BGN games' moves."""
 
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
@@ -230,7 +232,10 @@ class PgnReader:
     its last one; `first_game` and `stopped_at` then tell where it started and stopped.
 
     `openings` (the chess-openings table, as `derive_plies` takes it): each batch also holds its games'
-    position columns and their plies, as `derive_plies` gives them, derived from the reader's replay."""
+    position columns and their plies, as `derive_plies` gives them, derived from the reader's replay.
+
+    `checksum=False`: the input's SHA-256 is not taken (`sha256` stays None), for a text nobody records
+    (a JSON import's temporary PGN)."""
 
     def __init__(
         self,
@@ -244,6 +249,7 @@ class PgnReader:
         first_game: int | None = None,
         openings: ArrowArrayExportable | None = None,
         own_thread: bool = False,
+        checksum: bool = True,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

@@ -269,10 +269,13 @@ CHUNK_PGN_BYTES = 256 << 20
 
 
 # Per game of a chunk: where its PGN starts in the chunk's text, its input (an index in `files`), offset,
-# length and line there, its JSON id (when the lake can keep it) and its signature (BGN games only).
+# length and line there, its JSON id (when the lake can keep it), and its signature's hash and place in
+# the chunk's signature text (BGN games only: the hash is compared, the text read only to word a
+# disagreement).
 GAMES = pa.schema(
     [("pgn_start", pa.int64()), ("file", pa.int64()), ("offset", pa.int64()), ("length", pa.int64()),
-     ("line", pa.int64()), ("id", pa.string()), ("signature", pa.string())]
+     ("line", pa.int64()), ("id", pa.string()), ("signature_hash", pa.uint64()),
+     ("signature_start", pa.int64()), ("signature_end", pa.int64())]
 )  # fmt: skip
 
 
@@ -324,6 +327,7 @@ class _Chunk:
         self.outcomes: list[LoadedInput] = []
         self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
         self.games: list[pa.RecordBatch] = []
+        self.signatures = bytearray()  # the BGN games' signatures, one after the other
         self.made = 0
 
     def full(self) -> bool:
@@ -341,7 +345,7 @@ class _Chunk:
         :raises LoadError: for such an input whose first games went into a chunk made before (read, or
             being read, and written): the load fails whole.
         """
-        mark = (self.out.tell(), len(self.games), self.made, len(self.early))
+        mark = (self.out.tell(), len(self.games), self.made, len(self.early), len(self.signatures))
         file = len(self.files)
         self.files.append(given.path)
         self.outcomes.append(given.outcome)
@@ -355,7 +359,7 @@ class _Chunk:
             self.out.truncate()
             del self.games[mark[1] :], self.files[file:], self.outcomes[file:]
             self.made = mark[2]
-            del self.early[mark[3] :]
+            del self.early[mark[3] :], self.signatures[mark[4] :]
             raise
         if ended:
             given.close()
@@ -379,10 +383,12 @@ class _Chunk:
 
     def _add_lines(self, file: int, lines: Lines) -> None:
         """The games of `lines` made into PGN by the core: BGN games, then study documents."""
-        pgn, made, refused, studies = _core.bgn_lines(
+        pgn, made, refused, studies, signatures = _core.bgn_lines(
             lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
         )
         games = pa.record_batch(made)
+        at = len(self.signatures)
+        self.signatures += signatures
         self._add_games(
             games.num_rows,
             pgn_start=pc.add(games.column("pgn_start"), self.out.tell()),
@@ -391,7 +397,9 @@ class _Chunk:
             length=games.column("length"),
             line=pc.add(games.column("line"), lines.line - 1),
             id=games.column("id"),
-            signature=games.column("signature"),
+            signature_hash=games.column("signature_hash"),
+            signature_start=pc.add(games.column("signature_start"), at),
+            signature_end=pc.add(games.column("signature_end"), at),
         )
         self.out.write(pgn)
         self._refuse_lines(file, lines, refused)
@@ -411,7 +419,9 @@ class _Chunk:
                 length=list(lengths),
                 line=[lines.line + number - 1 for number in numbers],
                 id=list(ids),
-                signature=[None] * len(made),
+                signature_hash=[None] * len(made),
+                signature_start=[0] * len(made),
+                signature_end=[0] * len(made),
             )
             self.out.write(pgn)
         self._refuse_lines(file, lines, refused)
@@ -440,18 +450,27 @@ class _Chunk:
     def close(self) -> None:
         """Ends the PGN text: what the reader reads next."""
         self.out.close()
-        games = pa.Table.from_batches(self.games, schema=GAMES).combine_chunks()
+        games = pa.Table.from_batches(self.games, schema=GAMES)
         self.games = []  # `games` holds them now: each game's place and signature not held twice
+        # Each column made one array once (a table's `combine_chunks` then a column's copied it twice).
         self._starts, self._file_of, self._offsets, self._lengths, self._lines = (
             games.column(name).to_numpy() for name in ("pgn_start", "file", "offset", "length", "line")
         )
         self._ids = games.column("id").combine_chunks()
-        self._signatures = games.column("signature").combine_chunks()
+        self._signature_hashes = games.column("signature_hash").combine_chunks()
+        self._signature_places = np.stack(
+            [games.column(name).to_numpy() for name in ("signature_start", "signature_end")], axis=1
+        )
         self._names = pa.array(self.files, pa.string())
 
     def _games(self, pgn_offsets: Any) -> Any:
         """The index of the input game each PGN offset belongs to."""
         return np.searchsorted(self._starts, np.asarray(pgn_offsets, dtype=np.int64), side="right") - 1
+
+    def _signature(self, game: int) -> str:
+        """The signature a BGN game's line gives."""
+        start, end = self._signature_places[game]
+        return self.signatures[start:end].decode()
 
     def _pgn_text(self, game: int) -> str:
         """The PGN a game was turned into (the text the reader read), at most `RAW_LIMIT` bytes."""
@@ -487,14 +506,13 @@ class _Chunk:
         games = self._games(batch.column("source_offset").to_numpy())
         self._count(games, "games_seen")
         index = pa.array(games)
-        expected = self._signatures.take(index)
-        bgn = pc.is_valid(expected)
-        # The replay's fields as signatures, and the BGN games' SAN dropped: their lines hold none.
-        made, checked = _core.bgn_replayed(batch, bgn)
-        replayed, schema, batch = pa.array(made), batch.schema, pa.record_batch(checked)
-        differs = pc.fill_null(pc.and_(bgn, pc.not_equal(expected, replayed)), False)
-        disagreeing = pc.indices_nonzero(differs).to_numpy()
-        self._count(games[disagreeing], "games_rejected")
+        # The replay's fields against each BGN game's signature, and the BGN games' SAN dropped: their
+        # lines hold none.
+        disagreeing, checked = _core.bgn_replayed(batch, self._signature_hashes.take(index))
+        schema, batch = batch.schema, pa.record_batch(checked)
+        differs = np.zeros(len(games), dtype=bool)
+        differs[[i for i, _ in disagreeing]] = True
+        self._count(games[differs], "games_rejected")
         rejects: Located = [
             (
                 self.files[self._file_of[g]],
@@ -502,11 +520,11 @@ class _Chunk:
                     int(self._offsets[g]),
                     int(self._lengths[g]),
                     DISAGREES,
-                    f"line {self._lines[g]}: {difference(expected[i].as_py(), replayed[i].as_py())}",
+                    f"line {self._lines[g]}: {difference(self._signature(g), replayed)}",
                     self._pgn_text(g),
                 ),
             )
-            for i, g in ((int(i), int(games[i])) for i in disagreeing)
+            for g, replayed in ((int(games[i]), replayed) for i, replayed in disagreeing)
         ]
         ids = pc.coalesce(self._ids.take(index), batch.column("game_id"))
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
@@ -516,7 +534,7 @@ class _Chunk:
         columns["source_offset"] = pa.array(self._offsets[games])
         adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=schema)
         # Filtering copies every column (the moves' lists too): only when a game is dropped.
-        return (adapted.filter(pc.invert(differs)) if rejects else adapted), rejects
+        return (adapted.filter(pa.array(~differs)) if rejects else adapted), rejects
 
 
 class _ChunkMaker:
@@ -588,7 +606,7 @@ class JsonSource(Inputs):
             return
         if chunk.early:
             yield None, [], chunk.early
-        reader = self.open_reader(chunk.pgn_path)
+        reader = self.open_reader(chunk.pgn_path, checksum=False)
         for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)
             parts = []

@@ -164,9 +164,12 @@ class Inputs:
     def outcomes(self) -> list[LoadedInput]:
         return self.read
 
-    def open_reader(self, path: str, source_name: str | None = None) -> _core.PgnReader:
+    def open_reader(
+        self, path: str, source_name: str | None = None, checksum: bool = True
+    ) -> _core.PgnReader:
         """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
-        one every source reads with; it becomes the source's `reader`.
+        one every source reads with; it becomes the source's `reader`. `checksum=False`: the reader takes
+        no SHA-256 of it (a text made for the load, whose inputs are checksummed as they are read).
 
         :raises _core.PgnInputError: for an input the reader refuses.
         """
@@ -179,6 +182,7 @@ class Inputs:
             jobs=threads.reader_jobs,
             own_thread=threads.reader_own_thread,
             openings=reader_openings(),
+            checksum=checksum,
         )
         return self.reader
 

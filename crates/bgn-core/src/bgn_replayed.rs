@@ -1,35 +1,33 @@
 //! What a BGN JSON load takes back from the batches the reader made of its games' PGN
-//! (crates/bgn-core/src/json_games.rs): each game's moves as the replay gave them, written as the line's
-//! signature is (to compare), and the batch with the BGN games' `san` null (their lines hold no SAN).
+//! (crates/bgn-core/src/json_games.rs): each BGN game's moves as the replay gave them, written as the
+//! line's signature is and compared with it by hash, and the batch with the BGN games' `san` null (their
+//! lines hold no SAN).
 
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int8Type};
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
-};
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray, UInt64Array};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
 
-use crate::json_games::SIGNATURE_FIELDS;
+use crate::json_games::{signature_hash, SIGNATURE_FIELDS};
 use crate::san::{FillError, Texts};
 
-/// `(signatures, games)`: each game's signature (`p.f.t.x.c.castle.promote` a move, space-separated,
-/// the mainline then each of `variations` `|`-separated), and `games` with `san` null in the moves of
-/// the games `bgn` marks (a null mark: not BGN).
+/// `(disagreeing, games)`: the BGN games (those `expected` holds a signature hash for; a null: not BGN)
+/// whose replayed signature (`p.f.t.x.c.castle.promote` a move, space-separated, the mainline then each
+/// of `variations` `|`-separated) hashes otherwise, each as its row and that signature; and `games` with
+/// `san` null in the BGN games' moves.
 pub fn bgn_replayed(
     games: &RecordBatch,
-    bgn: &BooleanArray,
-) -> Result<(StringArray, RecordBatch), FillError> {
+    expected: &UInt64Array,
+) -> Result<(Vec<(usize, String)>, RecordBatch), FillError> {
     let column = |name: &str| {
         games
             .column_by_name(name)
             .ok_or_else(|| FillError(format!("bgn_replayed: the batch has no `{name}` column")))
     };
-    let is_bgn = |game: usize| bgn.is_valid(game) && bgn.value(game);
     let mainline = MoveFields::of(column("moves")?, "moves")?;
     let lines = match games.column_by_name("variations") {
         None => None,
@@ -41,28 +39,26 @@ pub fn bgn_replayed(
             Some((list, structs, MoveFields::of(moves, "variations.moves")?))
         }
     };
-    let mut signatures = StringBuilder::with_capacity(games.num_rows(), 64 * games.num_rows());
+    let mut disagreeing = Vec::new();
     let mut text = String::new();
     let mut main_drop = Drops::new(mainline.moves.len());
     let mut line_drop = lines.as_ref().map(|(_, _, m)| Drops::new(m.moves.len()));
-    for game in 0..games.num_rows() {
+    for game in (0..games.num_rows()).filter(|&g| expected.is_valid(g)) {
         text.clear();
         let rows = rows_of(mainline.list, game);
         mainline.signature(rows.clone(), &mut text);
-        if is_bgn(game) {
-            main_drop.mark(rows);
-        }
+        main_drop.mark(rows);
         if let (Some((list, _, moves)), Some(drop)) = (&lines, &mut line_drop) {
             for line in rows_of(list, game) {
                 text.push('|');
                 let rows = rows_of(moves.list, line);
                 moves.signature(rows.clone(), &mut text);
-                if is_bgn(game) {
-                    drop.mark(rows);
-                }
+                drop.mark(rows);
             }
         }
-        signatures.append_value(&text);
+        if signature_hash(&text) != expected.value(game) {
+            disagreeing.push((game, text.clone()));
+        }
     }
     let mut columns = games.columns().to_vec();
     let at = games.schema().index_of("moves").expect("found above");
@@ -78,7 +74,7 @@ pub fn bgn_replayed(
     }
     let games =
         RecordBatch::try_new(games.schema(), columns).map_err(|e| FillError(e.to_string()))?;
-    Ok((signatures.finish(), games))
+    Ok((disagreeing, games))
 }
 
 /// The rows of list `i`'s values (none when the list is null).

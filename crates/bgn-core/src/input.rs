@@ -83,14 +83,17 @@ pub fn looks_like_text(head: &[u8]) -> bool {
 /// checksum come for free, without a second pass over the file.
 struct Tap<R> {
     inner: R,
-    hasher: Sha256,
+    /// None: an input whose checksum nobody reads (a JSON import's temporary PGN).
+    hasher: Option<Sha256>,
     read: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Tap<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[..n]);
+        }
         self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
@@ -118,6 +121,12 @@ struct HashHandle(Arc<std::sync::Mutex<Option<Sha256>>>);
 impl Input {
     /// Opens `path` (`-` is stdin) and sniffs its format.
     pub fn open(path: &str) -> Result<Input, InputError> {
+        Self::open_hashed(path, true)
+    }
+
+    /// Opens `path` as [`Input::open`] does; `hashed`: false, its SHA-256 is not taken
+    /// ([`Input::sha256`] stays `None`).
+    pub fn open_hashed(path: &str, hashed: bool) -> Result<Input, InputError> {
         let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == "-" {
             (Box::new(io::stdin()), None)
         } else {
@@ -131,7 +140,7 @@ impl Input {
             let size = meta.is_file().then_some(meta.len());
             (Box::new(file), size)
         };
-        Self::from_reader(path, raw, size)
+        Self::of_stream(path, raw, size, true, hashed)
     }
 
     /// Opens the file `path` from its byte `offset` on: where one of its zstd frames starts, for a
@@ -142,7 +151,7 @@ impl Input {
         let mut file = File::open(path).map_err(|e| open_error(path, &e))?;
         file.seek(SeekFrom::Start(offset))
             .map_err(|e| open_error(path, &e))?;
-        Self::of_stream(path, Box::new(file), Some(meta.len()), offset == 0)
+        Self::of_stream(path, Box::new(file), Some(meta.len()), offset == 0, true)
     }
 
     /// Wraps any byte stream (used by `open` and by tests).
@@ -151,7 +160,7 @@ impl Input {
         raw: Box<dyn Read + Send>,
         size: Option<u64>,
     ) -> Result<Input, InputError> {
-        Self::of_stream(name, raw, size, true)
+        Self::of_stream(name, raw, size, true, true)
     }
 
     /// A part of a file read from the middle (`whole`: false) is not refused as "not PGN": its first
@@ -161,6 +170,7 @@ impl Input {
         mut raw: Box<dyn Read + Send>,
         size: Option<u64>,
         whole: bool,
+        hashed: bool,
     ) -> Result<Input, InputError> {
         let mut head = vec![0u8; 4096];
         let (n, error) = read_up_to(&mut raw, &mut head);
@@ -177,7 +187,7 @@ impl Input {
         let hash = HashHandle(Arc::new(std::sync::Mutex::new(None)));
         let tap = Tap {
             inner: io::Cursor::new(head).chain(raw),
-            hasher: Sha256::new(),
+            hasher: hashed.then(Sha256::new),
             read: raw_read.clone(),
         };
         let tap = FinishingTap {
@@ -230,7 +240,7 @@ impl Read for FinishingTap {
         let n = tap.read(buf)?;
         if n == 0 && !buf.is_empty() {
             let done = self.tap.take().expect("tap present");
-            *self.hash.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(done.hasher);
+            *self.hash.0.lock().unwrap_or_else(|p| p.into_inner()) = done.hasher;
         }
         Ok(n)
     }

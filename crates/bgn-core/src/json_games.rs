@@ -28,7 +28,7 @@ const INT16: i64 = 32767;
 const INT32: i64 = (1 << 31) - 1;
 const PIECES: &[u8] = b"PNBRQKpnbrqk";
 const PROMOTIONS: &[u8] = b"NBRQKnbrqk";
-/// The separator of a move's fields in a signature, of moves in a line, and of lines in a game.
+/// A move's fields in a signature, in order.
 pub const SIGNATURE_FIELDS: [&str; 7] = ["p", "f", "t", "x", "c", "castle", "promote"];
 
 /// What became of one non-blank line of a block: `offset` and `length` (its newline included) in the
@@ -38,6 +38,12 @@ pub struct Place {
     pub offset: usize,
     pub length: usize,
     pub line: u64,
+}
+
+/// The hash the load compares a game's signature by (its text is kept aside, read only to word a
+/// disagreement): each side's text made once, not carried through Arrow columns and compared there.
+pub fn signature_hash(signature: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(signature.as_bytes())
 }
 
 /// A BGN game: its PGN is `Block::pgn[pgn_start..pgn_end]`.

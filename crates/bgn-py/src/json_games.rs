@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::types::UInt64Type;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, UInt64Array};
 
 use bgn_core::json_games::{self, Place, Refusal};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -23,10 +24,12 @@ pub fn refused_rows(refused: &[(Place, Refusal)], limit: usize) -> Vec<Refused> 
         .collect()
 }
 
-/// `(pgn, games, refused, studies)` for the lines of `data[:end]` (or `data[:end]` as one
+/// `(pgn, games, refused, studies, signatures)` for the lines of `data[:end]` (or `data[:end]` as one
 /// document when `whole`): the games' PGN one after the other; a record batch of the games (`pgn_start`,
-/// `offset`, `length`, `line`, `id`, `signature`); the refused lines (offset, length, line, kind, reason);
-/// and the lines holding a study document (offset, length, line). Offsets are in
+/// `offset`, `length`, `line`, `id`, `signature_hash`, `signature_start`, `signature_end`); the refused
+/// lines (offset, length, line, kind, reason); the lines holding a study document (offset, length,
+/// line); and the games' signatures one after the other, each at `signature_start..signature_end`.
+/// Offsets are in
 /// `data`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank start of
 /// `raw_limit` bytes.
 #[pyfunction]
@@ -44,12 +47,13 @@ pub fn bgn_lines<'py>(
     ArrowArray,
     Vec<Refused>,
     Vec<(usize, usize, u64)>,
+    Bound<'py, PyBytes>,
 )> {
     let data = &data[..end.min(data.len())];
-    let (block, batch) = py.detach(|| {
+    let (block, (batch, signatures)) = py.detach(|| {
         let block = json_games::bgn_block(data, whole, limit, raw_limit);
-        let batch = games_batch(&block.games);
-        (block, batch)
+        let games = games_batch(&block.games);
+        (block, games)
     });
     let refused = refused_rows(&block.refused, limit);
     let studies = block
@@ -62,54 +66,71 @@ pub fn bgn_lines<'py>(
         ArrowArray::of_batch(batch),
         refused,
         studies,
+        PyBytes::new(py, &signatures),
     ))
 }
 
-fn games_batch(games: &[json_games::Game]) -> RecordBatch {
+/// The games' batch, and their signatures one after the other (each at `signature_start..signature_end`).
+fn games_batch(games: &[json_games::Game]) -> (RecordBatch, Vec<u8>) {
     let int = |f: &dyn Fn(&json_games::Game) -> i64| -> ArrayRef {
         Arc::new(games.iter().map(f).collect::<Int64Array>())
     };
     let ids: StringArray = games.iter().map(|g| g.id.as_deref()).collect();
-    let signatures: StringArray = games.iter().map(|g| Some(g.signature.as_str())).collect();
-    RecordBatch::try_from_iter([
+    let hashes: UInt64Array = (games.iter())
+        .map(|g| Some(json_games::signature_hash(&g.signature)))
+        .collect();
+    let mut signatures = Vec::new();
+    let mut starts = Vec::with_capacity(games.len());
+    for game in games {
+        starts.push(signatures.len() as i64);
+        signatures.extend_from_slice(game.signature.as_bytes());
+    }
+    let ends = starts
+        .iter()
+        .zip(games)
+        .map(|(s, g)| s + g.signature.len() as i64);
+    let ends: Int64Array = ends.map(Some).collect();
+    let batch = RecordBatch::try_from_iter([
         ("pgn_start", int(&|g| g.pgn_start as i64)),
         ("offset", int(&|g| g.place.offset as i64)),
         ("length", int(&|g| g.place.length as i64)),
         ("line", int(&|g| g.place.line as i64)),
         ("id", Arc::new(ids) as ArrayRef),
-        ("signature", Arc::new(signatures) as ArrayRef),
+        ("signature_hash", Arc::new(hashes) as ArrayRef),
+        (
+            "signature_start",
+            Arc::new(Int64Array::from(starts)) as ArrayRef,
+        ),
+        ("signature_end", Arc::new(ends) as ArrayRef),
     ])
-    .expect("columns of one length")
+    .expect("columns of one length");
+    (batch, signatures)
 }
 
-/// `(signatures, games)`: each game of `games` (a batch the reader made of BGN games' PGN) with its
-/// moves as the replay gave them, written as `bgn_lines` writes a line's signature; and `games` with
-/// `san` null in the moves of the games `bgn` (a boolean array, a row a game) marks.
+/// `(disagreeing, games)` for `games` (a batch the reader made of BGN games' PGN) and `expected` (a
+/// uint64 array, a row a game: the signature hash `bgn_lines` gave the game, null for a game not BGN):
+/// the BGN games whose moves replayed to another signature, each as its row and that signature (written
+/// as `bgn_lines` writes a line's); and `games` with `san` null in the BGN games' moves.
 #[pyfunction]
 pub fn bgn_replayed(
     py: Python<'_>,
     games: &Bound<'_, PyAny>,
-    bgn: &Bound<'_, PyAny>,
-) -> PyResult<(ArrowArray, ArrowArray)> {
+    expected: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<(usize, String)>, ArrowArray)> {
     let games = import_games(games, "bgn_replayed")?;
-    let bgn = arrow_array::make_array(import(bgn)?);
-    let Some(bgn) = bgn.as_boolean_opt() else {
+    let expected = arrow_array::make_array(import(expected)?);
+    let Some(expected) = expected.as_primitive_opt::<UInt64Type>() else {
         return Err(PyTypeError::new_err(
-            "bgn_replayed: `bgn` must be a boolean array",
+            "bgn_replayed: `expected` must be a uint64 array",
         ));
     };
-    if bgn.len() != games.num_rows() {
+    if expected.len() != games.num_rows() {
         return Err(PyValueError::new_err(
-            "bgn_replayed: `bgn` must have a row a game",
+            "bgn_replayed: `expected` must have a row a game",
         ));
     }
-    let (signatures, games) = py
-        .detach(|| bgn_core::bgn_replayed::bgn_replayed(&games, bgn))
+    let (disagreeing, games) = py
+        .detach(|| bgn_core::bgn_replayed::bgn_replayed(&games, expected))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((
-        ArrowArray {
-            array: Some(Arc::new(signatures)),
-        },
-        ArrowArray::of_batch(games),
-    ))
+    Ok((disagreeing, ArrowArray::of_batch(games)))
 }

@@ -244,7 +244,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -257,6 +257,7 @@ impl PgnReader {
         first_game: Option<u64>,
         openings: Option<&Bound<'_, PyAny>>,
         own_thread: bool,
+        checksum: bool,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -268,7 +269,7 @@ impl PgnReader {
         };
         let opened = match frames {
             Some((raw_offset, _, _)) => Input::open_at(path, raw_offset),
-            None => Input::open(path),
+            None => Input::open_hashed(path, checksum),
         };
         let input = opened.map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
