@@ -256,3 +256,35 @@ def test_a_damaged_lake_names_the_game_and_the_ply(sample_lake: Path) -> None:
     filled = pa.record_batch(_core.fill_san(batch)).to_pylist()[0]
     assert all(m["san"] is None for m in first["moves"])
     assert all(m["san"] for m in filled["moves"])
+
+
+def test_a_reader_without_source_san_gives_the_same_games_with_san_null(tmp_path: Path) -> None:
+    """`PgnReader(source_san=False)` (a BGN import's PGN, its moves written in full): every move's `san` is
+    null, where the default reader keeps the source's long SAN and suffixless checks, and every other
+    column is the same."""
+    path = tmp_path / "full.pgn"
+    path.write_text(
+        '[Event "a"]\n[Result "*"]\n\n1. Pe2e4 Pe7e5 2. Bf1c4 Ng8f6 3. Qd1h5 Nb8c6 4. Qh5xf7 *\n\n'
+        '[Event "b"]\n[Result "*"]\n\n1. Pd2d4 ( 1. Pe2e4 ) 1... Pd7d5 *\n'
+    )
+
+    def read(**options: bool) -> pa.Table:
+        return pa.Table.from_batches(
+            [b for _, batch, _ in _core.PgnReader(str(path), **options) for b in pa.table(batch).to_batches()]
+        )
+
+    kept, dropped = read(), read(source_san=False)
+    assert kept.num_rows == dropped.num_rows == 2
+
+    def moves(table: pa.Table) -> list[dict[str, object]]:
+        lines = [*table.column("moves").to_pylist()]
+        lines += [line["moves"] for game in table.column("variations").to_pylist() for line in game or []]
+        return [m for line in lines for m in line]
+
+    kept_moves, dropped_moves = moves(kept), moves(dropped)
+    san = [m.pop("san") for m in kept_moves]
+    assert san[:3] == ["e2e4", "e7e5", "Bf1c4"] and "Qh5xf7" in san  # its `#` not written: kept
+    assert [m.pop("san") for m in dropped_moves] == [None] * len(san)
+    assert kept_moves == dropped_moves
+    others = [c for c in kept.column_names if c not in ("moves", "variations")]
+    assert kept.select(others).equals(dropped.select(others))

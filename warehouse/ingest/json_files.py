@@ -328,6 +328,7 @@ class _Chunk:
         self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
         self.games: list[pa.RecordBatch] = []
         self.signatures = bytearray()  # the BGN games' signatures, one after the other
+        self.studies_made = False  # a study document's game is in the chunk
         self.made = 0
 
     def full(self) -> bool:
@@ -409,6 +410,7 @@ class _Chunk:
     def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
         pgn, made, refused = _core.study_lines(lines.data, studies)
         if made:
+            self.studies_made = True
             offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
             start = self.out.tell()
             self._add_games(
@@ -606,7 +608,9 @@ class JsonSource(Inputs):
             return
         if chunk.early:
             yield None, [], chunk.early
-        reader = self.open_reader(chunk.pgn_path, checksum=False)
+        # A BGN line holds no SAN (the batches' `san` is dropped): the reader need not compare or keep the
+        # PGN's, unless a study document's game is in the chunk.
+        reader = self.open_reader(chunk.pgn_path, made=True, source_san=chunk.studies_made)
         for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)
             parts = []

@@ -165,11 +165,12 @@ class Inputs:
         return self.read
 
     def open_reader(
-        self, path: str, source_name: str | None = None, checksum: bool = True
+        self, path: str, source_name: str | None = None, made: bool = False, source_san: bool = True
     ) -> _core.PgnReader:
         """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
-        one every source reads with; it becomes the source's `reader`. `checksum=False`: the reader takes
-        no SHA-256 of it (a text made for the load, whose inputs are checksummed as they are read).
+        one every source reads with; it becomes the source's `reader`. `made`: a text made for the load,
+        whose inputs are checksummed as they are read (the reader takes no SHA-256 of it);
+        `source_san=False`: the moves' `san` left null (`_core.PgnReader`).
 
         :raises _core.PgnInputError: for an input the reader refuses.
         """
@@ -182,7 +183,8 @@ class Inputs:
             jobs=threads.reader_jobs,
             own_thread=threads.reader_own_thread,
             openings=reader_openings(),
-            checksum=checksum,
+            checksum=not made,
+            source_san=source_san,
         )
         return self.reader
 

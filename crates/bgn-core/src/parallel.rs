@@ -796,7 +796,7 @@ mod tests {
             max_game_bytes: 600,
             max_reject_raw: 50,
             max_partitions: 3,
-            openings: None,
+            ..Options::default()
         }
     }
 

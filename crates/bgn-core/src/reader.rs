@@ -75,6 +75,10 @@ pub struct Options {
     /// The chess-openings table: given, each batch carries its games' position columns and plies too
     /// (`crate::plies`), derived from the replay.
     pub openings: Option<Arc<Openings>>,
+    /// The moves' `san` left null: the source's SAN is not compared with the one the position gives
+    /// (a move generation a move) nor kept where it differs. For a text whose SAN nobody keeps: a BGN
+    /// JSON import's PGN, its moves written in full (`Ng1f3`).
+    pub drop_source_san: bool,
 }
 
 impl Default for Options {
@@ -86,6 +90,7 @@ impl Default for Options {
             max_reject_raw: 64 << 10,
             max_partitions: 64,
             openings: None,
+            drop_source_san: false,
         }
     }
 }
@@ -434,6 +439,10 @@ impl GameReader {
     pub(crate) fn new(options: &Options) -> GameReader {
         GameReader {
             openings: options.openings.clone(),
+            replayer: Replayer {
+                drop_source_san: options.drop_source_san,
+                ..Replayer::default()
+            },
             ..GameReader::default()
         }
     }

@@ -322,6 +322,8 @@ pub struct Replayer {
     /// The movetext has no `(`: no variation can branch off, so the position before each move need
     /// not be kept (a copy per ply saved).
     pub no_variations: bool,
+    /// `reader::Options::drop_source_san`.
+    pub drop_source_san: bool,
 }
 
 /// The replay's verdict on a game: kept, or rejected and why.
@@ -548,8 +550,11 @@ impl Replayer {
             Board::Variant(p) => p.turn(),
         };
         let played = match &mut cursor.pos {
-            Board::Chess(pos) => step(pos, san_plus.san, None),
-            Board::Variant(pos) => step(pos, san_plus.san, Some(pos.variant())),
+            Board::Chess(pos) => step(pos, san_plus.san, None, !self.drop_source_san),
+            Board::Variant(pos) => {
+                let variant = Some(pos.variant());
+                step(pos, san_plus.san, variant, !self.drop_source_san)
+            }
         };
         let played = played.map_err(|e| {
             let (kind, what) = match e {
@@ -566,11 +571,13 @@ impl Replayer {
         } else {
             0
         };
-        let san = (!played.canonical_san || san_plus.suffix != played.suffix).then(|| {
-            let start = s.text.len();
-            san_plus.append_to_string(&mut s.text);
-            start..s.text.len()
-        });
+        let kept = !self.drop_source_san;
+        let san =
+            (kept && (!played.canonical_san || san_plus.suffix != played.suffix)).then(|| {
+                let start = s.text.len();
+                san_plus.append_to_string(&mut s.text);
+                start..s.text.len()
+            });
         let blast = played.blast.map(|(squares, before)| {
             let start = s.text.len();
             write_blast(&mut s.text, squares, &before);
@@ -624,8 +631,14 @@ struct Played {
 
 /// Reads `san` on `pos` (of lichess variant `variant`, `None` for standard chess) and plays it: strict
 /// SAN first, then as python-chess reads it (`lenient_move`); `Err` is the strict reading's error.
+/// `compare`: whether the SAN is compared with the one the position gives (else it counts as that one).
 /// Generic so that standard chess runs on `Chess` itself, not through `VariantPosition`'s dispatch.
-fn step<P: Position>(pos: &mut P, san: San, variant: Option<Variant>) -> Result<Played, SanError> {
+fn step<P: Position>(
+    pos: &mut P,
+    san: San,
+    variant: Option<Variant>,
+    compare: bool,
+) -> Result<Played, SanError> {
     let (m, strict) = match san.to_move(pos) {
         Ok(m) => (m, true),
         Err(e) => (lenient_move(pos, san).ok_or(e)?, false),
@@ -635,27 +648,28 @@ fn step<P: Position>(pos: &mut P, san: San, variant: Option<Variant>) -> Result<
     // which spares a move generation and a comparison on most moves: a piece move without
     // disambiguation had a single candidate; a pawn move names its file exactly when it
     // captures (the capture mark and file were checked against the move); castling is `O-O`.
-    let canonical_san = match san {
-        San::Normal {
-            role: Role::Pawn,
-            file,
-            rank: None,
-            capture,
-            ..
-        } if strict => file.is_some() == capture,
-        San::Normal {
-            file: None,
-            rank: None,
-            ..
-        }
-        | San::Castle(_)
-        | San::Put { .. }
-            if strict =>
-        {
-            true
-        }
-        _ => San::from_move(pos, m) == san,
-    };
+    let canonical_san = !compare
+        || match san {
+            San::Normal {
+                role: Role::Pawn,
+                file,
+                rank: None,
+                capture,
+                ..
+            } if strict => file.is_some() == capture,
+            San::Normal {
+                file: None,
+                rank: None,
+                ..
+            }
+            | San::Castle(_)
+            | San::Put { .. }
+                if strict =>
+            {
+                true
+            }
+            _ => San::from_move(pos, m) == san,
+        };
     let letters = describe(m, pos.turn());
     let atomic_capture = variant == Some(Variant::Atomic) && m.is_capture();
     let before = atomic_capture.then(|| pos.board().clone());

@@ -80,7 +80,7 @@ fn read_all(bytes: Vec<u8>) {
         max_game_bytes: 2048,
         max_reject_raw: 100,
         max_partitions: 2,
-        openings: None,
+        ..Options::default()
     };
     let mut reader = BatchReader::new(input, "fuzz", options);
     let (mut rows, mut rejects) = (0u64, 0u64);
