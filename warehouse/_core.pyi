@@ -153,6 +153,9 @@ def study_lines(
 
     :raises ValueError: for a place past the end of `data`."""
 
+def line_breaks(data: bytes, end: int) -> int:
+    """`data.count(b"\\n", 0, end)`, faster."""
+
 def bgn_replayed(games: Any, expected: Any) -> tuple[list[tuple[int, str]], ArrowArray]:
     """`(disagreeing, games)` of a batch the reader made of BGN games' PGN and `expected` (a uint64 array,
     a row a game: the `signature_hash` `bgn_lines` gave it, null for a game not BGN): the BGN games whose

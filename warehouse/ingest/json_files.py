@@ -202,7 +202,7 @@ def texts(stream: IO[bytes], limit: int) -> Iterator[Lines | Document]:
             continue
         if end:
             yield Lines(offset, number, data, end)
-            offset, number = offset + end, number + data.count(b"\n", 0, end)
+            offset, number = offset + end, number + _core.line_breaks(data, end)
         carry = data[end:]
         if not more:
             return

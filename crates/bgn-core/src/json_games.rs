@@ -140,6 +140,11 @@ pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Bl
     block
 }
 
+/// The `\n` bytes in `data`.
+pub fn line_breaks(data: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', data).count()
+}
+
 /// Python's `bytes.strip()` leaves nothing.
 fn is_blank(text: &[u8]) -> bool {
     text.iter()
@@ -206,7 +211,7 @@ impl std::fmt::Display for Here<'_> {
 /// A game's PGN written to `out`; its id and signature (a line's moves space-separated, lines
 /// `|`-separated, the mainline first then each line in the order its `(` is written, which is the lake's
 /// `variations` order).
-fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
+fn bgn_game<'v>(doc: &'v Json<'v>, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
     let doc = object(doc, Here::Root("the line"))?;
     let id = match get(doc, "id") {
         None => None,
@@ -239,6 +244,7 @@ fn bgn_game(doc: &Json, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> 
     let mut game = Lines {
         tokens: Tokens::new(out),
         signatures: Vec::new(),
+        parts: Vec::new(),
     };
     if let Some(comment) = get(doc, "comment") {
         let comment = comment_text(comment, Here::Root("comment"))?;
@@ -418,14 +424,16 @@ fn start_ply(fen: Option<&str>) -> u64 {
 }
 
 /// A game's movetext being written: its tokens space-separated in `out`, and each line's signature.
-struct Lines<'a> {
+struct Lines<'a, 'v> {
     tokens: Tokens<'a>,
     signatures: Vec<String>,
+    /// A move's comment parts, room kept from move to move (a `Vec` a move was ~2% of an import's CPU).
+    parts: Vec<Part<'v>>,
 }
 
-impl Lines<'_> {
+impl<'v> Lines<'_, 'v> {
     /// A line's moves (and the lines nested in them).
-    fn line(&mut self, moves: &[Json], first_ply: u64, where_: Here) -> Refused<()> {
+    fn line(&mut self, moves: &'v [Json<'v>], first_ply: u64, where_: Here) -> Refused<()> {
         let mainline = matches!(where_, Here::Root(_));
         let line = self.signatures.len();
         self.signatures.push(String::new());
@@ -467,14 +475,15 @@ impl Lines<'_> {
     }
 
     /// A move's NAGs and comment (eval, clock, text); its alternate lines.
-    fn annotate<'v>(
+    fn annotate(
         &mut self,
         notes: &'v Json<'v>,
         here: Here,
         starts_variation: bool,
     ) -> Refused<Vec<&'v Json<'v>>> {
         let mut alts = Vec::new();
-        let mut parts: Vec<Part> = Vec::new();
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
         let at = Here::Key(&here, "a");
         for (i, note) in array(notes, at)?.iter().enumerate() {
             let note_at = Here::Index(&at, i);
@@ -508,6 +517,7 @@ impl Lines<'_> {
             }
         }
         self.tokens.braced(&parts);
+        self.parts = parts;
         Ok(alts)
     }
 }

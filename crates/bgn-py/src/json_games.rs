@@ -134,3 +134,11 @@ pub fn bgn_replayed(
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((disagreeing, ArrowArray::of_batch(games)))
 }
+
+/// The `\n` bytes in `data[:end]`: a block's lines, counted as `bytes.count` counts them, at the speed of
+/// `memchr`'s count (CPython's took ~1.5% of a BGN import's CPU).
+#[pyfunction]
+pub fn line_breaks(py: Python<'_>, data: &[u8], end: usize) -> usize {
+    let data = &data[..end.min(data.len())];
+    py.detach(|| json_games::line_breaks(data))
+}

@@ -595,6 +595,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_games::bgn_lines, m)?)?;
     m.add_function(wrap_pyfunction!(study_json::study_lines, m)?)?;
     m.add_function(wrap_pyfunction!(json_games::bgn_replayed, m)?)?;
+    m.add_function(wrap_pyfunction!(json_games::line_breaks, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
     m.add("KEYED_PLIES", plies::KEYED_PLIES)?;
