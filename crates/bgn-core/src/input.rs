@@ -154,7 +154,7 @@ impl Input {
         Self::of_stream(path, Box::new(file), Some(meta.len()), offset == 0, true)
     }
 
-    /// Wraps any byte stream (used by `open` and by tests).
+    /// Wraps any byte stream (used by tests).
     pub fn from_reader(
         name: &str,
         raw: Box<dyn Read + Send>,

@@ -262,23 +262,32 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn array(&mut self) -> Result<(), JsonError> {
-        let start = self.values.len();
-        if self.peek()? == b']' {
+    /// Comma-separated items, each read by `item`, up to the `close` that ends them.
+    fn items(
+        &mut self,
+        close: u8,
+        item: fn(&mut Self) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
+        if self.peek()? == close {
             self.at += 1;
-        } else {
-            loop {
-                self.value()?;
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b']' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return Err(JsonError::Invalid),
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b if b == close => {
+                    self.at += 1;
+                    return Ok(());
                 }
+                _ => return Err(JsonError::Invalid),
             }
         }
+    }
+
+    fn array(&mut self) -> Result<(), JsonError> {
+        let start = self.values.len();
+        self.items(b']', Self::value)?;
         let items = self.bump.alloc_slice_copy(&self.values[start..]);
         self.values.truncate(start);
         self.values.push(Json::Array(items));
@@ -287,30 +296,7 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self) -> Result<(), JsonError> {
         let (start, keys_start) = (self.values.len(), self.keys.len());
-        if self.peek()? == b'}' {
-            self.at += 1;
-        } else {
-            loop {
-                if self.peek()? != b'"' {
-                    return Err(JsonError::Invalid);
-                }
-                let key = self.string()?;
-                self.keys.push(key);
-                if self.peek()? != b':' {
-                    return Err(JsonError::Invalid);
-                }
-                self.at += 1;
-                self.value()?;
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b'}' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return Err(JsonError::Invalid),
-                }
-            }
-        }
+        self.items(b'}', Self::entry)?;
         let entries = self.values[start..].iter().zip(&self.keys[keys_start..]);
         let entries = self
             .bump
@@ -319,6 +305,20 @@ impl<'a> Parser<'a> {
         self.keys.truncate(keys_start);
         self.values.push(Json::Object(Object(entries)));
         Ok(())
+    }
+
+    /// An object's `"key": value`, the key onto `keys`, the value onto `values`.
+    fn entry(&mut self) -> Result<(), JsonError> {
+        if self.peek()? != b'"' {
+            return Err(JsonError::Invalid);
+        }
+        let key = self.string()?;
+        self.keys.push(key);
+        if self.peek()? != b':' {
+            return Err(JsonError::Invalid);
+        }
+        self.at += 1;
+        self.value()
     }
 
     /// A string at its opening quote: borrowed from the text when it holds no escape.

@@ -549,12 +549,10 @@ impl Replayer {
             Board::Chess(p) => p.turn(),
             Board::Variant(p) => p.turn(),
         };
+        let kept = !self.drop_source_san;
         let played = match &mut cursor.pos {
-            Board::Chess(pos) => step(pos, san_plus.san, None, !self.drop_source_san),
-            Board::Variant(pos) => {
-                let variant = Some(pos.variant());
-                step(pos, san_plus.san, variant, !self.drop_source_san)
-            }
+            Board::Chess(pos) => step(pos, san_plus.san, None, kept),
+            Board::Variant(pos) => step(pos, san_plus.san, Some(pos.variant()), kept),
         };
         let played = played.map_err(|e| {
             let (kind, what) = match e {
@@ -571,7 +569,6 @@ impl Replayer {
         } else {
             0
         };
-        let kept = !self.drop_source_san;
         let san =
             (kept && (!played.canonical_san || san_plus.suffix != played.suffix)).then(|| {
                 let start = s.text.len();

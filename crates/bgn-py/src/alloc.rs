@@ -97,14 +97,14 @@ impl Kept {
     }
 }
 
-/// A block of `size` bytes: a kept one, else a new mapping (its pages zero).
-unsafe fn map(size: usize) -> *mut u8 {
+/// A block of `size` bytes, and whether it is a new mapping (its pages zero) rather than a kept one.
+unsafe fn map(size: usize) -> (*mut u8, bool) {
     let bytes = class_bytes(size);
     let block = Kept::take(bytes);
     if !block.is_null() {
-        return block;
+        return (block, false);
     }
-    unsafe { map_new(bytes) }
+    (unsafe { map_new(bytes) }, true)
 }
 
 unsafe fn map_new(bytes: usize) -> *mut u8 {
@@ -146,7 +146,7 @@ unsafe fn remap(ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if mapped(layout.size(), layout.align()) {
-            unsafe { map(layout.size()) }
+            unsafe { map(layout.size()) }.0
         } else {
             unsafe { System.alloc(layout) }
         }
@@ -154,13 +154,11 @@ unsafe impl GlobalAlloc for Allocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if mapped(layout.size(), layout.align()) {
-            let bytes = class_bytes(layout.size());
-            let block = Kept::take(bytes);
-            if block.is_null() {
-                return unsafe { map_new(bytes) }; // fresh pages are zero
+            let (block, fresh) = unsafe { map(layout.size()) };
+            if !fresh {
+                // A kept block holds what it held: zeroed in place, cheaper than a new mapping's faults.
+                unsafe { block.write_bytes(0, layout.size()) };
             }
-            // A kept block holds what it held: zeroed in place, cheaper than a new mapping's faults.
-            unsafe { block.write_bytes(0, layout.size()) };
             block
         } else {
             unsafe { System.alloc_zeroed(layout) }

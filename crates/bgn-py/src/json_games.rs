@@ -29,9 +29,8 @@ pub fn refused_rows(refused: &[(Place, Refusal)], limit: usize) -> Vec<Refused> 
 /// `offset`, `length`, `line`, `id`, `signature_hash`, `signature_start`, `signature_end`); the refused
 /// lines (offset, length, line, kind, reason); the lines holding a study document (offset, length,
 /// line); and the games' signatures one after the other, each at `signature_start..signature_end`.
-/// Offsets are in
-/// `data`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank start of
-/// `raw_limit` bytes.
+/// Offsets are in `data`, lines counted from 1; a line longer than `limit` bytes is refused, but for a
+/// blank start of `raw_limit` bytes.
 #[pyfunction]
 #[pyo3(signature = (data, end, whole, limit, raw_limit))]
 #[allow(clippy::type_complexity)]
@@ -80,16 +79,15 @@ fn games_batch(games: &[json_games::Game]) -> (RecordBatch, Vec<u8>) {
         .map(|g| Some(json_games::signature_hash(&g.signature)))
         .collect();
     let mut signatures = Vec::new();
-    let mut starts = Vec::with_capacity(games.len());
+    let (mut starts, mut ends) = (
+        Vec::with_capacity(games.len()),
+        Vec::with_capacity(games.len()),
+    );
     for game in games {
         starts.push(signatures.len() as i64);
         signatures.extend_from_slice(game.signature.as_bytes());
+        ends.push(signatures.len() as i64);
     }
-    let ends = starts
-        .iter()
-        .zip(games)
-        .map(|(s, g)| s + g.signature.len() as i64);
-    let ends: Int64Array = ends.map(Some).collect();
     let batch = RecordBatch::try_from_iter([
         ("pgn_start", int(&|g| g.pgn_start as i64)),
         ("offset", int(&|g| g.place.offset as i64)),
@@ -101,7 +99,10 @@ fn games_batch(games: &[json_games::Game]) -> (RecordBatch, Vec<u8>) {
             "signature_start",
             Arc::new(Int64Array::from(starts)) as ArrayRef,
         ),
-        ("signature_end", Arc::new(ends) as ArrayRef),
+        (
+            "signature_end",
+            Arc::new(Int64Array::from(ends)) as ArrayRef,
+        ),
     ])
     .expect("columns of one length");
     (batch, signatures)
