@@ -534,25 +534,48 @@ impl std::fmt::Write for VecWriter<'_> {
 /// The move's PGN token written to `out` and its fields as the lake will hold them
 /// (`p.f.t.x.c.castle.promote`) to `signature`. The common case is checked field by field at once; a
 /// move that fails it is read again in the order that names the field at fault first.
+/// A move's `p f t x c castle promote` (`SIGNATURE_FIELDS`) as `get` reads each, in one pass over its
+/// entries: a key matched by length and bytes, not one scan of the entries a field, each key compared
+/// by `memcmp`.
+fn signature_fields<'v>(mv: &Object<'v>) -> [Option<&'v Json<'v>>; 7] {
+    let mut fields = [None; 7];
+    for (key, value) in mv.iter() {
+        let at = match *key {
+            "p" => 0,
+            "f" => 1,
+            "t" => 2,
+            "x" => 3,
+            "c" => 4,
+            "castle" => 5,
+            "promote" => 6,
+            _ => continue,
+        };
+        fields[at] = Some(value).filter(|v| !v.is_null());
+    }
+    fields
+}
+
 fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut String) -> Refused<()> {
-    let field = |key| get(mv, key);
-    let letter = |key, set: &[u8]| match field(key) {
-        None => Some(""),
-        Some(Json::String(s))
-            if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
-        {
-            Some(*s)
+    let [piece, from, to, capture, checks, castle, promote] = signature_fields(mv);
+    fn letter<'v>(field: Option<&'v Json<'v>>, set: &[u8]) -> Option<&'v str> {
+        match field {
+            None => Some(""),
+            Some(Json::String(s))
+                if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
+            {
+                Some(*s)
+            }
+            _ => None,
         }
-        _ => None,
-    };
-    let piece = field("p").and_then(Json::as_str).filter(|p| is_piece(p));
-    let from = field("f").and_then(Json::as_str).filter(|s| is_square(s));
-    let to = field("t").and_then(Json::as_str).filter(|s| is_square(s));
-    let checks = match field("c") {
+    }
+    let piece = piece.and_then(Json::as_str).filter(|p| is_piece(p));
+    let from = from.and_then(Json::as_str).filter(|s| is_square(s));
+    let to = to.and_then(Json::as_str).filter(|s| is_square(s));
+    let checks = match checks {
         None => Some(None),
         Some(c) => int_of(c).filter(|c| (1..=INT16).contains(c)).map(Some),
     };
-    let castle = match field("castle") {
+    let castle = match castle {
         None => Some(""),
         Some(Json::String(s)) if matches!(*s, "" | "K" | "Q" | "k" | "q") => Some(*s),
         _ => None,
@@ -561,10 +584,10 @@ fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut Strin
         piece,
         from,
         to,
-        letter("x", PIECES),
+        letter(capture, PIECES),
         checks,
         castle,
-        letter("promote", PROMOTIONS),
+        letter(promote, PROMOTIONS),
     ) {
         for (n, field) in [p, f, t, x].into_iter().enumerate() {
             if n > 0 {

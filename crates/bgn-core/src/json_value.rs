@@ -78,6 +78,11 @@ impl<'a> Object<'a> {
         self.0.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
+    /// The entries as written, repeated keys included.
+    pub fn iter(&self) -> std::slice::Iter<'a, (&'a str, Json<'a>)> {
+        self.0.iter()
+    }
+
     pub fn contains_key(&self, key: &str) -> bool {
         self.0.iter().any(|(k, _)| *k == key)
     }
