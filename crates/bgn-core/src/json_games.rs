@@ -112,7 +112,12 @@ pub struct Block {
 /// `limit` bytes (its newline included) is refused whole (`Refusal::TooLarge`) unless its first
 /// `raw_limit` bytes are blank, as a blank line is skipped.
 pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Block {
-    let mut block = Block::default();
+    // A game's PGN is shorter than its line: room for all at once, not grown (copied, or remapped and
+    // faulted in again) a doubling at a time. Pages never written are never touched.
+    let mut block = Block {
+        pgn: Vec::with_capacity(data.len()),
+        ..Block::default()
+    };
     let mut arena = Arena::default();
     let mut offset = 0;
     while offset < data.len() {
