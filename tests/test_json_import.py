@@ -8,6 +8,7 @@ import bz2
 import copy
 import gzip
 import json
+import os
 import random
 import re
 import signal
@@ -346,12 +347,17 @@ def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> No
     assert sum(games.values()) == 1200
     full = json2parquet(*games, "--lake", tmp_path / "timing")
     assert full.returncode == 0, full.stderr
+    # The system's temporary folder, for the killed loads: none may leave a file outside its lake.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     rng = random.Random(13)
     for attempt in range(4):
         lake = tmp_path / f"lake{attempt}"
-        loader = start(module("loaders.json2parquet", *games, "--lake", str(lake)))
+        command = module("loaders.json2parquet", *games, "--lake", str(lake))
+        loader = start(command, env={**os.environ, "TMPDIR": str(scratch)})
         time.sleep(rng.uniform(0.3, 0.9 * full.seconds))
         loader.stop(signal.SIGKILL)
+        assert not list(scratch.iterdir()), attempt
         done = {r["input"] for r in read_inputs(lake)} if (lake / "_loads").is_dir() else set()
         if not interrupted_publish(lake):  # else: committed, files being moved; the rerun finishes it
             n = sum(games[path] for path in done)

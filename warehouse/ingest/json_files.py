@@ -2,7 +2,8 @@
 
 The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`: one
 record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
-a temporary file, a chunk of files at a time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
+a temporary file (in the load's staging folder: `load.load_workdir`), a chunk of files at a time
+(`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
 move is checked as a PGN move is: BGN lines and study documents by the Rust core a block of lines at a time
 (`_core.bgn_lines`, `_core.study_lines`), no Python object per game or move. Then each batch is taken back
 to the JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's
@@ -317,9 +318,9 @@ class _Chunk:
     goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
     inputs: each game's input, offset, line, id and signature (`GAMES`)."""
 
-    def __init__(self, stop: threading.Event):
+    def __init__(self, stop: threading.Event, workdir: str | None):
         self.stop = stop  # set: the load is over, the chunk is ended where it is and dropped
-        self.workdir = tempfile.TemporaryDirectory(prefix="json2parquet-")
+        self.workdir = tempfile.TemporaryDirectory(prefix="json2parquet-", dir=workdir)
         self.pgn_path = os.path.join(self.workdir.name, "games.pgn")
         self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
         self.files: list[str] = []
@@ -543,8 +544,9 @@ class _ChunkMaker:
     """Makes a load's chunks, one after the other (`next`): the inputs left, and the one that goes on from
     the last chunk. One thread at a time calls it."""
 
-    def __init__(self, paths: list[str], jobs: int, refused: list[str]):
+    def __init__(self, paths: list[str], jobs: int, refused: list[str], workdir: str | None):
         self.pending = list(reversed(paths))
+        self.workdir = workdir
         self.going: _Input | None = None  # an input that did not fit the last chunk
         self.jobs, self.refused = jobs, refused
         self.stop = threading.Event()
@@ -553,7 +555,7 @@ class _ChunkMaker:
         """The next chunk, its PGN made and closed; None when every input is made."""
         if not (self.pending or self.going) or self.stop.is_set():
             return None
-        chunk = _Chunk(self.stop)
+        chunk = _Chunk(self.stop, self.workdir)
         try:
             while (self.pending or self.going) and not chunk.full():
                 try:
@@ -584,7 +586,7 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        maker = _ChunkMaker(self.paths, self.jobs, self.refused)
+        maker = _ChunkMaker(self.paths, self.jobs, self.refused, self.workdir)
         with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
             making = pool.submit(maker.next)
             try:
