@@ -76,7 +76,7 @@ pub fn integer(value: &Json, here: impl fmt::Display, low: i64, high: i64) -> Re
 
 /// `[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9])?`
 pub fn is_clock(text: &str) -> bool {
-    // Read by bytes from the end: a `str` split by `char` cost each clock of a line a searcher's setup.
+    // Read by bytes: a `str` split by `char` cost each clock of a line a searcher's setup.
     let all_digits = |b: &[u8]| b.iter().all(u8::is_ascii_digit);
     let b = text.as_bytes();
     let (clock, tenth) = match b.iter().position(|&c| c == b'.') {

@@ -536,9 +536,6 @@ impl std::fmt::Write for VecWriter<'_> {
     }
 }
 
-/// The move's PGN token written to `out` and its fields as the lake will hold them
-/// (`p.f.t.x.c.castle.promote`) to `signature`. The common case is checked field by field at once; a
-/// move that fails it is read again in the order that names the field at fault first.
 /// A move's `p f t x c castle promote` (`SIGNATURE_FIELDS`) as `get` reads each, in one pass over its
 /// entries: a key matched by length and bytes, not one scan of the entries a field, each key compared
 /// by `memcmp`.
@@ -560,19 +557,24 @@ fn signature_fields<'v>(mv: &Object<'v>) -> [Option<&'v Json<'v>>; 7] {
     fields
 }
 
+/// A letter field: absent or empty (`""`), or one letter of `set`; `None` for anything else.
+fn letter<'v>(field: Option<&'v Json<'v>>, set: &[u8]) -> Option<&'v str> {
+    match field {
+        None => Some(""),
+        Some(Json::String(s))
+            if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
+        {
+            Some(*s)
+        }
+        _ => None,
+    }
+}
+
+/// The move's PGN token written to `out` and its fields as the lake will hold them
+/// (`p.f.t.x.c.castle.promote`) to `signature`. The common case is checked field by field at once; a
+/// move that fails it is read again in the order that names the field at fault first.
 fn move_fields(mv: &Object, here: Here, out: &mut Vec<u8>, signature: &mut String) -> Refused<()> {
     let [piece, from, to, capture, checks, castle, promote] = signature_fields(mv);
-    fn letter<'v>(field: Option<&'v Json<'v>>, set: &[u8]) -> Option<&'v str> {
-        match field {
-            None => Some(""),
-            Some(Json::String(s))
-                if s.is_empty() || (s.len() == 1 && set.contains(&s.as_bytes()[0])) =>
-            {
-                Some(*s)
-            }
-            _ => None,
-        }
-    }
     let piece = piece.and_then(Json::as_str).filter(|p| is_piece(p));
     let from = from.and_then(Json::as_str).filter(|s| is_square(s));
     let to = to.and_then(Json::as_str).filter(|s| is_square(s));
@@ -804,6 +806,22 @@ mod tests {
             Err(Refusal::BadField(reason)) => reason,
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn signature_fields_are_read_at_their_places_last_occurrence_first() {
+        for (at, key) in SIGNATURE_FIELDS.iter().enumerate() {
+            let text = format!(r#"{{"{key}": 1, "pf": 2, "{key}": "v", "castles": 3}}"#);
+            let arena = Arena::default();
+            let doc = json_value::parse(&text, &arena, MAX_DEPTH).unwrap();
+            let fields = signature_fields(doc.as_object().unwrap());
+            for (i, field) in fields.iter().enumerate() {
+                assert_eq!(field.and_then(Json::as_str), (i == at).then_some("v"), "{key}");
+            }
+        }
+        let arena = Arena::default();
+        let doc = json_value::parse(r#"{"p": "P", "p": null}"#, &arena, MAX_DEPTH).unwrap();
+        assert_eq!(signature_fields(doc.as_object().unwrap())[0], None);
     }
 
     #[test]
