@@ -816,7 +816,11 @@ mod tests {
             let doc = json_value::parse(&text, &arena, MAX_DEPTH).unwrap();
             let fields = signature_fields(doc.as_object().unwrap());
             for (i, field) in fields.iter().enumerate() {
-                assert_eq!(field.and_then(Json::as_str), (i == at).then_some("v"), "{key}");
+                assert_eq!(
+                    field.and_then(Json::as_str),
+                    (i == at).then_some("v"),
+                    "{key}"
+                );
             }
         }
         let arena = Arena::default();
