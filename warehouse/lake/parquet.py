@@ -152,6 +152,11 @@ def open_parquet_writer(lake: Lake, rel: str, schema: pa.Schema, **overrides: An
         # A CRC of every page, which the lake's readers verify (`read_parquet`): a bit flipped on the disk
         # is found by `check --full` and stops an export, where it would otherwise decode as another value.
         write_page_checksum=True,
+        # Pages cut by their bytes (1 MB), not at pyarrow's 20,000 rows: `plies/` cut there wrote a page, a
+        # zstd context made for it and its header every 20,000 plies of each column (17,457 contexts for
+        # 200,000 games, 3,541 now): a load 0.97x the CPU, plies 1.7% smaller on real games. Nothing reads
+        # page by page (no page index is written).
+        max_rows_per_page=1 << 20,
         use_dictionary=[path for path in leaves if path not in COLUMN_ENCODINGS],
         column_encoding={path: e for path, e in COLUMN_ENCODINGS.items() if path in leaves},
     )
