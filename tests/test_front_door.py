@@ -227,3 +227,21 @@ def test_extras_by_use() -> None:
     assert names["spark"] == {"pyspark"}
     assert "bgn-warehouse[cli,notebooks,spark]" in extras["test"]
     assert shutil.which("make")
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [({}, "1 jemalloc"), ({"OPENBLAS_NUM_THREADS": "3", "ARROW_DEFAULT_MEMORY_POOL": "system"}, "3 system")],
+)
+def test_commands_set_blas_threads_and_arrow_pool_unless_set(env: dict[str, str], expected: str) -> None:
+    """Every command (`loaders.cli`, imported first) runs numpy's OpenBLAS on one thread and pyarrow's pool
+    on jemalloc; a user's own `OPENBLAS_NUM_THREADS` or `ARROW_DEFAULT_MEMORY_POOL` stands."""
+    chosen = ("OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")
+    base = {k: v for k, v in os.environ.items() if k not in chosen}
+    code = (
+        "import os; import loaders.cli; import numpy, pyarrow as pa; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], pa.default_memory_pool().backend_name)"
+    )
+    done = run_command([sys.executable, "-c", code], env=base | env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

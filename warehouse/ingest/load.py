@@ -31,7 +31,7 @@ from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
-from warehouse.lake.layout import REJECTS, STAGING, Partition, staged
+from warehouse.lake.layout import REJECTS, Partition, staged, staging_dir
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
@@ -155,7 +155,7 @@ class Inputs:
     """What every source holds: its inputs and how the Rust reader reads them; the inputs it refused and
     those it read (`Source`)."""
 
-    def __init__(self, paths: list[str], batch_games: int, jobs: int, workdir: str | None = None):
+    def __init__(self, paths: list[str], batch_games: int, jobs: int, workdir: str | None):
         self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
         # Where it may keep temporary files (`load_workdir`; None: the system's temporary folder).
         self.workdir = workdir
@@ -403,7 +403,7 @@ def load_workdir(lake: Lake, load_id: str) -> str | None:
     recovery, and nothing is written outside the lake; None on S3 (the system's temporary folder)."""
     if not lake.local:
         return None
-    workdir = lake.path(f"{STAGING}/{load_id}")
+    workdir = lake.path(staging_dir(load_id))
     os.makedirs(workdir, exist_ok=True)
     return workdir
 

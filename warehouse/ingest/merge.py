@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from warehouse.lake.layout import STAGING, plies_twin
+from warehouse.lake.layout import plies_twin, staging_dir
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import FILE_GAMES, read_parquet
 from warehouse.lake.rewrite import RewriteMismatch, RewrittenFile, groups, row_groups
@@ -34,7 +34,7 @@ MERGING = ".merging"
 def staging_lake(lake: Lake, op_id: str) -> Lake:
     """The staging folder of operation `op_id` seen as a lake: its files at their final paths (`games/…`),
     where the rewriting machinery (`warehouse.lake.rewrite`) finds them."""
-    root = f"{STAGING}/{op_id}"
+    root = staging_dir(op_id)
     return Lake(lake.fs, lake.path(root), f"{lake.location}/{root}")
 
 

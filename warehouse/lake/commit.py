@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 import pyarrow.fs as pafs
 
 from warehouse.errors import LakeError, NotPublished
-from warehouse.lake.layout import LOCK, STAGING, record_path, staged
+from warehouse.lake.layout import LOCK, STAGING, record_path, staged, staging_dir
 from warehouse.lake.location import Lake
 from warehouse.lake.records import Record, read_record, write_record
 
@@ -127,7 +127,7 @@ def publish(lake: Lake, record: Record) -> None:
                 ) from None
     for rel in record.removes:
         lake.delete(rel)
-    lake.delete_dir(f"{STAGING}/{op_id}")
+    lake.delete_dir(staging_dir(op_id))
 
 
 def refuse_links(lake: Lake, record: Record) -> None:
@@ -145,7 +145,7 @@ def refuse_links(lake: Lake, record: Record) -> None:
 
 def discard(lake: Lake, op_id: str) -> None:
     """Drops an uncommitted operation's staged files."""
-    lake.delete_dir(f"{STAGING}/{op_id}")
+    lake.delete_dir(staging_dir(op_id))
 
 
 def staging_ops(lake: Lake) -> dict[str, float]:

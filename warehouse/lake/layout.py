@@ -85,9 +85,14 @@ def games_twin(plies_file: str) -> str:
     return GAMES + plies_file[len(PLIES) :]
 
 
+def staging_dir(op_id: str) -> str:
+    """Operation `op_id`'s staging folder: its files until they are published, and its temporary ones."""
+    return f"{STAGING}/{op_id}"
+
+
 def staged(op_id: str, rel: str) -> str:
     """Where operation `op_id` writes the file that will live at `rel`."""
-    return f"{STAGING}/{op_id}/{rel}"
+    return f"{staging_dir(op_id)}/{rel}"
 
 
 def record_path(op_id: str) -> str:
