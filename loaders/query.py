@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    lake = Lake.open(args.lake)
+    lake = Lake.open_existing(args.lake)
     if args.lake is not None:
         print(f"lake: {lake.location}", file=sys.stderr)
     con = connect(lake.location)

@@ -78,6 +78,16 @@ def test_duckdb_cli_says_when_there_is_no_lake(tmp_path: Path) -> None:
     assert_one_line(*run_cli("summary", tmp_path / "nowhere"), "no lake here")
 
 
+def test_python_commands_say_when_there_is_no_lake(tmp_path: Path) -> None:
+    """A mistyped --lake is one line and exit 2 for `bgn query` (it was DuckDB's traceback), and a
+    `LakeError` for the Python API; nothing is created there."""
+    nowhere = tmp_path / "nowhere"
+    one_line_error(run_module("loaders.query", ["summary", "--lake", nowhere]), "no such lake")
+    with pytest.raises(LakeError, match="no such lake"):
+        query("summary", nowhere)
+    assert not nowhere.exists()
+
+
 def test_the_guard_reads_a_lake_of_this_layout(sample_lake: Path) -> None:
     code, stdout, stderr = run_cli("summary", sample_lake)
     assert code == 0 and stderr == "" and "blitz" in stdout, stderr

@@ -65,14 +65,14 @@ def connect(
     `Crazyhouse`…; `all`: every game): it sets the views' variable `variant` (see sql/views/schema.sql),
     which `set variable variant = …` changes later.
 
-    :raises LakeError: for a lake that holds no games yet, or one of another layout (see `Lake.open`); the
-        duckdb CLI refuses the latter through the views, in one line too."""
+    :raises LakeError: for no lake, a lake that holds no games yet, or one of another layout (see
+        `Lake.open_existing`); the duckdb CLI refuses these through the views, in one line too."""
     con = duckdb.connect()
     if not con.sql("select 1 from duckdb_functions() where function_name = 'getenv'").fetchall():
         # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro
         # of constants, not a Python function: registering one makes duckdb 2.0 print leak warnings at exit.
         con.execute(getenv_macro((VIEWS_DIR / "schema.sql").read_text(encoding="utf-8")))
-    opened = Lake.open(lake)
+    opened = Lake.open_existing(lake)
     if opened.layout() is not None and not opened.exists(GAMES):
         # Loads ran but wrote no game (all rejected): the views have no table to read.
         raise LakeError(f"{opened.location}: the lake holds no games yet (its loads' rejects: rejects/)")
