@@ -155,6 +155,10 @@ def game_filters(args: argparse.Namespace) -> filters.GameFilters:
     return filters.GameFilters(**{name: getattr(args, name) for name in filters.NAMES if hasattr(args, name)})
 
 
+# `--line` of the commands that take a position: moves played from their FEN (`warehouse.positions.line`).
+LINE_HELP = "moves played from the FEN (else the start), in SAN as PGN writes them: '1. e4 c5 2. Nf3'"
+
+
 def add_lake_argument(parser: argparse.ArgumentParser) -> None:
     """`--lake`, the same for every command (None: `warehouse.lake.default_lake()`)."""
     parser.add_argument(

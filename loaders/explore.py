@@ -1,6 +1,7 @@
-"""The opening explorer: python -m loaders.explore [--lake DIR|s3://...] [FEN] [filters]
+"""The opening explorer: python -m loaders.explore [--lake DIR|s3://...] [FEN] [--line MOVES] [filters]
 
-Prints the moves played from the position, at any ply: UCI and SAN, games, white wins, draws, black wins,
+Prints the moves played from the position (the FEN's, else the start; after --line's moves, if given),
+at any ply: UCI and SAN, games, white wins, draws, black wins,
 mean Elo, mean eval after the move, mean think time, first date played (sql/explorer.sql's columns; a game
 counts once, by the first ply it stands at the position). The games are found by the position index for
 the files it covers (`python -m loaders.position_index` builds it) and a replay scan of the others;
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import chess
 import polars as pl
 
 # cli first: it handles Ctrl-C while the libraries load.
@@ -20,9 +22,8 @@ from loaders import cli
 from warehouse.errors import LakeError
 from warehouse.lake.location import Lake
 from warehouse.positions.explorer import explore
+from warehouse.positions.line import position_after
 from warehouse.queries.sql import connect
-
-STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -32,9 +33,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "fen",
         metavar="FEN",
         nargs="?",
-        default=STARTING_FEN,
+        default=chess.STARTING_FEN,
         help="the position, as a FEN (its move counters are ignored; default: the starting position)",
     )
+    p.add_argument("--line", metavar="MOVES", help=cli.LINE_HELP)
     p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
     cli.add_game_filters(p)
     return p.parse_args(argv)
@@ -48,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
     filters = cli.game_filters(args).chosen()
-    moves = explore(args.fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
+    fen = args.fen if args.line is None else position_after(args.fen, args.line)
+    moves = explore(fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
     if moves.is_empty():
         kept = " the filters keep" if filters else ""
         raise LakeError(f"{lake.location}: no game{kept} plays a move from this position")

@@ -1,4 +1,5 @@
-"""Find the games that reach a position: python -m loaders.positions [--lake DIR|s3://...] FEN [--pgn OUT]
+"""Find the games that reach a position: python -m loaders.positions [--lake DIR|s3://...] [FEN]
+[--line MOVES] [--pgn OUT]
 
 Prints the games (id, the ply the position stands at, players, result, date) or, with --pgn, writes them
 as PGN. Exact match on the position (pieces, side to move, castling rights, en-passant file): the stored
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import chess
 import duckdb
 import polars as pl
 
@@ -20,6 +22,7 @@ from loaders import cli
 from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.output import output_file
+from warehouse.positions.line import position_after
 from warehouse.positions.search import search
 from warehouse.queries.sql import connect
 
@@ -27,14 +30,23 @@ from warehouse.queries.sql import connect
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = cli.OneLineParser(prog="python -m loaders.positions", description=cli.paragraph(__doc__))
     cli.add_lake_argument(p)
-    p.add_argument("fen", metavar="FEN", help="the position, as a FEN (its move counters are ignored)")
+    p.add_argument(
+        "fen",
+        metavar="FEN",
+        nargs="?",
+        help="the position, as a FEN (its move counters are ignored; with --line, default: the start)",
+    )
+    p.add_argument("--line", metavar="MOVES", help=cli.LINE_HELP)
     p.add_argument(
         "--pgn", metavar="OUT", type=cli.location, help="write the games as PGN to OUT (a new file)"
     )
     p.add_argument("--chess960", action="store_true", help="read the FEN's castling rights as Chess960's")
     p.add_argument("--shallow", action="store_true", help="the stored keys only: no replay of deeper plies")
     cli.add_game_filters(p, ("type", "player"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.fen is None and args.line is None:
+        p.error("give the position: a FEN, or --line MOVES (from the start)")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
 def find(args: argparse.Namespace, lake: Lake, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The games at the position of `args`, of its filters."""
     filters = {"type": args.type} if args.type else {}
-    found = search(args.fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
+    fen = args.fen or chess.STARTING_FEN
+    if args.line is not None:
+        fen = position_after(fen, args.line, chess960=args.chess960)
+    found = search(fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
     if args.player:
         found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))
     return found

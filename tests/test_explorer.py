@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import subprocess
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -272,13 +273,32 @@ def test_sql_says_why_it_cannot_answer(full: Path, partial: Path, probes: list[s
 
 def test_explore_command(full: Path, games: list[Game], probes: list[str]) -> None:
     fen = probes[3]
-    done = support.run_module("loaders.explore", ["--lake", full, fen])
+    assert_explored(support.run_module("loaders.explore", ["--lake", full, fen]), oracle(games, fen))
+
+
+def test_explore_command_after_a_line(full: Path, games: list[Game]) -> None:
+    """`--line`: moves in SAN from the start (numbered, as PGN writes them), or from a FEN (bare), against
+    python-chess's position after the same game's moves."""
+    game = next(g for g in games if g.row["start_fen"] is None and len(g.sans) >= 24)
+    numbered = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san for i, san in enumerate(game.sans[:24]))
+    done = support.run_module("loaders.explore", ["--lake", full, "--line", numbered])
+    assert_explored(done, oracle(games, fen_at(game, 24)))
+    bare = " ".join(game.sans[10:24])
+    done = support.run_module("loaders.explore", ["--lake", full, fen_at(game, 10), "--line", bare])
+    assert_explored(done, oracle(games, fen_at(game, 24)))
+    for line in (f"{numbered} e4", f"{game.sans[1]} {game.sans[0]}"):
+        bad = support.run_module("loaders.explore", ["--lake", full, "--line", line])
+        support.one_line_error(bad, "is not a move sequence from this position")
+
+
+def assert_explored(done: subprocess.CompletedProcess[str], rows: list[Row]) -> None:
+    """The explore command's table and count line are the oracle's `rows`."""
     assert done.returncode == 0, done.stderr
+    assert rows, "a position no game plays from proves nothing"
     cells = [
         [c.strip() for c in line.strip("│ ").split("┆")] for line in done.stdout.splitlines() if "┆" in line
     ]
     printed = [row[:6] for row in cells[3:]]  # after the names, dashes and types
-    rows = oracle(games, fen)
     columns = ("uci", "san", "games", "white_wins", "draws", "black_wins")
     assert printed == [[str(row[c]) for c in columns] for row in rows]
     assert done.stdout.splitlines()[-1] == f"{len(rows):,} moves, {sum(r['games'] for r in rows):,} games"

@@ -282,6 +282,23 @@ def test_search_command(lake: Path, games: list[tuple[dict, Replayed]], tmp_path
         assert key in keys
     bad = support.run_module("loaders.positions", ["--lake", lake, "not a fen"])
     support.one_line_error(bad, "invalid FEN")
+    support.one_line_error(support.run_module("loaders.positions", ["--lake", lake]), "give the position")
+
+
+def test_search_command_after_a_line(lake: Path, games: list[tuple[dict, Replayed]]) -> None:
+    """`--line`: a game's first 16 moves in SAN, as python-chess writes them; the games found are those
+    python-chess finds at the position after them."""
+    replayed = next(g for row, g in games if row["variant"] == "Standard" and len(g.ucis) > 30)
+    board, sans = chess.Board(), []
+    for uci in replayed.ucis[:16]:
+        sans.append(board.san(chess.Move.from_uci(uci)))
+        board.push_uci(uci)
+    want = reaching(games, signed(chess.polyglot.zobrist_hash(board)))
+    assert want
+    printed = support.run_module("loaders.positions", ["--lake", lake, "--line", " ".join(sans)])
+    assert printed.returncode == 0, printed.stderr
+    assert all(game_id in printed.stdout for game_id in want)
+    assert printed.stdout.splitlines()[-1] == f"{len(want):,} games"
 
 
 def test_opening_tables_exported(tmp_path: Path) -> None:

@@ -4,15 +4,14 @@ One reading of each value: the shared parsers'; a value they refuse is an `Input
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 import chess
-import chess.pgn
 
 from warehouse.errors import InputError
+from warehouse.positions.line import line_moves
 from warehouse.positions.search import position_key
 from warehouse.queries import filters
 from warehouse.queries.filters import GameFilters
@@ -100,12 +99,3 @@ def game_filters(value: Mapping[str, str]) -> GameFilters:
             except ValueError:
                 raise InputError(f"{key} {value[key]!r} is not a whole number") from None
     return GameFilters(**chosen)  # type: ignore[arg-type]
-
-
-def line_moves(board: chess.Board, line: str) -> tuple[str, ...]:
-    """The UCI of the moves of `line`, a PGN move sequence (`1. e4 c5 2. Nf3`) played from `board`."""
-    game = chess.pgn.read_game(io.StringIO(f'[FEN "{board.fen()}"]\n\n{line} *\n'))
-    if game is None or game.errors:
-        reason = str(game.errors[0]) if game is not None and game.errors else "no moves"
-        raise InputError(f"{line!r} is not a move sequence from this position: {reason.splitlines()[0]}")
-    return tuple(move.uci() for move in game.mainline_moves())
