@@ -1,5 +1,5 @@
-"""What the export commands share: the partition selection options, and a run that tells Ctrl-C apart
-from the error DuckDB turns it into."""
+"""What the export commands share: the selection options (partitions, and games within them), and a run
+that tells Ctrl-C apart from the error DuckDB turns it into."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from warehouse.queries import filters
 
 T = TypeVar("T")
 MAX_YEAR = 9999
+# The game filters an export takes beside its partitions' (the speed is `--type`'s, a partition).
+GAME_FILTERS = ("min_rating", "max_rating", "since", "until", "player")
 
 
 def add_selection_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,10 +45,13 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
         metavar="M",
         help="only this month (1-12; 0: games of unknown date); repeatable",
     )
+    # Within the partitions, the games the SQL views' filters keep (`queries.filters`), of every variant.
+    cli.add_game_filters(p, GAME_FILTERS)
 
 
 def selection(args: argparse.Namespace) -> Selection:
-    return Selection(types=args.types, years=args.years, months=args.months)
+    """The partitions and games the options choose (bounds that cross: `InputError`)."""
+    return Selection(types=args.types, years=args.years, months=args.months, games=cli.game_filters(args))
 
 
 class Interrupts:

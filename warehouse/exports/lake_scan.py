@@ -2,14 +2,18 @@
 
 The lake may be local or on S3 (see `warehouse.lake.storage`). Partitions come in a fixed order (type, year,
 month) and, within one, games in file and row order, so an export of the same lake is the same bytes.
+Within the partitions chosen, the games a selection's game filters keep (ratings, dates, a player:
+`queries.filters.GameFilters`) are those the SQL views keep (`GameFilters.where`, every variant), found by
+DuckDB a partition at a time (its games' keys held while it is read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from warehouse import _core
@@ -18,6 +22,7 @@ from warehouse.lake.layout import GAMES, PARTITION_COLUMNS, PARTITION_SCHEMA, Pa
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_parquet
 from warehouse.lake.records import Records
+from warehouse.queries.filters import GameFilters
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a call into the Rust core.
 SCAN_BATCH_GAMES = 2048
@@ -25,11 +30,13 @@ SCAN_BATCH_GAMES = 2048
 
 @dataclass(frozen=True)
 class Selection:
-    """Which partitions to read: None means all; otherwise the values to keep."""
+    """Which partitions to read (None means all; otherwise the values to keep), and which of their games
+    (`games`: no filter by default)."""
 
     types: Sequence[str] | None = None
     years: Sequence[int] | None = None
     months: Sequence[int] | None = None
+    games: GameFilters = field(default_factory=GameFilters)
 
     def keeps(self, partition: Partition) -> bool:
         return (
@@ -39,8 +46,9 @@ class Selection:
         )
 
     def options(self) -> str:
-        """The selection as the export commands' options: `--type blitz --month 5`."""
+        """The selection as the export commands' options: `--type blitz --month 5 --min-rating 2000`."""
         values = [("--type", self.types), ("--year", self.years), ("--month", self.months)]
+        values += [(f"--{name.replace('_', '-')}", [v]) for name, v in self.games.chosen().items()]
         return " ".join(f"{flag} {value}" for flag, chosen in values for value in chosen or [])
 
 
@@ -83,8 +91,9 @@ def scan(
     selected partitions is read, and gives the games they list for it (files no record lists, as a load
     published since the records were read, are read as they are).
 
-    :raises LakeError: when `lake` is not a lake, `selection` (other than `ALL`) matches no partition, or
-        a file the records list is missing; while reading, when a file gives other games than listed.
+    :raises LakeError: when `lake` is not a lake, `selection` (other than `ALL`) matches no partition or
+        its game filters no game, or a file the records list is missing; while reading, when a file gives
+        other games than listed.
     """
     # The records first: a load committed after them only adds files, which are then read unchecked.
     recorded = Records.scan(lake)[0].live_files()
@@ -104,7 +113,37 @@ def scan(
             f"({len(missing)} files missing): a publish not finished (the next load or compaction finishes "
             f"it), or a damaged lake (see `bgn check --lake {lake.location}`)"
         )
-    return batches(lake, chosen, recorded, columns, batch_games)
+    kept = kept_games(lake, selection) if selection.games.selective() else None
+    return batches(lake, chosen, recorded, columns, batch_games, kept)
+
+
+def kept_games(lake: Lake, selection: Selection) -> Callable[[Partition], pa.Array]:
+    """The `game_key`s of a partition's games that `selection`'s game filters keep, as the SQL views define
+    them (of every variant).
+
+    :raises LakeError: when its partitions hold no such game (before any output is made)."""
+    from warehouse.queries.sql import connect  # DuckDB: only for an export that filters games
+
+    con = connect(lake.location, variant="all")
+    where, params = selection.games.where()
+    counts = {
+        Partition(*row[:3]): row[3]
+        for row in con.sql(
+            f"select type, year, month, count(*) from games where {where} group by all", params=params
+        ).fetchall()
+    }
+    if not any(n for partition, n in counts.items() if selection.keeps(partition)):
+        raise LakeError(f"{lake.location}: no game matches {selection.options()}")
+
+    def keys(partition: Partition) -> pa.Array:
+        if not counts.get(partition):
+            return pa.array([], pa.int64())
+        query = "select game_key from games where type = $p_type and year = $p_year and month = $p_month"
+        values = {"p_type": partition.type, "p_year": partition.year, "p_month": partition.month}
+        table = con.sql(f"{query} and {where}", params={**params, **values}).to_arrow_table()
+        return table.column("game_key").combine_chunks()
+
+    return keys
 
 
 def holds(found: dict[Partition, list[str]]) -> str:
@@ -123,9 +162,16 @@ def batches(
     recorded: dict[str, int],
     columns: Sequence[str],
     batch_games: int,
+    kept: Callable[[Partition], pa.Array] | None = None,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
+    """The games of the `chosen` files, those whose `game_key` is among `kept(partition)` if given."""
     file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
+    if kept is not None and "game_key" not in file_columns:
+        file_columns.append("game_key")
     for partition, files in chosen.items():
+        keys = kept(partition) if kept is not None else None
+        if keys is not None and not len(keys):
+            continue  # no game of it kept: its files are not read
         for rel in files:
             games = 0
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
@@ -136,8 +182,10 @@ def batches(
                 # each, docs/schema.md).
                 for group in range(parquet.num_row_groups):
                     for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
+                        games += batch.num_rows
+                        if keys is not None:
+                            batch = batch.filter(pc.is_in(batch.column("game_key"), value_set=keys))
                         if batch.num_rows:
-                            games += batch.num_rows
                             yield partition, with_partition(batch, partition, columns)
             if rel in recorded and games != recorded[rel]:
                 raise LakeError(

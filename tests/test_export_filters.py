@@ -1,0 +1,167 @@
+"""Exports of the games a filter keeps (`--min-rating`, `--max-rating`, `--since`, `--until`, `--player`)
+against python-chess: the games of the source PGN whose headers pass the same filter, as the SQL views
+define it (the mean of both Elos, both known; the UTC date; either player's name), each once.
+
+Games: the bundled lichess sample, and the TWIC sample (real OTB games of many dates and ratings) when
+../shared/corpora is there.
+"""
+
+from __future__ import annotations
+
+import bz2
+import datetime as dt
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import chess.pgn
+import pytest
+import support
+from oracle import game_row, read_games, rejection
+from support import CORPORA, SAMPLE
+
+TWIC = CORPORA / "tournament" / "twic1599_sample.pgn"
+Identity = tuple[str | None, str | None, tuple[str, ...]]
+
+
+def identity(headers: Any, moves: list[chess.Move]) -> Identity:
+    """A game as both sides of the comparison see it: its players and its mainline."""
+    return headers.get("White"), headers.get("Black"), tuple(m.uci() for m in moves)
+
+
+@pytest.fixture(scope="module")
+def inputs() -> list[Path]:
+    return [SAMPLE, *[path for path in (TWIC,) if path.exists()]]
+
+
+@pytest.fixture(scope="module")
+def lake(inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return support.loaded(inputs, tmp_path_factory.mktemp("export-filters") / "lake")
+
+
+@pytest.fixture(scope="module")
+def source(inputs: list[Path]) -> list[tuple[Identity, dict[str, Any]]]:
+    """Every game the lake keeps, as python-chess reads it from the source: its identity and its row."""
+    return [
+        (identity(game.headers, list(game.mainline_moves())), game_row(game))
+        for path in inputs
+        for game in read_games(path)
+        if rejection(game) is None
+    ]
+
+
+def kept(
+    row: dict[str, Any],
+    min_rating: int | None = None,
+    max_rating: int | None = None,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    player: str | None = None,
+) -> bool:
+    """Whether a game passes the filters, computed from its headers (the oracle's row)."""
+    white, black = (p["elo"] for p in row["players"])
+    mean = None if white is None or black is None else (white + black) / 2
+    day = row["datetime"].date() if row["datetime"] is not None else None
+    return (
+        (min_rating is None or (mean is not None and mean >= min_rating))
+        and (max_rating is None or (mean is not None and mean <= max_rating))
+        and (since is None or (day is not None and day >= since))
+        and (until is None or (day is not None and day <= until))
+        and (player is None or player in (p["name"] for p in row["players"]))
+    )
+
+
+def exported_pgn(lake: Path, out: Path, options: list[str]) -> Counter[Identity]:
+    done = support.run_module("loaders.parquet2pgn", [out, "--lake", lake, *options])
+    assert done.returncode == 0, done.stderr
+    found: Counter[Identity] = Counter()
+    with out.open(encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            found[identity(game.headers, list(game.mainline_moves()))] += 1
+    return found
+
+
+def choices(source: list[tuple[Identity, dict[str, Any]]]) -> list[tuple[list[str], dict[str, Any]]]:
+    """Filters that keep some games and leave others, from the games' own values."""
+    means = sorted(
+        (row["players"][0]["elo"] + row["players"][1]["elo"]) / 2
+        for _, row in source
+        if row["players"][0]["elo"] is not None and row["players"][1]["elo"] is not None
+    )
+    names = Counter(p["name"] for _, row in source for p in row["players"] if p["name"])
+    player = max(names, key=lambda name: (names[name], name))
+    low, high = int(means[len(means) // 4]), int(means[3 * len(means) // 4])
+    chosen = [
+        (["--min-rating", str(high)], {"min_rating": high}),
+        (["--min-rating", str(low), "--max-rating", str(high)], {"min_rating": low, "max_rating": high}),
+        (["--player", player], {"player": player}),
+    ]
+    days = sorted({row["datetime"].date() for _, row in source if row["datetime"] is not None})
+    if len(days) > 2:
+        first, last = days[len(days) // 3], days[2 * len(days) // 3]
+        chosen.append(
+            (["--since", str(first), "--until", str(last), "--max-rating", str(high)],
+             {"since": first, "until": last, "max_rating": high})
+        )  # fmt: skip
+    return chosen
+
+
+def test_pgn_export_keeps_what_python_chess_keeps(
+    lake: Path, source: list[tuple[Identity, dict[str, Any]]], tmp_path: Path
+) -> None:
+    for n, (options, values) in enumerate(choices(source)):
+        want = Counter(game for game, row in source if kept(row, **values))
+        assert 0 < sum(want.values()) < len(source), options  # a filter that keeps all or none proves little
+        assert exported_pgn(lake, tmp_path / f"{n}.pgn", options) == want, options
+
+
+def test_json_and_study_exports_keep_the_same_games(
+    lake: Path, source: list[tuple[Identity, dict[str, Any]]], tmp_path: Path
+) -> None:
+    """The filter is the scan's: the BGN JSON and study exports keep the games the PGN export keeps."""
+    options, values = choices(source)[0]
+    want = sum(1 for _, row in source if kept(row, **values))
+    done = support.run_module("loaders.parquet2json", [tmp_path / "bgn", "--lake", lake, *options])
+    assert done.returncode == 0, done.stderr
+    lines = []
+    for path in (tmp_path / "bgn").rglob("*.bz2"):
+        with bz2.open(path, "rt") as handle:
+            lines += handle.readlines()
+    study = tmp_path / "study.jsonl"
+    done = support.run_module(
+        "loaders.parquet2json", ["--format", "study", "--lines", study, "--lake", lake, *options]
+    )
+    assert done.returncode == 0, done.stderr
+    documents = study.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(documents) == want
+    white = {json.loads(line)["players"][0]["handle"]["value"] for line in lines}
+    assert white == {game[0] for game, row in source if kept(row, **values)}
+
+
+def test_a_filter_that_keeps_no_game_is_one_line(lake: Path, tmp_path: Path) -> None:
+    """Refused before any output is made: nothing is written."""
+    out = tmp_path / "none.pgn"
+    for options, needle in (
+        (["--player", "nobody-plays-here"], "no game matches --player nobody-plays-here"),
+        (["--min-rating", "3000", "--max-rating", "2000"], "is beyond max_rating"),
+        (["--since", "2025-13-01"], "is not a date"),
+    ):
+        support.one_line_error(
+            support.run_module("loaders.parquet2pgn", [out, "--lake", lake, *options]), needle
+        )
+        assert not out.exists()
+
+
+def test_python_api_filters_games(lake: Path, source: list[tuple[Identity, dict[str, Any]]]) -> None:
+    from warehouse.exports.lake_scan import Selection
+    from warehouse.exports.pgn import pgn_games
+    from warehouse.lake import Lake
+    from warehouse.queries.filters import GameFilters
+
+    options, values = choices(source)[2]  # the player's
+    texts = [text for _, _, text in pgn_games(Lake.open(lake), Selection(games=GameFilters(**values)))]
+    games = [chess.pgn.read_game(io.StringIO(text)) for text in texts]
+    found = Counter(identity(g.headers, list(g.mainline_moves())) for g in games if g is not None)
+    assert found == Counter(game for game, row in source if kept(row, **values)), options
