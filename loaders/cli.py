@@ -155,8 +155,22 @@ def game_filters(args: argparse.Namespace) -> filters.GameFilters:
     return filters.GameFilters(**{name: getattr(args, name) for name in filters.NAMES if hasattr(args, name)})
 
 
-# `--line` of the commands that take a position: moves played from their FEN (`warehouse.positions.line`).
+# The position a command's FEN defaults to.
+STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+# `--line` of the commands that take a position: moves played from their FEN (`warehouse.positions.line`,
+# python-chess: the `chess` extra, imported only when a line is given).
 LINE_HELP = "moves played from the FEN (else the start), in SAN as PGN writes them: '1. e4 c5 2. Nf3'"
+
+
+def position(fen: str, line: str | None, chess960: bool = False) -> str:
+    """The FEN of the position after `line`'s moves from `fen`; `fen` itself without a line.
+
+    :raises InputError: for a line that cannot be played from `fen` (see `position_after`)."""
+    if line is None:
+        return fen
+    from warehouse.positions.line import position_after  # python-chess: the `chess` extra
+
+    return position_after(fen, line, chess960)
 
 
 def add_lake_argument(parser: argparse.ArgumentParser) -> None:

@@ -14,15 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-import chess
 import polars as pl
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
+from loaders.cli import STARTING_FEN
 from warehouse.errors import LakeError
 from warehouse.lake.location import Lake
 from warehouse.positions.explorer import explore
-from warehouse.positions.line import position_after
 from warehouse.queries.sql import connect
 
 
@@ -33,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "fen",
         metavar="FEN",
         nargs="?",
-        default=chess.STARTING_FEN,
+        default=STARTING_FEN,
         help="the position, as a FEN (its move counters are ignored; default: the starting position)",
     )
     p.add_argument("--line", metavar="MOVES", help=cli.LINE_HELP)
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     lake = Lake.open_existing(args.lake)
     filters = cli.game_filters(args).chosen()
-    fen = args.fen if args.line is None else position_after(args.fen, args.line)
+    fen = cli.position(args.fen, args.line)
     moves = explore(fen, lake.location, con=connect(lake.location), deep=not args.shallow, **filters)
     if moves.is_empty():
         kept = " the filters keep" if filters else ""

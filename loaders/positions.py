@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import chess
 import duckdb
 import polars as pl
 
@@ -22,7 +21,6 @@ from loaders import cli
 from warehouse.exports.pgn import keyed_pgn
 from warehouse.lake.location import Lake
 from warehouse.output import output_file
-from warehouse.positions.line import position_after
 from warehouse.positions.search import search
 from warehouse.queries.sql import connect
 
@@ -75,9 +73,7 @@ def run(args: argparse.Namespace) -> int:
 def find(args: argparse.Namespace, lake: Lake, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The games at the position of `args`, of its filters."""
     filters = {"type": args.type} if args.type else {}
-    fen = args.fen or chess.STARTING_FEN
-    if args.line is not None:
-        fen = position_after(fen, args.line, chess960=args.chess960)
+    fen = cli.position(args.fen or cli.STARTING_FEN, args.line, args.chess960)
     found = search(fen, lake.location, chess960=args.chess960, deep=not args.shallow, con=con, **filters)
     if args.player:
         found = found.filter((pl.col("white_name") == args.player) | (pl.col("black_name") == args.player))

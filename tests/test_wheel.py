@@ -236,6 +236,9 @@ def test_the_bgn_command_from_outside_the_checkout(installed: Installed, checkou
         (["graph", "tree.dot"], "tree.dot"),
         (["openings", "tables"], "tables"),
         (["serve"], None),
+        # A position given as moves is read by python-chess; given as a FEN, by the core (above).
+        (["explore", "--line", "1. e4 c5"], None),
+        (["search", "--line", "1. e4 c5"], None),
     ],
 )
 def test_a_command_of_the_chess_extra_names_it_when_missing(
