@@ -12,6 +12,7 @@ import bz2
 import datetime as dt
 import io
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,8 @@ def kept(
     )
 
 
-def exported_pgn(lake: Path, out: Path, options: list[str]) -> Counter[Identity]:
-    done = support.run_module("loaders.parquet2pgn", [out, "--lake", lake, *options])
+def exported_pgn(lake: Path, out: Path, options: list[str], **run: Any) -> Counter[Identity]:
+    done = support.run_module("loaders.parquet2pgn", [out, "--lake", lake, *options], **run)
     assert done.returncode == 0, done.stderr
     found: Counter[Identity] = Counter()
     with out.open(encoding="utf-8") as handle:
@@ -115,6 +116,21 @@ def test_pgn_export_keeps_what_python_chess_keeps(
         want = Counter(game for game, row in source if kept(row, **values))
         assert 0 < sum(want.values()) < len(source), options  # a filter that keeps all or none proves little
         assert exported_pgn(lake, tmp_path / f"{n}.pgn", options) == want, options
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Pacific/Kiritimati"])
+def test_dates_are_utc_dates_in_any_time_zone(
+    zone: str, lake: Path, source: list[tuple[Identity, dict[str, Any]]], tmp_path: Path
+) -> None:
+    """A date bound is the game's UTC date whatever the machine's zone (DuckDB compares a time with a date
+    in its session's zone: the views set it to UTC). The sample's games start at midnight UTC, hours away
+    from either zone's midnight."""
+    first = min(row["datetime"] for _, row in source if row["datetime"] is not None).date()
+    options, values = ["--since", str(first), "--until", str(first)], {"since": first, "until": first}
+    want = Counter(game for game, row in source if kept(row, **values))
+    assert want
+    env = {**os.environ, "TZ": zone}
+    assert exported_pgn(lake, tmp_path / "day.pgn", options, env=env) == want
 
 
 def test_json_and_study_exports_keep_the_same_games(

@@ -11,6 +11,11 @@
 -- in games.moves it would decode every field of every move (DuckDB does not prune fields in a list).
 set variable chess_lake = coalesce(getvariable('chess_lake'), nullif(getenv('CHESS_LAKE'), ''), 'lake');
 
+-- Times are UTC, as the lake stores them (a game's UTCDate and UTCTime): a date bound (the explorer's and
+-- the commands' since/until), a month cut from a time and every time shown read in UTC whatever this
+-- machine's time zone, so that the same question over the same lake gives the same answer anywhere.
+set TimeZone = 'UTC';
+
 -- An s3:// lake is read by DuckDB's httpfs extension (loaded on first use; a local lake never loads it). It
 -- takes the credentials and region from the environment as the AWS tools do (AWS_ACCESS_KEY_ID,
 -- AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_DEFAULT_REGION). An S3-compatible server
