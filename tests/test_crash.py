@@ -9,6 +9,7 @@ lake, with one record per input.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import time
@@ -22,6 +23,8 @@ from support import (
     load,
     make_games,
     module,
+    python,
+    run_command,
     run_module,
     start,
     write_zst,
@@ -157,3 +160,20 @@ def test_interrupted_publish_is_reported_then_finished(inputs: list[Path], tmp_p
     assert "finished publishing" in rerun.stderr
     assert published.exists() and lake_counts(lake) == (GAMES_PER_INPUT, GAMES_PER_INPUT)
     assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0
+
+
+def test_killed_while_reading_the_openings_table_leaves_nothing(tmp_path: Path) -> None:
+    """Every command reads the openings table at its start (a load first of all); the core reads it as PGN
+    from an anonymous file in memory, not a temporary file, which a SIGKILL while reading it left in the
+    system's temporary folder, outside the lake (the JSON import's SIGKILL test met it)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = (
+        "import os, signal\n"
+        "import warehouse.lake.openings as openings\n"
+        "openings._core.PgnReader = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "openings.opening_table()\n"
+    )
+    done = run_command(python("-c", code), env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert not list(scratch.iterdir())

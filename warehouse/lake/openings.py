@@ -9,9 +9,12 @@ several lines reach one position (transpositions), the first line in the table's
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
+import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +44,10 @@ def opening_lines() -> list[dict[str, str]]:
 def opening_table() -> pa.Table:
     """One row per named position, sorted by `key` (int64): `key`, `eco`, `name`, `code`, `pgn`."""
     lines = opening_lines()
-    with tempfile.TemporaryDirectory() as tmp:
-        pgn = Path(tmp) / "openings.pgn"
-        pgn.write_text("".join(f'[Round "{i}"]\n\n{line["pgn"]} *\n\n' for i, line in enumerate(lines)))
+    text = "".join(f'[Round "{i}"]\n\n{line["pgn"]} *\n\n' for i, line in enumerate(lines))
+    with _in_memory(text.encode()) as pgn:
         keys = np.zeros(len(lines), np.int64)
-        for partition, array, rejects in _core.PgnReader(str(pgn)):
+        for partition, array, rejects in _core.PgnReader(pgn):
             if rejects:
                 raise ValueError(f"chess-openings: unreadable line: {rejects[0][3]}")
             if partition is None:
@@ -56,3 +58,23 @@ def opening_table() -> pa.Table:
     first = np.unique(keys, return_index=True)[1]  # sorted by key; the first line of each key
     columns = {name: [lines[i][name] for i in first] for name in ("eco", "name", "code", "pgn")}
     return pa.table({"key": pa.array(keys[first], pa.int64()), **columns})
+
+
+@contextlib.contextmanager
+def _in_memory(data: bytes) -> Iterator[str]:
+    """A path the Rust reader opens to read `data`: an anonymous file in memory where the system has them
+    (Linux), so that a process killed while reading it leaves nothing behind (every command reads the
+    table, a load first of all, and nothing may be written outside the lake); else a temporary file."""
+    if not hasattr(os, "memfd_create"):
+        with tempfile.TemporaryDirectory(prefix="bgn-openings-") as folder:
+            path = Path(folder) / "openings.pgn"
+            path.write_bytes(data)
+            yield str(path)
+        return
+    fd = os.memfd_create("openings.pgn")
+    try:
+        with os.fdopen(os.dup(fd), "wb") as out:
+            out.write(data)
+        yield f"/proc/self/fd/{fd}"
+    finally:
+        os.close(fd)
