@@ -1,12 +1,12 @@
 """The opening explorer: python -m loaders.explore [--lake DIR|s3://...] [FEN] [--line MOVES] [filters]
 
-Prints the moves played from the position (the FEN's, else the start; after --line's moves, if given),
-at any ply: UCI and SAN, games, white wins, draws, black wins,
-mean Elo, mean eval after the move, mean think time, first date played (sql/explorer.sql's columns; a game
-counts once, by the first ply it stands at the position). The games are found by the position index for
-the files it covers (`python -m loaders.position_index` builds it) and a replay scan of the others;
---shallow reads the stored keys only (the first 10 plies). A position no game plays from is one line on
-stderr and exit 2. `warehouse.positions.explorer.explore` in Python; `sql/explorer.sql` in the duckdb CLI.
+Prints the moves played from the position (the FEN's, else the start; after --line's moves, if given), at
+any ply: UCI and SAN, games, white wins, draws, black wins, mean Elo, mean eval after the move, mean think
+time, first date played (sql/explorer.sql's columns; a game counts once, by the first ply it stands at the
+position). The games are found by the position index for the files it covers (`python -m
+loaders.position_index` builds it) and a replay scan of the others; --shallow reads the stored keys only
+(the first 10 plies). A position no game plays from is one line on stderr and exit 2.
+`warehouse.positions.explorer.explore` in Python; `sql/explorer.sql` in the duckdb CLI.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import polars as pl
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
-from loaders.cli import STARTING_FEN
 from warehouse.errors import LakeError
 from warehouse.lake.location import Lake
 from warehouse.positions.explorer import explore
@@ -32,7 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "fen",
         metavar="FEN",
         nargs="?",
-        default=STARTING_FEN,
+        default=cli.STARTING_FEN,
         help="the position, as a FEN (its move counters are ignored; default: the starting position)",
     )
     p.add_argument("--line", metavar="MOVES", help=cli.LINE_HELP)

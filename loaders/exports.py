@@ -15,8 +15,9 @@ from warehouse.queries import filters
 
 T = TypeVar("T")
 MAX_YEAR = 9999
-# The game filters an export takes beside its partitions' (the speed is `--type`'s, a partition).
-GAME_FILTERS = ("min_rating", "max_rating", "since", "until", "player")
+# The game filters an export takes beside its partitions': all but the speed, which is `--type`'s (a
+# partition, repeatable).
+GAME_FILTERS = tuple(name for name in filters.NAMES if name != "type")
 
 
 def add_selection_arguments(p: argparse.ArgumentParser) -> None:

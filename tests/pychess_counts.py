@@ -7,6 +7,7 @@ Ratios are exact here; the test allows for the SQL file's rounding.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -578,6 +579,31 @@ def count_explorer(games: tuple[Game, ...]) -> list[Row]:
     """The explorer of the starting position (explorer_fen unset), over its first 10 plies' positions (the
     stored keys: the lake has no position index)."""
     return explorer_rows(games, chess.polyglot.zobrist_hash(chess.Board()), plies=10)
+
+
+def passes_filters(
+    row: Row,
+    type: str | None = None,
+    min_rating: int | None = None,
+    max_rating: int | None = None,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    player: str | None = None,
+) -> bool:
+    """Whether a game (its oracle row) passes the game filters as the SQL views define them
+    (`queries.filters`): its speed; the mean of both Elos, both known; its UTC date, bounds included; either
+    player's name."""
+    white, black = (p["elo"] for p in row["players"])
+    mean = None if white is None or black is None else (white + black) / 2
+    day = row["datetime"].date() if row["datetime"] is not None else None
+    return (
+        (type is None or row["type"] == type)
+        and (min_rating is None or (mean is not None and mean >= min_rating))
+        and (max_rating is None or (mean is not None and mean <= max_rating))
+        and (since is None or (day is not None and day >= since))
+        and (until is None or (day is not None and day <= until))
+        and (player is None or player in (p["name"] for p in row["players"]))
+    )
 
 
 def explorer_rows(

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 import support
-from pychess_counts import Game, Row, assert_rows_match, explorer_rows, replay, standard
+from pychess_counts import Game, Row, assert_rows_match, explorer_rows, passes_filters, replay, standard
 from support import CORPORA
 
 import warehouse
@@ -129,28 +129,9 @@ def oracle(games: list[Game], fen: str, **keep: Any) -> list[Row]:
     return explorer_rows(games, chess.polyglot.zobrist_hash(chess.Board(fen)), keep=kept(**keep))
 
 
-def kept(
-    type: str | None = None,
-    min_rating: int | None = None,
-    max_rating: int | None = None,
-    since: dt.date | None = None,
-    until: dt.date | None = None,
-) -> Callable[[Game], bool]:
+def kept(**keep: Any) -> Callable[[Game], bool]:
     """Whether a game passes the explorer's filters (sql/explorer.sql's definitions)."""
-
-    def keep(game: Game) -> bool:
-        white, black = game.elos
-        mean = None if white is None or black is None else (white + black) / 2
-        date = game.row["datetime"]
-        return (
-            (type is None or game.row["type"] == type)
-            and (min_rating is None or (mean is not None and mean >= min_rating))
-            and (max_rating is None or (mean is not None and mean <= max_rating))
-            and (since is None or (date is not None and date.date() >= since))
-            and (until is None or (date is not None and date.date() <= until))
-        )
-
-    return keep
+    return lambda game: passes_filters(game.row, **keep)
 
 
 def test_python_explore_equals_python_chess(

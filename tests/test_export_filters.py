@@ -9,7 +9,6 @@ Games: the bundled lichess sample, and the TWIC sample (real OTB games of many d
 from __future__ import annotations
 
 import bz2
-import datetime as dt
 import io
 import json
 import os
@@ -21,6 +20,7 @@ import chess.pgn
 import pytest
 import support
 from oracle import game_row, read_games, rejection
+from pychess_counts import passes_filters
 from support import CORPORA, SAMPLE
 
 TWIC = CORPORA / "tournament" / "twic1599_sample.pgn"
@@ -51,27 +51,6 @@ def source(inputs: list[Path]) -> list[tuple[Identity, dict[str, Any]]]:
         for game in read_games(path)
         if rejection(game) is None
     ]
-
-
-def kept(
-    row: dict[str, Any],
-    min_rating: int | None = None,
-    max_rating: int | None = None,
-    since: dt.date | None = None,
-    until: dt.date | None = None,
-    player: str | None = None,
-) -> bool:
-    """Whether a game passes the filters, computed from its headers (the oracle's row)."""
-    white, black = (p["elo"] for p in row["players"])
-    mean = None if white is None or black is None else (white + black) / 2
-    day = row["datetime"].date() if row["datetime"] is not None else None
-    return (
-        (min_rating is None or (mean is not None and mean >= min_rating))
-        and (max_rating is None or (mean is not None and mean <= max_rating))
-        and (since is None or (day is not None and day >= since))
-        and (until is None or (day is not None and day <= until))
-        and (player is None or player in (p["name"] for p in row["players"]))
-    )
 
 
 def exported_pgn(lake: Path, out: Path, options: list[str], **run: Any) -> Counter[Identity]:
@@ -113,7 +92,7 @@ def test_pgn_export_keeps_what_python_chess_keeps(
     lake: Path, source: list[tuple[Identity, dict[str, Any]]], tmp_path: Path
 ) -> None:
     for n, (options, values) in enumerate(choices(source)):
-        want = Counter(game for game, row in source if kept(row, **values))
+        want = Counter(game for game, row in source if passes_filters(row, **values))
         assert 0 < sum(want.values()) < len(source), options  # a filter that keeps all or none proves little
         assert exported_pgn(lake, tmp_path / f"{n}.pgn", options) == want, options
 
@@ -127,7 +106,7 @@ def test_dates_are_utc_dates_in_any_time_zone(
     from either zone's midnight."""
     first = min(row["datetime"] for _, row in source if row["datetime"] is not None).date()
     options, values = ["--since", str(first), "--until", str(first)], {"since": first, "until": first}
-    want = Counter(game for game, row in source if kept(row, **values))
+    want = Counter(game for game, row in source if passes_filters(row, **values))
     assert want
     env = {**os.environ, "TZ": zone}
     assert exported_pgn(lake, tmp_path / "day.pgn", options, env=env) == want
@@ -138,7 +117,7 @@ def test_json_and_study_exports_keep_the_same_games(
 ) -> None:
     """The filter is the scan's: the BGN JSON and study exports keep the games the PGN export keeps."""
     options, values = choices(source)[0]
-    want = sum(1 for _, row in source if kept(row, **values))
+    want = sum(1 for _, row in source if passes_filters(row, **values))
     done = support.run_module("loaders.parquet2json", [tmp_path / "bgn", "--lake", lake, *options])
     assert done.returncode == 0, done.stderr
     lines = []
@@ -153,7 +132,7 @@ def test_json_and_study_exports_keep_the_same_games(
     documents = study.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(documents) == want
     white = {json.loads(line)["players"][0]["handle"]["value"] for line in lines}
-    assert white == {game[0] for game, row in source if kept(row, **values)}
+    assert white == {game[0] for game, row in source if passes_filters(row, **values)}
 
 
 def test_a_filter_that_keeps_no_game_is_one_line(lake: Path, tmp_path: Path) -> None:
@@ -180,4 +159,4 @@ def test_python_api_filters_games(lake: Path, source: list[tuple[Identity, dict[
     texts = [text for _, _, text in pgn_games(Lake.open(lake), Selection(games=GameFilters(**values)))]
     games = [chess.pgn.read_game(io.StringIO(text)) for text in texts]
     found = Counter(identity(g.headers, list(g.mainline_moves())) for g in games if g is not None)
-    assert found == Counter(game for game, row in source if kept(row, **values)), options
+    assert found == Counter(game for game, row in source if passes_filters(row, **values)), options

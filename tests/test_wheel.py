@@ -27,7 +27,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from loaders.explore import STARTING_FEN
+from loaders.cli import STARTING_FEN
 from warehouse.positions.explorer import explore
 from warehouse.queries.sql import query, questions
 
