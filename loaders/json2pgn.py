@@ -1,29 +1,33 @@
-"""JSON games (BGN JSON-lines, study JSON) to PGN, through the lake's reading: every move replayed.
+"""JSON games (BGN JSON-lines, study JSON) to PGN, every move replayed as a JSON import replays it.
 
 python -m loaders.json2pgn INPUT... OUT.pgn[.bz2|.zst]     # OUT `-`: standard output
 
-The inputs load into a temporary lake as `loaders.json2parquet` loads them (every game, duplicates too),
-which is then exported as `loaders.parquet2pgn` exports. Each refused game is one line on stderr
-(`INPUT: line N: reason`); the games written are the others.
+The inputs are read as `loaders.json2parquet` reads them (every game, duplicates too), and each batch of
+games the reader replays is written as `loaders.parquet2pgn` writes a lake's, with no lake between: memory
+holds a chunk of the inputs (`json_files.CHUNK_PGN_BYTES`) and nothing is written but OUT. The games keep
+their inputs' order within each speed and month (the reader's batches are a partition's). Each refused game
+is one line on stderr (`INPUT: line N: reason`); the games written are the others, and every game read is
+one or the other (else nothing is written).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import tempfile
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+
+import pyarrow as pa
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
+from warehouse.cores import default_jobs
 from warehouse.errors import InputError
-from warehouse.exports.pgn import export_pgn
-from warehouse.ingest.json_files import json_inputs, load_json_files
-from warehouse.lake.location import Lake
+from warehouse.exports.pgn import pgn_blocks
+from warehouse.ingest.json_files import JsonSource, json_inputs
+from warehouse.ingest.load import BATCH_GAMES, ReconciliationError
+from warehouse.lake.layout import Partition
 from warehouse.lake.storage import filesystem
-from warehouse.output import refuse_existing
+from warehouse.output import refuse_existing, write_blocks
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,26 +45,30 @@ def convert(args: argparse.Namespace) -> int:
     inputs = json_inputs(args.inputs)
     if args.out != "-":
         refuse_existing(*filesystem(args.out), args.out)  # before any work
-    with tempfile.TemporaryDirectory(prefix="json2pgn-") as workdir:
-        lake = Lake.open(f"{workdir}/lake")
-        loaded = load_json_files(inputs, lake, dedup=False)
-        if loaded.refused:
-            raise InputError(loaded.refused[0])
-        seen, written = loaded.record.games_seen, loaded.record.games_written
-        for reject in read_rejects(Path(workdir) / "lake"):
-            print(f"{reject['source_file']}: {reject['reason']}", file=sys.stderr)
-        games = export_pgn(lake, args.out).games if written else 0
-    print(f"{args.out}: {games:,} games of {seen:,} ({seen - written:,} refused)", file=sys.stderr)
+    source = JsonSource(inputs, BATCH_GAMES, default_jobs())
+    rejected = 0
+
+    def games() -> Iterator[tuple[Partition, pa.RecordBatch]]:
+        nonlocal rejected
+        for partition, parts, located in source.batches():
+            if source.refused:  # an input that cannot be read: nothing is written (the output is dropped)
+                raise InputError(source.refused[0])
+            for path, (_, _, _, reason, _) in located:
+                print(f"{path}: {reason}", file=sys.stderr)
+            rejected += len(located)
+            if partition is not None:
+                yield from ((partition, part) for part in parts)
+        if source.refused:
+            raise InputError(source.refused[0])
+
+    written, _, _ = write_blocks(args.out, pgn_blocks(games()), None)
+    seen = sum(outcome.games_seen for outcome in source.outcomes())
+    if seen != written + rejected:
+        raise ReconciliationError(
+            f"{args.out}: {seen:,} games read, {written:,} written, {rejected:,} refused"
+        )
+    print(f"{args.out}: {written:,} games of {seen:,} ({rejected:,} refused)", file=sys.stderr)
     return 0
-
-
-def read_rejects(lake: Path) -> list[dict[str, Any]]:
-    return [
-        json.loads(line)
-        for path in sorted((lake / "rejects").glob("*.jsonl"))
-        for line in path.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,3 +177,32 @@ def test_killed_while_reading_the_openings_table_leaves_nothing(tmp_path: Path) 
     done = run_command(python("-c", code), env={**os.environ, "TMPDIR": str(scratch)})
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert not list(scratch.iterdir())
+
+
+def test_killed_while_summing_the_position_index_leaves_nothing_outside_the_lake(
+    inputs: list[Path], tmp_path: Path
+) -> None:
+    """The index's pre-aggregate spills (DuckDB's temporary files, each part's sums) into the index's
+    staging folder, not the system's temporary folder, where a SIGKILL left them for good; the next build
+    drops them with the rest of the staging folder and builds the index."""
+    lake = tmp_path / "lake"
+    assert load(inputs[:1], lake).returncode == 0
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = (
+        "import os, signal\n"
+        "from warehouse.lake import Lake\n"
+        "from warehouse.positions import aggregate, index\n"
+        # Killed as the parts' sums are summed: the spill folder holds them.
+        "aggregate.written = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"index.build(Lake.open({str(lake)!r}), frequent_games=2)\n"
+    )
+    done = run_command(python("-c", code), env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert not list(scratch.iterdir())
+    spilled = list((lake / "_staging").glob("*/aggregate-*/sums-*.parquet"))
+    assert spilled, "the kill came before the parts were summed"
+    rebuilt = run_module("loaders.position_index", ["--lake", str(lake)])
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert not (lake / "_staging").exists() or not any((lake / "_staging").iterdir())
+    assert run_module("warehouse.maintenance.check", ["--lake", str(lake)]).returncode == 0

@@ -336,6 +336,34 @@ def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:
     assert game.end().board().is_checkmate()
 
 
+def test_a_killed_json2pgn_leaves_nothing_but_what_a_rerun_takes_over(tmp_path: Path) -> None:
+    """json2pgn holds its inputs' PGN in memory and writes only its output: a SIGKILL at any moment leaves
+    nothing in the system's temporary folder (its temporary lake used to stay there) and no output file, and
+    a rerun writes the whole output (it takes over the hidden partial file)."""
+    source = write_zst(tmp_path / "g.pgn.zst", make_games(0, 600, month=3) + make_games(600, 600, month=4))
+    export_json(Lake.open(loaded([source], tmp_path / "pgn_lake")), tmp_path / "bgn")
+    inputs = sorted(str(path) for path in (tmp_path / "bgn").glob("**/*.json.bz2"))
+    whole = tmp_path / "whole.pgn"
+    full = run_module("loaders.json2pgn", [*inputs, str(whole)])
+    assert full.returncode == 0, full.stderr
+    assert "1,200 games of 1,200 (0 refused)" in full.stderr
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    rng = random.Random(17)
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}.pgn"
+        converter = start(
+            module("loaders.json2pgn", *inputs, str(out)), env={**os.environ, "TMPDIR": str(scratch)}
+        )
+        time.sleep(rng.uniform(0.3, 0.9 * full.seconds))
+        converter.stop(signal.SIGKILL)
+        assert not list(scratch.iterdir()), attempt
+        if not out.exists():  # else it was done before the kill
+            rerun = run_module("loaders.json2pgn", [*inputs, str(out)])
+            assert rerun.returncode == 0, rerun.stderr
+        assert out.read_bytes() == whole.read_bytes(), attempt
+
+
 def test_sigkill_leaves_whole_inputs_and_a_rerun_completes(tmp_path: Path) -> None:
     source = write_zst(tmp_path / "g.pgn.zst", make_games(0, 600, month=3) + make_games(600, 600, month=4))
     export_json(Lake.open(loaded([source], tmp_path / "pgn_lake")), tmp_path / "bgn")

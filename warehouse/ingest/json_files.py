@@ -2,13 +2,13 @@
 
 The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`: one
 record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
-a temporary file (in the load's staging folder: `load.load_workdir`), a chunk of files at a time
-(`CHUNK_PGN_BYTES`), that the Rust reader replays, so every
-move is checked as a PGN move is: BGN lines and study documents by the Rust core a block of lines at a time
-(`_core.bgn_lines`, `_core.study_lines`), no Python object per game or move. Then each batch is taken back
-to the JSON inputs (`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's
-offset; a BGN game whose moves replay to other fields than its line gives (capture, checks, castling side, the
-piece's case) is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
+a scratch file in memory (`warehouse.scratch`: nothing of it outlives the process), a chunk of files at a
+time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every move is checked as a PGN move is: BGN
+lines and study documents by the Rust core a block of lines at a time (`_core.bgn_lines`,
+`_core.study_lines`), no Python object per game or move. Then each batch is taken back to the JSON inputs
+(`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset; a BGN game
+whose moves replay to other fields than its line gives (capture, checks, castling side, the piece's case)
+is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
 game's `san` is left null, since its line holds no SAN.
 
 Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
@@ -29,7 +29,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +50,7 @@ from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.records import JSON, JSON_REJECT_KINDS, LoadedInput
 from warehouse.lake.storage import filesystem, is_s3
+from warehouse.scratch import ScratchFile
 
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
 # Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`): not JSON,
@@ -262,11 +262,12 @@ def _readable(games: Iterator[Lines | Document], path: str, compression: str) ->
 
 
 # Bytes of PGN made from the inputs before the reader reads them: a chunk ends with the block of lines that
-# reaches it, and an input that goes on goes on in the next chunk. The games' offsets, ids and signatures
-# are held until their PGN is read (~1 KB a game), so memory stays bounded whatever the inputs' number or
-# size. A damaged input is refused whole, but one found damaged after a chunk of its games was read: that
-# load is abandoned (`_Chunk.add`).
-CHUNK_PGN_BYTES = 256 << 20
+# reaches it, and an input that goes on goes on in the next chunk. The text (in memory: two chunks, the one
+# read and the one made) and the games' offsets, ids and signatures are held until their PGN is read
+# (~1 KB a game), so memory stays bounded whatever the inputs' number or size. (256 MiB, on disk, took the
+# same CPU and 1.04x the wall: docs/benchmarks.md.) A damaged input is refused whole, but one found damaged
+# after a chunk of its games was read: that load is abandoned (`_Chunk.add`).
+CHUNK_PGN_BYTES = 64 << 20
 
 
 # Per game of a chunk: where its PGN starts in the chunk's text, its input (an index in `files`), offset,
@@ -314,15 +315,14 @@ class _Input:
 
 
 class _Chunk:
-    """Consecutive inputs of a load turned into one PGN text in `workdir` (an input too big for one chunk
+    """Consecutive inputs of a load turned into one PGN text in a scratch file (an input too big for one chunk
     goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
     inputs: each game's input, offset, line, id and signature (`GAMES`)."""
 
-    def __init__(self, stop: threading.Event, workdir: str | None):
+    def __init__(self, stop: threading.Event):
         self.stop = stop  # set: the load is over, the chunk is ended where it is and dropped
-        self.workdir = tempfile.TemporaryDirectory(prefix="json2parquet-", dir=workdir)
-        self.pgn_path = os.path.join(self.workdir.name, "games.pgn")
-        self.out = open(self.pgn_path, "wb")  # noqa: SIM115 (closed by `close`)
+        self.text = ScratchFile("games.pgn")
+        self.pgn_path, self.out = self.text.path, self.text.out
         self.files: list[str] = []
         self.early: Located = []  # games refused before any PGN was made (offsets in their input)
         self.outcomes: list[LoadedInput] = []
@@ -337,7 +337,7 @@ class _Chunk:
 
     def discard(self) -> None:
         """Deletes its PGN text, once read."""
-        self.workdir.cleanup()
+        self.text.discard()
 
     def add(self, given: _Input) -> bool:
         """Turns the input's next blocks into PGN after the games before them, until it ends (True) or the
@@ -544,9 +544,8 @@ class _ChunkMaker:
     """Makes a load's chunks, one after the other (`next`): the inputs left, and the one that goes on from
     the last chunk. One thread at a time calls it."""
 
-    def __init__(self, paths: list[str], jobs: int, refused: list[str], workdir: str | None):
+    def __init__(self, paths: list[str], jobs: int, refused: list[str]):
         self.pending = list(reversed(paths))
-        self.workdir = workdir
         self.going: _Input | None = None  # an input that did not fit the last chunk
         self.jobs, self.refused = jobs, refused
         self.stop = threading.Event()
@@ -555,7 +554,7 @@ class _ChunkMaker:
         """The next chunk, its PGN made and closed; None when every input is made."""
         if not (self.pending or self.going) or self.stop.is_set():
             return None
-        chunk = _Chunk(self.stop, self.workdir)
+        chunk = _Chunk(self.stop)
         try:
             while (self.pending or self.going) and not chunk.full():
                 try:
@@ -586,7 +585,7 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        maker = _ChunkMaker(self.paths, self.jobs, self.refused, self.workdir)
+        maker = _ChunkMaker(self.paths, self.jobs, self.refused)
         with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
             making = pool.submit(maker.next)
             try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -31,7 +30,7 @@ from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
-from warehouse.lake.layout import REJECTS, Partition, staged, staging_dir
+from warehouse.lake.layout import REJECTS, Partition, staged
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
@@ -155,10 +154,8 @@ class Inputs:
     """What every source holds: its inputs and how the Rust reader reads them; the inputs it refused and
     those it read (`Source`)."""
 
-    def __init__(self, paths: list[str], batch_games: int, jobs: int, workdir: str | None):
+    def __init__(self, paths: list[str], batch_games: int, jobs: int):
         self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
-        # Where it may keep temporary files (`load_workdir`; None: the system's temporary folder).
-        self.workdir = workdir
         self.refused: list[str] = []
         self.reader: Reading | None = None
         self.encode_on_pool = False
@@ -239,7 +236,7 @@ class SourceKind(Protocol):
 
     format: str
 
-    def __call__(self, paths: list[str], batch_games: int, jobs: int, workdir: str | None) -> Source: ...
+    def __call__(self, paths: list[str], batch_games: int, jobs: int) -> Source: ...
 
 
 def load_input(path: str, lake: Lake, **options: Any) -> LoadResult:
@@ -333,7 +330,7 @@ def _read_and_commit(
     skipped: list[tuple[str, LoadRecord]],
     o: _Options,
 ) -> LoadResult:
-    source = o.source(list(known), o.batch_games, o.jobs, load_workdir(lake, result.load_id))
+    source = o.source(list(known), o.batch_games, o.jobs)
     stem = f"{input_stem(o.name)}-{result.load_id}"
     threads = load_threads(o.jobs)
     writer = PartitionWriter(
@@ -395,17 +392,6 @@ def _read_and_commit(
     result.dedup_seconds = round(result.dedup_seconds + (index.read_seconds if index else 0.0), 3)
     commit(lake, result, subject=o.name)
     return LoadResult(result, skipped=skipped, refused=source.refused)
-
-
-def load_workdir(lake: Lake, load_id: str) -> str | None:
-    """Where a load's source keeps its temporary files (a JSON import's PGN): in the load's staging folder
-    on a local lake, so that they go with it, dropped by the load or, after a crash, by the next writer's
-    recovery, and nothing is written outside the lake; None on S3 (the system's temporary folder)."""
-    if not lake.local:
-        return None
-    workdir = lake.path(staging_dir(load_id))
-    os.makedirs(workdir, exist_ok=True)
-    return workdir
 
 
 def finish_outcome(outcome: LoadedInput, given: LoadedInput, duplicates: int) -> None:

@@ -9,18 +9,15 @@ several lines reach one position (transpositions), the first line in the table's
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
-import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from warehouse import _core
+from warehouse.scratch import ScratchFile
 
 OPENINGS_DIR = Path(__file__).resolve().parent.parent / "data" / "chess-openings"
 
@@ -45,9 +42,12 @@ def opening_table() -> pa.Table:
     """One row per named position, sorted by `key` (int64): `key`, `eco`, `name`, `code`, `pgn`."""
     lines = opening_lines()
     text = "".join(f'[Round "{i}"]\n\n{line["pgn"]} *\n\n' for i, line in enumerate(lines))
-    with _in_memory(text.encode()) as pgn:
+    pgn = ScratchFile("openings.pgn")
+    try:
+        pgn.out.write(text.encode())
+        pgn.out.close()
         keys = np.zeros(len(lines), np.int64)
-        for partition, array, rejects in _core.PgnReader(pgn):
+        for partition, array, rejects in _core.PgnReader(pgn.path):
             if rejects:
                 raise ValueError(f"chess-openings: unreadable line: {rejects[0][3]}")
             if partition is None:
@@ -55,26 +55,9 @@ def opening_table() -> pa.Table:
             batch = pa.record_batch(array)
             rows = np.asarray(batch.column("round").to_numpy(zero_copy_only=False), dtype=np.int64)
             keys[rows] = pa.array(_core.position_keys(batch, 0)[1]).to_numpy()
+    finally:
+        # Every command reads the table first: a file of it may not outlive the process.
+        pgn.discard()
     first = np.unique(keys, return_index=True)[1]  # sorted by key; the first line of each key
     columns = {name: [lines[i][name] for i in first] for name in ("eco", "name", "code", "pgn")}
     return pa.table({"key": pa.array(keys[first], pa.int64()), **columns})
-
-
-@contextlib.contextmanager
-def _in_memory(data: bytes) -> Iterator[str]:
-    """A path the Rust reader opens to read `data`: an anonymous file in memory where the system has them
-    (Linux), so that a process killed while reading it leaves nothing behind (every command reads the
-    table, a load first of all, and nothing may be written outside the lake); else a temporary file."""
-    if not hasattr(os, "memfd_create"):
-        with tempfile.TemporaryDirectory(prefix="bgn-openings-") as folder:
-            path = Path(folder) / "openings.pgn"
-            path.write_bytes(data)
-            yield str(path)
-        return
-    fd = os.memfd_create("openings.pgn")
-    try:
-        with os.fdopen(os.dup(fd), "wb") as out:
-            out.write(data)
-        yield f"/proc/self/fd/{fd}"
-    finally:
-        os.close(fd)

@@ -78,14 +78,17 @@ def frequent(rows: pa.Table, min_games: int) -> pa.Table:
     return games.filter(pa.array(np.repeat(counts >= min_games, counts)))
 
 
-def write(lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: str) -> None:
+def write(
+    lake: Lake, parts: str, covers: list[str], moves_rel: str, top_rel: str, workdir: str | None
+) -> None:
     """Writes the pre-aggregate of the games under the lake's folder `parts` (`frequent`'s rows, in
     `<file>/<any>.parquet`, `file` the number of a file of `covers`) to the lake's paths `moves_rel` and
     `top_rel`: the sums and top games of each part `file_parts` gives, then of those (memory holds a file's
-    frequent rows and games, and a part; DuckDB `MEMORY_LIMIT`, spilling past it to a local temporary
-    folder, which also holds each part's sums and top games until they are summed)."""
+    frequent rows and games, and a part; DuckDB `MEMORY_LIMIT`, spilling past it to a temporary folder in
+    the local folder `workdir`, or the system's temporary folder when None, which also holds each part's
+    sums and top games until they are summed)."""
     con = connect(lake.location, variant="all")
-    with tempfile.TemporaryDirectory(prefix="bgn-aggregate-") as spill:
+    with tempfile.TemporaryDirectory(prefix="aggregate-", dir=workdir) as spill:
         con.execute(f"set memory_limit = '{MEMORY_LIMIT}'; set temp_directory = {sql_string(spill)}")
         con.execute("set preserve_insertion_order = false")
         per_part = {

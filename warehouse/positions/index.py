@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ import pyarrow.parquet as pq
 from warehouse import _core
 from warehouse.errors import LakeError
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
-from warehouse.lake.layout import GAMES, INDEX, staged
+from warehouse.lake.layout import GAMES, INDEX, staged, staging_dir
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import read_columns
 from warehouse.lake.records import IndexRecord, Records, now
@@ -123,9 +124,9 @@ def stage(lake: Lake, record: IndexRecord, bits: int, frequent_games: int) -> No
             write(lake, staged(record.load_id, f"{INDEX_DIR}/frequent/{file}/{bucket}.parquet"), part)
     if frequent:  # else no position is frequent enough: no pre-aggregate
         record.explorer_files = [f"{INDEX_DIR}/{record.load_id}/{name}" for name in aggregate.FILES]
-        staged_files = [staged(record.load_id, rel) for rel in record.explorer_files]
+        moves, top = (staged(record.load_id, rel) for rel in record.explorer_files)
         parts = staged(record.load_id, f"{INDEX_DIR}/frequent")
-        aggregate.write(lake, parts, list(record.covers), *staged_files)
+        aggregate.write(lake, parts, list(record.covers), moves, top, workdir(lake, record.load_id))
     record.covers_file = f"{INDEX_DIR}/{record.load_id}/{COVERS}"
     covers = pa.table(
         {
@@ -136,6 +137,17 @@ def stage(lake: Lake, record: IndexRecord, bits: int, frequent_games: int) -> No
     )
     lake.make_parent(staged(record.load_id, record.covers_file))
     pq.write_table(covers, lake.path(staged(record.load_id, record.covers_file)), filesystem=lake.fs)
+
+
+def workdir(lake: Lake, op_id: str) -> str | None:
+    """Where the pre-aggregate spills: the index's staging folder on a local lake, so that nothing is
+    written outside the lake and what a killed build leaves goes with its staging folder (the next writer's
+    recovery drops it); None on S3 (the system's temporary folder, which a kill can leave behind)."""
+    if not lake.local:
+        return None
+    folder = lake.path(staging_dir(op_id))
+    os.makedirs(folder, exist_ok=True)
+    return folder
 
 
 def bucket_bits(positions: int) -> int:
