@@ -160,3 +160,27 @@ def test_python_api_filters_games(lake: Path, source: list[tuple[Identity, dict[
     games = [chess.pgn.read_game(io.StringIO(text)) for text in texts]
     found = Counter(identity(g.headers, list(g.mainline_moves())) for g in games if g is not None)
     assert found == Counter(game for game, row in source if passes_filters(row, **values)), options
+
+
+def test_the_scan_filters_each_batch_of_any_size(
+    lake: Path, source: list[tuple[Identity, dict[str, Any]]]
+) -> None:
+    """The filter is evaluated on each batch as it is read (memory holds a batch, not a partition's kept
+    games): with batches of 5 games, every filter keeps python-chess's games, each once."""
+    from warehouse.exports.lake_scan import Selection, scan
+    from warehouse.lake import Lake
+    from warehouse.queries.filters import GameFilters
+
+    def seen(players: list[dict[str, Any]], datetime: Any) -> tuple[Any, ...]:
+        return players[0]["name"], players[1]["name"], players[0]["elo"], players[1]["elo"], datetime
+
+    for options, values in choices(source):
+        batches = list(
+            scan(Lake.open(lake), ["players", "datetime"], Selection(games=GameFilters(**values)), 5)
+        )
+        assert len(batches) > 2, options
+        found = Counter(seen(*row.values()) for _, batch in batches for row in batch.to_pylist())
+        want = Counter(
+            seen(row["players"], row["datetime"]) for _, row in source if passes_filters(row, **values)
+        )
+        assert found == want, options

@@ -255,13 +255,11 @@ create or replace temp macro selected_table(name) as
 create or replace temp view all_games as
 select * from query(lake_table('games'));
 
--- games: one row per game of the variants the variable `variant` selects (unset: standard chess, Chess960
--- included; see variant_selected) (docs/schema.md; `game_key` is the int64 key the plies join on, unique per game),
--- with the hive partition columns type, year, month, and the players' fields under their own names:
--- white_name, white_elo, white_title, white_rating_diff (black_* alike); mean_elo = the mean of the two
--- Elos, elo_diff = White's Elo - Black's (null unless both known). `filename` and `file_row_number`
--- identify a row of a file.
-create or replace temp view games as
+-- game_fields(source): the rows of the SQL `source` (rows of games/ files) with the players' fields under
+-- their own names: white_name, white_elo, white_title, white_rating_diff (black_* alike); mean_elo = the
+-- mean of the two Elos, elo_diff = White's Elo - Black's (null unless both known). The games view's fields,
+-- and the filters' (an export filters its batches with them: warehouse/exports/lake_scan.py).
+create or replace temp macro game_fields(source) as table
 select
     *,
     players[1].name as white_name,
@@ -274,7 +272,14 @@ select
     players[2].rating_diff as black_rating_diff,
     (players[1].elo + players[2].elo) / 2 as mean_elo,
     players[1].elo - players[2].elo as elo_diff
-from query(selected_table('games'));
+from query(source);
+
+-- games: one row per game of the variants the variable `variant` selects (unset: standard chess, Chess960
+-- included; see variant_selected) (docs/schema.md; `game_key` is the int64 key the plies join on, unique per game),
+-- with the hive partition columns type, year, month, and the players' fields (game_fields). `filename` and
+-- `file_row_number` identify a row of a file.
+create or replace temp view games as
+from game_fields(selected_table('games'));
 
 -- rated_games: the games the rating questions count: both Elos known and a result (W, B or D).
 create or replace temp view rated_games as

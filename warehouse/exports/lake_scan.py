@@ -3,17 +3,19 @@
 The lake may be local or on S3 (see `warehouse.lake.storage`). Partitions come in a fixed order (type, year,
 month) and, within one, games in file and row order, so an export of the same lake is the same bytes.
 Within the partitions chosen, the games a selection's game filters keep (ratings, dates, a player:
-`queries.filters.GameFilters`) are those the SQL views keep (`GameFilters.where`, every variant), found by
-DuckDB a partition at a time (its games' keys held while it is read).
+`queries.filters.GameFilters`) are those the SQL views keep: DuckDB evaluates the views' condition
+(`GameFilters.where`, on the views' fields: `game_fields` in sql/views/schema.sql) on each batch as it is
+read, so memory holds a batch whatever the partition's size and the lake is read once (but for a count of
+the kept games per partition first, on the filters' columns alone, so that a filter keeping none is refused
+before any output is made and a partition keeping none is not read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from warehouse import _core
@@ -113,37 +115,44 @@ def scan(
             f"({len(missing)} files missing): a publish not finished (the next load or compaction finishes "
             f"it), or a damaged lake (see `bgn check --lake {lake.location}`)"
         )
-    kept = kept_games(lake, selection) if selection.games.selective() else None
+    kept = GameMask(lake, selection) if selection.games.selective() else None
     return batches(lake, chosen, recorded, columns, batch_games, kept)
 
 
-def kept_games(lake: Lake, selection: Selection) -> Callable[[Partition], pa.Array]:
-    """The `game_key`s of a partition's games that `selection`'s game filters keep, as the SQL views define
-    them (of every variant).
+class GameMask:
+    """Which games of a batch `selection`'s game filters keep, as the SQL views define them (of every
+    variant).
 
     :raises LakeError: when its partitions hold no such game (before any output is made)."""
-    from warehouse.queries.sql import connect  # DuckDB: only for an export that filters games
 
-    con = connect(lake.location, variant="all")
-    where, params = selection.games.where()
-    counts = {
-        Partition(*row[:3]): row[3]
-        for row in con.sql(
-            f"select type, year, month, count(*) from games where {where} group by all", params=params
+    # The columns the filters read (through the views' fields), with the batch's partition's.
+    COLUMNS = ("type", "players", "datetime")
+
+    def __init__(self, lake: Lake, selection: Selection):
+        from warehouse.queries.sql import connect  # DuckDB: only for an export that filters games
+
+        self.con = connect(lake.location, variant="all")
+        self.where, self.params = selection.games.where()
+        counts = self.con.sql(
+            f"select type, year, month, count(*) from games where {self.where} group by all",
+            params=self.params,
         ).fetchall()
-    }
-    if not any(n for partition, n in counts.items() if selection.keeps(partition)):
-        raise LakeError(f"{lake.location}: no game matches {selection.options()}")
+        self.counts = {Partition(*row[:3]): row[3] for row in counts}
+        if not any(n for partition, n in self.counts.items() if selection.keeps(partition)):
+            raise LakeError(f"{lake.location}: no game matches {selection.options()}")
 
-    def keys(partition: Partition) -> pa.Array:
-        if not counts.get(partition):
-            return pa.array([], pa.int64())
-        query = "select game_key from games where type = $p_type and year = $p_year and month = $p_month"
-        values = {"p_type": partition.type, "p_year": partition.year, "p_month": partition.month}
-        table = con.sql(f"{query} and {where}", params={**params, **values}).to_arrow_table()
-        return table.column("game_key").combine_chunks()
+    def keeps_any(self, partition: Partition) -> bool:
+        return bool(self.counts.get(partition))
 
-    return keys
+    def __call__(self, batch: pa.RecordBatch, partition: Partition) -> pa.Array:
+        """Whether each game of `batch` (a partition's, holding `COLUMNS` but the partition's) is kept."""
+        self.con.register("export_batch", with_partition(batch, partition, self.COLUMNS))
+        try:
+            query = f"select coalesce({self.where}, false) from game_fields('from export_batch') as games"
+            # In the batch's order: the connection preserves insertion order (DuckDB's default).
+            return self.con.sql(query, params=self.params).to_arrow_table().column(0).combine_chunks()
+        finally:
+            self.con.unregister("export_batch")
 
 
 def holds(found: dict[Partition, list[str]]) -> str:
@@ -162,15 +171,14 @@ def batches(
     recorded: dict[str, int],
     columns: Sequence[str],
     batch_games: int,
-    kept: Callable[[Partition], pa.Array] | None = None,
+    kept: GameMask | None = None,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
-    """The games of the `chosen` files, those whose `game_key` is among `kept(partition)` if given."""
+    """The games of the `chosen` files, those `kept` keeps if given."""
     file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
-    if kept is not None and "game_key" not in file_columns:
-        file_columns.append("game_key")
+    if kept is not None:
+        file_columns += [c for c in GameMask.COLUMNS if c not in file_columns and c not in PARTITION_COLUMNS]
     for partition, files in chosen.items():
-        keys = kept(partition) if kept is not None else None
-        if keys is not None and not len(keys):
+        if kept is not None and not kept.keeps_any(partition):
             continue  # no game of it kept: its files are not read
         for rel in files:
             games = 0
@@ -183,8 +191,8 @@ def batches(
                 for group in range(parquet.num_row_groups):
                     for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
                         games += batch.num_rows
-                        if keys is not None:
-                            batch = batch.filter(pc.is_in(batch.column("game_key"), value_set=keys))
+                        if kept is not None:
+                            batch = batch.filter(kept(batch, partition))
                         if batch.num_rows:
                             yield partition, with_partition(batch, partition, columns)
             if rel in recorded and games != recorded[rel]:
