@@ -73,7 +73,14 @@ def convert(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    return cli.run(lambda: convert(args), f"nothing was written to {args.out}")
+    # Standard output cannot take back what it wrote: an input refused late, or Ctrl-C, leaves the games
+    # written before it there (an OUT file is written whole or not at all).
+    interrupted = (
+        "standard output holds the games written so far"
+        if args.out == "-"
+        else f"nothing was written to {args.out}"
+    )
+    return cli.run(lambda: convert(args), interrupted)
 
 
 if __name__ == "__main__":
