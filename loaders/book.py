@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
-from warehouse.output import naming, output_location
+from warehouse.output import naming, output_location, work_folder
 from warehouse.positions.book import DEFAULT_MAX_PLY, DEFAULT_MEMORY, Filters, count
 from warehouse.positions.book_out import FORMATS, merge, publish, refuse_existing, write
 from warehouse.queries.sql import connect
@@ -71,19 +68,6 @@ def byte_size(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     return cli.run(lambda: run(args), "the book was not written")
-
-
-@contextmanager
-def work_folder(out: Path) -> Iterator[Path]:
-    """The folder beside `out` where its runs and the book being written go (on its filesystem, so that the
-    book is renamed into place), removed at the end; one a killed run left is taken over."""
-    work = out.parent / f".{out.name}.work"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    try:
-        yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def run(args: argparse.Namespace) -> int:

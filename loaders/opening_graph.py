@@ -17,6 +17,7 @@ from pathlib import Path
 from loaders import cli
 from warehouse.errors import InputError
 from warehouse.lake.location import Lake
+from warehouse.output import work_folder
 from warehouse.positions.book import DEFAULT_MAX_PLY, Filters, build
 from warehouse.queries.sql import connect
 
@@ -69,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
         ((games,),) = con.sql(query, params=params).fetchall()
         # Rows under the share of the games from the start need not be named: the book is cut there.
         filters = Filters(**chosen, min_games=min_games(args.min_share, games))
-        book = build(con, filters, args.max_ply, work=Path(args.out).parent)
+        # Its runs beside OUT, in a folder the next graph into OUT takes over if this one is killed.
+        with work_folder(Path(args.out)) as work:
+            book = build(con, filters, args.max_ply, work=work)
         graph.write(book, args.min_share)
     print(f"{graph.shown}: the opening tree of {book.num_rows:,} book rows")
     return 0

@@ -358,11 +358,14 @@ def test_opening_graph(halves: list[tuple[Path, list[StoredGame]]], tmp_path: Pa
     a shortest line of the graph's moves that reaches it; every node links to its board's SVG."""
     lake, games = halves[0]
     want = expected_book(games, 40)
+    # What a graph killed while counting left beside its output: taken over, and nothing else left there.
+    (tmp_path / ".tree.dot.work" / ".book-killed").mkdir(parents=True)
     run = support.run_module(
         "loaders.opening_graph",
         ["--lake", lake, tmp_path / "tree.dot", "--min-share", "0.02", "--max-ply", "40"],
     )
     assert run.returncode == 0, run.stderr
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
     dot = (tmp_path / "tree.dot").read_text()
     start = signed(chess.polyglot.zobrist_hash(chess.Board()))
     total = want.positions[start].games

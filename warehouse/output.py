@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Protocol
 
 import pyarrow.fs as pafs
@@ -291,6 +292,20 @@ def write_blocks(
             file.write(data)
             games += count
     return games, file.size, file.path
+
+
+@contextmanager
+def work_folder(out: Path) -> Iterator[Path]:
+    """The hidden folder beside the local output `out` (`.<name>.work`) for what a command writes on its way
+    to it (a book's sorted runs, the book before it is renamed into place: `out`'s filesystem), removed at
+    the end; one a killed command left is taken over by the next into the same output."""
+    work = out.parent / f".{out.name}.work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def thread_pool() -> ThreadPoolExecutor:
