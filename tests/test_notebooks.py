@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -61,12 +62,17 @@ def test_notebook_runs(path: Path, own_lake: Path) -> None:
 
 
 def test_without_chess_lake_a_notebook_reads_the_sample(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """The sample is loaded once into one lake of the system's temporary folder, which every notebook opened
+    without CHESS_LAKE then reads (a new temporary lake each time left one more folder behind)."""
     monkeypatch.delenv("CHESS_LAKE")
-    lake = Path(lake_or_sample())
-    assert "lake: the bundled sample" in capsys.readouterr().out
-    assert sum(1 for _ in (lake / "_loads").glob("*.json")) == 1
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    lakes = {lake_or_sample() for _ in range(2)}
+    assert capsys.readouterr().out.count("lake: the bundled sample") == 2
+    assert [Path(lake).parent for lake in lakes] == [tmp_path] and len(list(tmp_path.iterdir())) == 1
+    (lake,) = lakes
+    assert sum(1 for _ in (Path(lake) / "_loads").glob("*.json")) == 1
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])

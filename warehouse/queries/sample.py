@@ -2,28 +2,40 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from warehouse.lake.layout import LAYOUT
+
 # tests/data's sample, through a symlink that the wheel carries as a file (pyproject.toml: include).
 SAMPLE = (Path(__file__).parents[1] / "library" / "lichess_2025-05_sample.pgn.zst").resolve()
 
 
 def sample_lake(lake: Path | None = None) -> Path:
-    """Loads the bundled sample (438 lichess games of May 2025) into `lake`, a new temporary folder when
-    None, with the loader's command line; returns the lake's path."""
-    lake = lake or Path(tempfile.mkdtemp(prefix="bgn-sample-"))
+    """Loads the bundled sample (438 lichess games of May 2025) into `lake` with the loader's command line,
+    and returns the lake's path. By default the lake is `shared_sample_lake()`, loaded once and then reused:
+    a load of the same file into it is a no-op (the lake knows its inputs by checksum), so notebooks opened
+    without a lake of their own do not leave a new folder behind each time."""
+    lake = lake or shared_sample_lake()
     command = [sys.executable, "-m", "loaders.pgn2parquet", str(SAMPLE), "--lake", str(lake)]
     subprocess.run([*command, "--progress", "never"], check=True, capture_output=True)
     return lake
 
 
+def shared_sample_lake() -> Path:
+    """The user's sample lake in the system's temporary folder, one per layout (`bgn-sample-<uid>-layout<N>`):
+    a lake of another layout would ask for an upgrade."""
+    user = os.getuid() if hasattr(os, "getuid") else getpass.getuser()
+    return Path(tempfile.gettempdir()) / f"bgn-sample-{user}-layout{LAYOUT}"
+
+
 def lake_or_sample() -> str:
     """The lake a notebook reads: ``$CHESS_LAKE`` (a directory or s3://bucket/prefix), else the bundled sample
-    loaded into a temporary lake (`sample_lake`); which one is printed."""
+    (`sample_lake`); which one is printed."""
     named = os.environ.get("CHESS_LAKE")
     if named:
         print(f"lake: {named} (CHESS_LAKE)")
