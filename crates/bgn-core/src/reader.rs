@@ -847,8 +847,12 @@ mod window_tests {
     type Read = (Vec<i64>, Vec<(u64, RejectKind)>, Option<u64>, Option<u64>);
 
     fn read(text: &[u8], window: Option<Window>) -> Read {
+        // A file of its own for each read (the tests run on several threads), deleted once read.
+        static READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let base = window.map_or(0, |w| w.base);
-        let path = std::env::temp_dir().join(format!("bgn-window-{}.pgn", std::process::id()));
+        let name = format!("bgn-window-{}-{n}.pgn", std::process::id());
+        let path = std::env::temp_dir().join(name);
         std::fs::write(&path, text).expect("temp file");
         let input = Input::open_at(path.to_str().expect("UTF-8"), base).expect("readable");
         let mut reader = match window {
@@ -864,6 +868,7 @@ mod window_tests {
             rejects.extend(batch.rejects.iter().map(|r| (r.offset, r.reason.kind)));
         }
         let finished = reader.into_finished();
+        std::fs::remove_file(&path).expect("temp file");
         games.sort_unstable();
         (games, rejects, finished.first_game, finished.stopped_at)
     }
