@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import time
@@ -41,13 +42,17 @@ def served(lake: Path) -> Iterator[str]:
 
 @contextmanager
 def chromium(downloads: Path) -> Iterator[webdriver.Chrome]:
-    """A headless Chromium that saves downloads in `downloads`, to the block's end."""
+    """A headless Chromium that saves downloads in `downloads`, to the block's end; its own temporary files
+    (a singleton socket it leaves behind) go beside `downloads`, not to the system's temporary folder."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000"):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {"download.default_directory": str(downloads)})
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
+    scratch = downloads.parent / f"{downloads.name}-chromium-tmp"
+    scratch.mkdir(exist_ok=True)
+    service = Service(DRIVER, env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(options=options, service=service)
     try:
         driver.execute_cdp_cmd(
             "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
