@@ -12,6 +12,7 @@ import os
 import random
 import re
 import signal
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import chess.pgn
 import pyarrow as pa
+import pytest
 import zstandard
 from s3_server import S3Server
 from support import (
@@ -312,6 +314,27 @@ def test_s3_archive_imported_with_a_prefix_glob(
         g["game_id"] for g in want if g["type"] in ("blitz", "bullet")
     )
     assert sum(r["games_rejected"] for r in records) == 0
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_the_pgn_made_of_the_inputs_is_a_scratch_file(
+    in_memory: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PGN a JSON import makes is read by the core from an anonymous file in memory, or, where the system
+    has none (`scratch.IN_MEMORY` false: not Linux, or no /proc), from a file in the system's temporary folder
+    that is deleted once read; either way the games load, and nothing is left there."""
+    from warehouse import scratch
+    from warehouse.ingest.json_files import load_json
+
+    monkeypatch.setattr(scratch, "IN_MEMORY", in_memory)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    path = tmp_path / "games.jsonl"
+    path.write_text("".join(variant({}, None, n) + "\n" for n in range(5)))
+    loaded = load_json(str(path), Lake.open(str(tmp_path / "lake")))
+    assert (loaded.record.games_seen, loaded.record.games_written) == (5, 5)
+    assert lake_counts(tmp_path / "lake") == (5, 5)
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """Scratch files the Rust reader reads by path: text made for it (the openings table, a JSON import's PGN).
 
 Nothing may be left outside the place the user named, even by a process killed with SIGKILL, which runs no
-clean-up. So where the system has anonymous files in memory (Linux's `memfd_create`), a scratch file is
-one, opened by the reader as `/proc/self/fd/N`: it goes with the process whatever ends it. Elsewhere it is
-a file in a temporary folder, deleted by `discard` (a kill leaves that one behind).
+clean-up. So where the system has anonymous files in memory (Linux's `memfd_create`, and `/proc` to open
+one by), a scratch file is one, opened by the reader as `/proc/self/fd/N`: it goes with the process whatever
+ends it. Elsewhere it is a file in a temporary folder, deleted by `discard` (a kill leaves that one behind).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import os
 import tempfile
 from typing import IO
 
-IN_MEMORY = hasattr(os, "memfd_create")
+# Anonymous files, and a path to open one by (a container without /proc has the call but no path).
+IN_MEMORY = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
 
 
 class ScratchFile:
