@@ -331,6 +331,8 @@ class _Chunk:
         self.signatures = bytearray()  # the BGN games' signatures, one after the other
         self.studies_made = False  # a study document's game is in the chunk
         self.made = 0
+        # The inputs' compressed bytes read when the chunk was begun and ended (for progress).
+        self.raw_start = self.raw_end = 0
 
     def full(self) -> bool:
         return self.out.tell() >= CHUNK_PGN_BYTES or self.stop.is_set()
@@ -549,19 +551,27 @@ class _ChunkMaker:
         self.going: _Input | None = None  # an input that did not fit the last chunk
         self.jobs, self.refused = jobs, refused
         self.stop = threading.Event()
+        self.raw_done = 0  # compressed bytes of the inputs made into chunks and ended
+
+    def raw_read(self) -> int:
+        """Compressed bytes of the inputs read so far."""
+        return self.raw_done + (self.going.raw.size if self.going is not None else 0)
 
     def next(self) -> _Chunk | None:
         """The next chunk, its PGN made and closed; None when every input is made."""
         if not (self.pending or self.going) or self.stop.is_set():
             return None
         chunk = _Chunk(self.stop)
+        chunk.raw_start = self.raw_read()
         try:
             while (self.pending or self.going) and not chunk.full():
                 try:
                     self.going = self.going or _Input(self.pending.pop(), self.jobs)
                     if chunk.add(self.going):
+                        self.raw_done += self.going.raw.size
                         self.going = None
                 except InputError as e:
+                    self.raw_done += self.going.raw.size if self.going is not None else 0
                     self.going = None
                     self.refused.append(str(e))
         except BaseException:
@@ -569,6 +579,7 @@ class _ChunkMaker:
             chunk.discard()
             raise
         chunk.close()
+        chunk.raw_end = self.raw_read()
         if self.going is not None:
             self.going.in_earlier_chunk = True
         return chunk
@@ -585,6 +596,7 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
+        self.progress = _Progress(self.paths)
         maker = _ChunkMaker(self.paths, self.jobs, self.refused)
         with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
             making = pool.submit(maker.next)
@@ -612,6 +624,7 @@ class JsonSource(Inputs):
         # A BGN line holds no SAN (the batches' `san` is dropped): the reader need not compare or keep the
         # PGN's, unless a study document's game is in the chunk.
         reader = self.open_reader(chunk.pgn_path, made=True, source_san=chunk.studies_made)
+        self.reader = self.progress.reading(chunk, reader)
         for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)
             parts = []
@@ -627,6 +640,39 @@ class JsonSource(Inputs):
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
             )
         self.read += chunk.ended
+        self.progress.read(chunk, reader)
+
+
+class _Progress:
+    """What a progress bar reads of a JSON load (`load.Reading`), whose reader reads one chunk's PGN after
+    the other: the inputs' compressed bytes read (a chunk's counted as the reader gets through its PGN)
+    against their size (known for local files), and the games read, every chunk's."""
+
+    def __init__(self, paths: list[str]):
+        local = not any(is_s3(path) for path in paths)
+        self.input_size = sum(os.path.getsize(path) for path in paths) if local else None
+        self.games_before = self.raw_before = 0
+        self.chunk: tuple[_Chunk, _core.PgnReader] | None = None
+
+    def reading(self, chunk: _Chunk, reader: _core.PgnReader) -> _Progress:
+        self.chunk = chunk, reader
+        return self
+
+    def read(self, chunk: _Chunk, reader: _core.PgnReader) -> None:
+        self.games_before += reader.games_seen
+        self.raw_before, self.chunk = chunk.raw_end, None
+
+    @property
+    def games_seen(self) -> int:
+        return self.games_before + (self.chunk[1].games_seen if self.chunk else 0)
+
+    @property
+    def raw_bytes_read(self) -> int:
+        if self.chunk is None:
+            return self.raw_before
+        chunk, reader = self.chunk
+        share = min(reader.raw_bytes_read / max(reader.input_size or 0, 1), 1.0)
+        return chunk.raw_start + round((chunk.raw_end - chunk.raw_start) * share)
 
 
 def difference(expected: str, replayed: str) -> str:
