@@ -337,30 +337,6 @@ def test_the_pgn_made_of_the_inputs_is_a_scratch_file(
     assert not list((tmp_path / "tmp").iterdir())
 
 
-def test_progress_counts_the_inputs_not_the_chunk_being_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What `bgn import`'s progress bar reads: games and compressed bytes of the whole load, growing to every
-    game and the inputs' size (it showed the chunk of PGN being read: each chunk started again at 0)."""
-    from warehouse.ingest import json_files
-
-    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1 << 16)
-    source = write_zst(tmp_path / "g.pgn.zst", make_games(0, 600, month=3) + make_games(600, 600, month=4))
-    export_json(Lake.open(loaded([source], tmp_path / "pgn_lake")), tmp_path / "bgn")
-    inputs = sorted(str(path) for path in (tmp_path / "bgn").glob("**/*.json.bz2"))
-    seen: list[tuple[int, int, int | None]] = []
-    done = json_files.load_json_files(
-        inputs,
-        Lake.open(str(tmp_path / "lake")),
-        progress=lambda r: seen.append((r.games_seen, r.raw_bytes_read, r.input_size)),
-    )
-    assert done.record.games_written == 1200
-    games, raw, sizes = (list(column) for column in zip(*seen, strict=True))
-    assert len(seen) > 10 and games == sorted(games) and raw == sorted(raw), seen
-    assert set(sizes) == {sum(os.path.getsize(path) for path in inputs)}
-    assert games[-1] == 1200 and raw[-1] > 0.9 * sizes[0]
-
-
 def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + DISAGREEING[0][0] + "\n")

@@ -23,6 +23,7 @@ from support import (
     lake_table,
     load,
     loaded,
+    make_games,
     one_line_error,
     present,
     python,
@@ -401,3 +402,29 @@ def test_a_load_killed_while_merging_leaves_nothing(
     json_files.load_json_files(files, Lake.open(lake), jobs=1, batch_games=2)
     assert staged[0] > assert_published_as_recorded(lake)
     assert games_as_values(lake) == games_of_files(sample_lake, files)
+
+
+@pytest.mark.parametrize("kind", ["pgn", "json"])
+def test_progress_counts_every_input(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `bgn load`'s and `bgn import`'s progress bar reads: the load's games and its inputs' compressed
+    bytes, growing to every game and the inputs' size. It showed the reader reading now: each input of a
+    PGN load, each chunk of a JSON load's PGN (64 MiB, 64 KiB here), started again at 0 of its own size."""
+    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1 << 16)
+    sources = [write_zst(tmp_path / f"{m}.pgn.zst", make_games(600 * m, 600, month=m)) for m in (3, 4)]
+    if kind == "pgn":
+        inputs = [str(path) for path in sources]
+    else:
+        export_json(Lake.open(loaded(sources, tmp_path / "pgn_lake")), tmp_path / "bgn")
+        inputs = sorted(str(path) for path in (tmp_path / "bgn").glob("**/*.json.bz2"))
+    load = load_module.load_inputs if kind == "pgn" else json_files.load_json_files
+    seen: list[tuple[int, int, int | None]] = []
+    done = load(
+        inputs,
+        Lake.open(str(tmp_path / "lake")),
+        progress=lambda r: seen.append((r.games_seen, r.raw_bytes_read, r.input_size)),
+    )
+    assert done.record.games_written == 1200
+    games, raw, sizes = (list(column) for column in zip(*seen, strict=True))
+    assert len(seen) > 4 and games == sorted(games) and raw == sorted(raw), seen
+    assert set(sizes) == {sum(Path(path).stat().st_size for path in inputs)}
+    assert games[-1] == 1200 and 0.9 * sizes[0] < raw[-1] <= sizes[0]

@@ -596,7 +596,6 @@ class JsonSource(Inputs):
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        self.progress = _Progress(self.paths)
         maker = _ChunkMaker(self.paths, self.jobs, self.refused)
         with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
             making = pool.submit(maker.next)
@@ -624,7 +623,7 @@ class JsonSource(Inputs):
         # A BGN line holds no SAN (the batches' `san` is dropped): the reader need not compare or keep the
         # PGN's, unless a study document's game is in the chunk.
         reader = self.open_reader(chunk.pgn_path, made=True, source_san=chunk.studies_made)
-        self.reader = self.progress.reading(chunk, reader)
+        self.reader = self.progress.follow(reader, (chunk.raw_start, chunk.raw_end))
         for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)
             parts = []
@@ -640,39 +639,7 @@ class JsonSource(Inputs):
                 f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
             )
         self.read += chunk.ended
-        self.progress.read(chunk, reader)
-
-
-class _Progress:
-    """What a progress bar reads of a JSON load (`load.Reading`), whose reader reads one chunk's PGN after
-    the other: the inputs' compressed bytes read (a chunk's counted as the reader gets through its PGN)
-    against their size (known for local files), and the games read, every chunk's."""
-
-    def __init__(self, paths: list[str]):
-        local = not any(is_s3(path) for path in paths)
-        self.input_size = sum(os.path.getsize(path) for path in paths) if local else None
-        self.games_before = self.raw_before = 0
-        self.chunk: tuple[_Chunk, _core.PgnReader] | None = None
-
-    def reading(self, chunk: _Chunk, reader: _core.PgnReader) -> _Progress:
-        self.chunk = chunk, reader
-        return self
-
-    def read(self, chunk: _Chunk, reader: _core.PgnReader) -> None:
-        self.games_before += reader.games_seen
-        self.raw_before, self.chunk = chunk.raw_end, None
-
-    @property
-    def games_seen(self) -> int:
-        return self.games_before + (self.chunk[1].games_seen if self.chunk else 0)
-
-    @property
-    def raw_bytes_read(self) -> int:
-        if self.chunk is None:
-            return self.raw_before
-        chunk, reader = self.chunk
-        share = min(reader.raw_bytes_read / max(reader.input_size or 0, 1), 1.0)
-        return chunk.raw_start + round((chunk.raw_end - chunk.raw_start) * share)
+        self.progress.done()
 
 
 def difference(expected: str, replayed: str) -> str:

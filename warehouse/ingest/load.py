@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -123,6 +124,55 @@ class Reading(Protocol):
 
 
 Progress = Callable[[Reading], None]
+
+
+class LoadReading:
+    """What a progress bar reads of a load (`Reading`), whose readers read one input (or one chunk of JSON
+    made PGN) after the other: every input's games and compressed bytes, those of the inputs read before
+    and the current reader's, against the inputs' size (known when all are local files)."""
+
+    def __init__(self, paths: list[str]):
+        local = all(os.path.isfile(path) for path in paths)
+        self.input_size = sum(os.path.getsize(path) for path in paths) if local else None
+        self.games_before = self.raw_before = 0
+        self.current: Reading | None = None
+        # The compressed bytes of the inputs the current reader's text was made of (a JSON chunk's), which
+        # it reads as its own `raw_bytes_read` of `input_size`; None: its input is the load's own.
+        self.span: tuple[int, int] | None = None
+
+    def follow(self, reader: Reading, span: tuple[int, int] | None = None) -> LoadReading:
+        """Now reading with `reader` (see `span`); returns itself, what the progress bar reads."""
+        self.current, self.span = reader, span
+        return self
+
+    def done(self) -> None:
+        """The current reader read its input whole."""
+        if self.current is not None:
+            self.games_before += self.current.games_seen
+            self.raw_before = self.span[1] if self.span else self.raw_before + self._read()
+        self.current = None
+
+    def _read(self) -> int:
+        """The current reader's bytes read of its input (a reader of frame parts reads some twice)."""
+        assert self.current is not None
+        size = self.current.input_size
+        return min(self.current.raw_bytes_read, size) if size is not None else self.current.raw_bytes_read
+
+    @property
+    def games_seen(self) -> int:
+        return self.games_before + (self.current.games_seen if self.current else 0)
+
+    @property
+    def raw_bytes_read(self) -> int:
+        if self.current is None:
+            return self.raw_before
+        if self.span is None:
+            return self.raw_before + self._read()
+        start, end = self.span
+        share = self._read() / max(self.current.input_size or 0, 1)
+        return start + round((end - start) * share)
+
+
 # Rejects as a source yields them: each with the input file it is in.
 Located: TypeAlias = "list[tuple[str, _core.Reject]]"  # _core.Reject: a stub-only alias
 
@@ -136,7 +186,8 @@ class Source(Protocol):
     # Inputs refused whole (unreadable, not of the format, damaged where nothing of them may be kept),
     # one line each: nothing of them is written.
     refused: list[str]
-    # The reader reading now, for progress bars (None before the first).
+    # What a progress bar reads of the load (`LoadReading`: every input's games and bytes; None before the
+    # first reader).
     reader: Reading | None
     # Its reader keeps the cores busy: the row groups go to every encoder thread (`load_threads`).
     encode_on_pool: bool
@@ -157,6 +208,7 @@ class Inputs:
     def __init__(self, paths: list[str], batch_games: int, jobs: int):
         self.paths, self.batch_games, self.jobs = paths, batch_games, jobs
         self.refused: list[str] = []
+        self.progress = LoadReading(paths)
         self.reader: Reading | None = None
         self.encode_on_pool = False
         self.read: list[LoadedInput] = []
@@ -168,7 +220,7 @@ class Inputs:
         self, path: str, source_name: str | None = None, made: bool = False, source_san: bool = True
     ) -> _core.PgnReader:
         """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
-        one every source reads with; it becomes the source's `reader`. `made`: a text made for the load,
+        one every source reads with. `made`: a text made for the load,
         whose inputs are checksummed as they are read (the reader takes no SHA-256 of it);
         `source_san=False`: the moves' `san` left null (`_core.PgnReader`).
 
@@ -176,7 +228,7 @@ class Inputs:
         """
         # With the openings, the reader derives each batch's plies and position columns from its replay.
         threads = load_threads(self.jobs)
-        self.reader = _core.PgnReader(
+        return _core.PgnReader(
             path,
             source_name=source_name or path,
             batch_games=self.batch_games,
@@ -186,7 +238,6 @@ class Inputs:
             checksum=not made,
             source_san=source_san,
         )
-        return self.reader
 
 
 class PgnSource(Inputs):
@@ -201,13 +252,14 @@ class PgnSource(Inputs):
             reader: _core.PgnReader | PartsReader
             try:
                 if parts:
-                    reader = self.reader = PartsReader(path, path, self.batch_games, parts)
+                    reader = PartsReader(path, path, self.batch_games, parts)
                     self.encode_on_pool = True
                 else:
                     reader = self.open_reader(path)
             except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
                 self.refused.append(str(e))
                 continue
+            self.reader = self.progress.follow(reader)
             for partition, arrow_batch, rejects in reader:
                 # Several record batches from a parallel reader (runs of its threads' batches): taken
                 # without a copy, written together as the one batch of the single-threaded reader.
@@ -215,6 +267,7 @@ class PgnSource(Inputs):
                 key = Partition(*partition) if partition is not None else None
                 yield key, parts, [(path, reject) for reject in rejects]
             self.read.append(pgn_outcome(path, reader))
+            self.progress.done()
 
 
 def pgn_outcome(path: str, reader: ReadOutcome) -> LoadedInput:
