@@ -196,6 +196,19 @@ def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
     assert again.returncode == 0 and again.stdout.count("already loaded") == 2, again.stdout + again.stderr
 
 
+def test_a_task_copies_an_s3_input_into_sparks_own_folder(spark: Any) -> None:
+    """Inside a task an S3 input is copied into the folder Spark keeps the application's files in (deleted
+    with the executor, or with the SparkContext in local mode), not into the host's temporary folder, where
+    a task killed during its copy left it; outside a task, the system's temporary folder."""
+    from pyspark import SparkFiles
+
+    from warehouse.ingest.spark_task import scratch_folder
+
+    assert scratch_folder() is None
+    (in_task,) = spark.sparkContext.parallelize([0], 1).map(lambda _: scratch_folder()).collect()
+    assert in_task == os.path.abspath(SparkFiles.getRootDirectory()) and os.path.isdir(in_task)
+
+
 def test_a_clock_beyond_its_column_and_pzstd_frames(spark: Any, tmp_path: Path) -> None:
     """Issue 26: a game's `[%clk 100000:00:00]` failed the whole Spark load (its Parquet cast); it is a
     reject, its neighbours kept, each frame a task, a skippable frame (pzstd's) before each."""

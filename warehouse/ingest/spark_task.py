@@ -88,18 +88,34 @@ def convert(unit: Unit, attempt: str) -> UnitReport:
 
 @contextlib.contextmanager
 def local_copy(source: str) -> Iterator[str]:
-    """A path the Rust core can read for `source`: itself, or for an ``s3://`` object a copy in this
-    executor's temporary directory (an S3 input is one unit: its frames are not listed, which would take a
-    request per block), removed afterwards."""
+    """A path the Rust core can read for `source`: itself, or for an ``s3://`` object a copy in the
+    executor's scratch folder (`scratch_folder`; an S3 input is one unit: its frames are not listed, which
+    would take a request per block), removed afterwards."""
     if not is_s3(source):
         yield source
         return
     fs, key = filesystem(source)
-    with tempfile.TemporaryDirectory(prefix="bgn-input-") as folder:
+    with tempfile.TemporaryDirectory(prefix="bgn-input-", dir=scratch_folder()) as folder:
         path = os.path.join(folder, key.rsplit("/", 1)[-1] or "input")
         with fs.open_input_stream(key) as stream, open(path, "wb") as copy:
             shutil.copyfileobj(stream, copy, COPY_CHUNK)
         yield path
+
+
+def scratch_folder() -> str | None:
+    """Where a task copies an S3 input: the folder Spark keeps the application's files in on this
+    executor (`SparkFiles.getRootDirectory()`: the executor's working folder, on the disks the cluster
+    gives Spark, which YARN and Kubernetes delete with the executor; in local mode the SparkContext's
+    temporary folder, deleted when it stops), so that a task killed during its copy (a lost executor, a
+    speculative attempt cut short) does not leave an input's copy in the host's /tmp for good. None
+    outside a Spark task: the system's temporary folder."""
+    try:
+        from pyspark import SparkFiles, TaskContext
+    except ImportError:
+        return None
+    if TaskContext.get() is None:
+        return None
+    return os.path.abspath(SparkFiles.getRootDirectory())
 
 
 def _convert(unit: Unit, attempt: str, lake: Lake, report: UnitReport, stem: str, path: str) -> UnitReport:
