@@ -184,3 +184,45 @@ def test_the_scan_filters_each_batch_of_any_size(
             seen(row["players"], row["datetime"]) for _, row in source if passes_filters(row, **values)
         )
         assert found == want, options
+
+
+def test_row_groups_that_keep_no_game_are_not_read(tmp_path: Path) -> None:
+    """Two loads into the same partitions and a player of the first alone: the second's row groups keep no
+    game, so only their filter columns are read, and the export is still python-chess's games, each once."""
+    from warehouse.exports import lake_scan
+
+    paths = [tmp_path / "first.pgn", tmp_path / "second.pgn"]
+    paths[0].write_text(support.make_games(0, 100))
+    paths[1].write_text(support.make_games(200, 100))
+    lake = tmp_path / "lake"
+    for path in paths:
+        assert support.load([path], lake).returncode == 0
+    source = [
+        (identity(game.headers, list(game.mainline_moves())), game_row(game))
+        for path in paths
+        for game in read_games(path)
+        if rejection(game) is None
+    ]
+    names = [
+        Counter(p["name"] for _, row in source[n * 100 : n * 100 + 100] for p in row["players"])
+        for n in (0, 1)
+    ]
+    player = max((name for name in names[0] if name not in names[1]), key=lambda name: (names[0][name], name))
+    want = Counter(game for game, row in source if passes_filters(row, player=player))
+    assert len(source) == 200 and sum(want.values()) >= 1
+    assert exported_pgn(lake, tmp_path / "mine.pgn", ["--player", player]) == want
+    kept: list[int] = []
+    mask = lake_scan.GameMask.row_group
+
+    def counted(self: lake_scan.GameMask, *args: Any) -> Any:
+        kept.append((found := mask(self, *args)).true_count)
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lake_scan.GameMask, "row_group", counted)
+        from warehouse.exports.pgn import pgn_games
+        from warehouse.lake import Lake
+        from warehouse.queries.filters import GameFilters
+
+        texts = list(pgn_games(Lake.open(lake), lake_scan.Selection(games=GameFilters(player=player))))
+    assert len(texts) == sum(want.values()) and 0 in kept and sum(kept) == len(texts), kept

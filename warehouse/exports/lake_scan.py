@@ -4,10 +4,11 @@ The lake may be local or on S3 (see `warehouse.lake.storage`). Partitions come i
 month) and, within one, games in file and row order, so an export of the same lake is the same bytes.
 Within the partitions chosen, the games a selection's game filters keep (ratings, dates, a player:
 `queries.filters.GameFilters`) are those the SQL views keep: DuckDB evaluates the views' condition
-(`GameFilters.where`, on the views' fields: `game_fields` in sql/views/schema.sql) on each batch as it is
-read, so memory holds a batch whatever the partition's size and the lake is read once (but for a count of
-the kept games per partition first, on the filters' columns alone, so that a filter keeping none is refused
-before any output is made and a partition keeping none is not read).
+(`GameFilters.where`, on the views' fields: `game_fields` in sql/views/schema.sql) on each row group's
+filter columns, read first, so memory holds a row group's filter columns and a batch whatever the
+partition's size, and a row group keeping no game is not read further. (A count of the kept games per
+partition comes first, on the filters' columns alone: a filter keeping none is refused before any output is
+made, and a partition keeping none is not opened.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from warehouse import _core
 from warehouse.errors import LakeError
@@ -144,15 +146,20 @@ class GameMask:
     def keeps_any(self, partition: Partition) -> bool:
         return bool(self.counts.get(partition))
 
-    def __call__(self, batch: pa.RecordBatch, partition: Partition) -> pa.Array:
-        """Whether each game of `batch` (a partition's, holding `COLUMNS` but the partition's) is kept."""
-        self.con.register("export_batch", with_partition(batch, partition, self.COLUMNS))
+    def row_group(self, parquet: pq.ParquetFile, group: int, partition: Partition) -> pa.BooleanArray:
+        """Whether each game of the row group `group` of a file of `partition` is kept, from the filters'
+        columns alone (a row group keeping none is not read further)."""
+        stored = [c for c in self.COLUMNS if c not in PARTITION_COLUMNS]
+        games = parquet.read_row_group(group, columns=stored).combine_chunks().to_batches()
+        if not games:
+            return pa.array([], pa.bool_())
+        self.con.register("export_games", with_partition(games[0], partition, self.COLUMNS))
         try:
-            query = f"select coalesce({self.where}, false) from game_fields('from export_batch') as games"
-            # In the batch's order: the connection preserves insertion order (DuckDB's default).
+            query = f"select coalesce({self.where}, false) from game_fields('from export_games') as games"
+            # In the row group's order: the connection preserves insertion order (DuckDB's default).
             return self.con.sql(query, params=self.params).to_arrow_table().column(0).combine_chunks()
         finally:
-            self.con.unregister("export_batch")
+            self.con.unregister("export_games")
 
 
 def holds(found: dict[Partition, list[str]]) -> str:
@@ -175,8 +182,6 @@ def batches(
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
     """The games of the `chosen` files, those `kept` keeps if given."""
     file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
-    if kept is not None:
-        file_columns += [c for c in GameMask.COLUMNS if c not in file_columns and c not in PARTITION_COLUMNS]
     for partition, files in chosen.items():
         if kept is not None and not kept.keeps_any(partition):
             continue  # no game of it kept: its files are not read
@@ -189,10 +194,14 @@ def batches(
                 # data conversions not implemented"), and row groups have any size (one kind of game
                 # each, docs/schema.md).
                 for group in range(parquet.num_row_groups):
+                    games += parquet.metadata.row_group(group).num_rows
+                    mask = kept.row_group(parquet, group, partition) if kept is not None else None
+                    if mask is not None and not mask.true_count:
+                        continue  # no game of it kept: only the filters' columns were read
+                    at = 0  # the batch's first row in the row group
                     for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
-                        games += batch.num_rows
-                        if kept is not None:
-                            batch = batch.filter(kept(batch, partition))
+                        if mask is not None:
+                            at, batch = at + batch.num_rows, batch.filter(mask.slice(at, batch.num_rows))
                         if batch.num_rows:
                             yield partition, with_partition(batch, partition, columns)
             if rel in recorded and games != recorded[rel]:
