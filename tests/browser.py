@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,16 +45,20 @@ def served(lake: Path) -> Iterator[str]:
 @contextmanager
 def chromium(downloads: Path) -> Iterator[webdriver.Chrome]:
     """A headless Chromium that saves downloads in `downloads`, to the block's end; its own temporary files
-    (a singleton socket it leaves behind) go beside `downloads`, not to the system's temporary folder."""
+    (a singleton socket it leaves behind) go to a folder of their own, deleted at the end. (That folder's
+    path must stay short: a Unix socket's path holds at most 107 bytes, and a pytest folder can be longer.)"""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000"):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {"download.default_directory": str(downloads)})
-    scratch = downloads.parent / f"{downloads.name}-chromium-tmp"
-    scratch.mkdir(exist_ok=True)
-    service = Service(DRIVER, env={**os.environ, "TMPDIR": str(scratch)})
-    driver = webdriver.Chrome(options=options, service=service)
+    scratch = tempfile.mkdtemp(prefix="bgn-chromium-")
+    service = Service(DRIVER, env={**os.environ, "TMPDIR": scratch})
+    try:
+        driver = webdriver.Chrome(options=options, service=service)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     try:
         driver.execute_cdp_cmd(
             "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
@@ -60,6 +66,7 @@ def chromium(downloads: Path) -> Iterator[webdriver.Chrome]:
         yield driver
     finally:
         driver.quit()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def downloaded(folder: Path, name: str, timeout: float = 30) -> Path:
