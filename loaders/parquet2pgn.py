@@ -12,6 +12,7 @@ import time
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders.cli import OneLineParser, location
 from loaders.exports import add_selection_arguments, run_export, selection
+from loaders.progress import ExportBar, add_progress_argument, shows_progress
 from warehouse.exports.bgn_json import ExportResult
 from warehouse.exports.pgn import export_pgn
 from warehouse.lake.location import Lake
@@ -31,6 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "`-` writes plain PGN to standard output; an existing file or directory is refused",
     )
     add_selection_arguments(p)
+    add_progress_argument(p)
     return p.parse_args(argv)
 
 
@@ -48,9 +50,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.out == "-"
         else f"nothing was written to {args.out}"
     )
-    return run_export(
-        lambda: export_pgn(Lake.open(args.lake), args.out, selection(args)), report, interrupted
-    )
+    bar = ExportBar(str(args.out)) if shows_progress(args) else None
+
+    def export() -> ExportResult:
+        try:
+            return export_pgn(Lake.open(args.lake), args.out, selection(args), bar)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    return run_export(export, report, interrupted)
 
 
 if __name__ == "__main__":

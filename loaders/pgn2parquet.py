@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders import cli
+from loaders.progress import ProgressBar, add_progress_argument, shows_progress
 from warehouse.cores import default_jobs
 from warehouse.errors import DamagedRecord, NotPublished, WarehouseError, describe
 from warehouse.ingest.inputs import PGN_NAME, input_files
-from warehouse.ingest.load import BATCH_GAMES, LoadResult, PgnSource, Reading, SourceKind, load_inputs
+from warehouse.ingest.load import BATCH_GAMES, LoadResult, PgnSource, SourceKind, load_inputs
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import ROW_GROUP_GAMES
 from warehouse.lake.records import LoadedInput, LoadRecord
@@ -72,43 +72,7 @@ def add_load_arguments(p: argparse.ArgumentParser) -> None:
         help="threads that parse and replay games (the lake's content is the same for any number); "
         f"default: the cores this process may use ({default_jobs()} here)",
     )
-    p.add_argument(
-        "--progress",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="progress bar on stderr: auto shows it when stderr is a terminal (default: auto)",
-    )
-
-
-class ProgressBar:
-    """One line on stderr: share of the compressed input read, games, games/s and ETA."""
-
-    def __init__(self, name: str):
-        self.name, self.start, self.last = name, time.monotonic(), 0.0
-
-    def __call__(self, reader: Reading) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.25:
-            return
-        self.last = now
-        elapsed = max(now - self.start, 1e-9)
-        done, size = reader.raw_bytes_read, reader.input_size
-        games = reader.games_seen
-        line = f"{self.name}: {games:,} games  {games / elapsed:,.0f} games/s  {done / 1e6:,.1f} MB"
-        if size:
-            share = min(done / size, 1.0)
-            eta = elapsed * (1 - share) / share if share > 0 else 0
-            line += f" of {size / 1e6:,.1f} MB  {share:6.1%}  ETA {_hms(eta)}"
-        sys.stderr.write("\r" + line[:150].ljust(150))
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        sys.stderr.write("\r" + " " * 150 + "\r")
-
-
-def _hms(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+    add_progress_argument(p)
 
 
 def grand_total(results: list[LoadResult], inputs: int) -> str:
@@ -195,7 +159,7 @@ def load_all(
     """Each load in turn (what was given, and its input files), read by `source`: an error with one load
     (or one of its inputs) is its line, and the next loads."""
     lake = Lake.open(args.lake, creating=True)
-    show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+    show = shows_progress(args)
     status = 0
     loaded: list[LoadResult] = []
     for name, paths in loads:

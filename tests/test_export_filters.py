@@ -226,3 +226,41 @@ def test_row_groups_that_keep_no_game_are_not_read(tmp_path: Path) -> None:
 
         texts = list(pgn_games(Lake.open(lake), lake_scan.Selection(games=GameFilters(player=player))))
     assert len(texts) == sum(want.values()) and 0 in kept and sum(kept) == len(texts), kept
+
+
+def test_progress_counts_the_games_to_read(
+    lake: Path, source: list[tuple[Identity, dict[str, Any]]], tmp_path: Path
+) -> None:
+    """An export's progress (`--progress`, and `progress=` in Python): the lake's games read of those to read,
+    growing to all of the chosen partitions' games, those a filter leaves out included; the bar goes to
+    stderr and leaves the output as it is without it."""
+    from warehouse.exports.bgn_json import export_json
+    from warehouse.exports.lake_scan import Selection
+    from warehouse.exports.pgn import export_pgn
+    from warehouse.exports.study import export_study
+    from warehouse.lake import Lake
+    from warehouse.queries.filters import GameFilters
+
+    calls: list[tuple[int, int]] = []
+
+    def record(read: int, to_read: int) -> None:
+        calls.append((read, to_read))
+
+    options, values = choices(source)[0]
+    for n, selection in enumerate([Selection(), Selection(games=GameFilters(**values))]):
+        for kind in ("pgn", "json", "study"):
+            calls.clear()
+            if kind == "pgn":
+                export_pgn(Lake.open(lake), tmp_path / f"{n}.pgn", selection, record)
+            elif kind == "json":
+                export_json(Lake.open(lake), tmp_path / f"json-{n}", 100, selection, "zst", record)
+            else:
+                export_study(Lake.open(lake), tmp_path / f"study-{n}", False, selection, False, record)
+            assert len(calls) > 1 and calls == sorted(calls), (kind, calls)
+            assert calls[-1] == (len(source), len(source)), (kind, calls)
+    plain, shown = tmp_path / "plain.pgn", tmp_path / "shown.pgn"
+    for out, extra in ((plain, []), (shown, ["--progress", "always"])):
+        done = support.run_module("loaders.parquet2pgn", [out, "--lake", lake, *options, *extra])
+        assert done.returncode == 0, done.stderr
+    assert f"of {len(source):,} games read" in done.stderr
+    assert plain.read_bytes() == shown.read_bytes()

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from warehouse import _core
-from warehouse.exports.lake_scan import ALL, Selection, scan
+from warehouse.exports.lake_scan import ALL, ScanProgress, Selection, scan
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 from warehouse.output import OutputFile, output_location, staged_directory, thread_pool
@@ -115,10 +115,11 @@ def export_json(
     games_per_file: int = GAMES_PER_FILE,
     selection: Selection = ALL,
     compression: str = "bz2",
+    progress: ScanProgress | None = None,
 ) -> ExportResult:
     """Writes the selected games of `lake` as BGN JSON-lines under `out` (local or s3://), which must be
     empty or absent, compressed as `compression` (one of `COMPRESSIONS`). Streams batch by batch (bounded
-    memory); bz2 and zstd are compressed on every core.
+    memory); bz2 and zstd are compressed on every core. `progress`: as `lake_scan.scan` calls it.
 
     The files are staged out of `out` and published at the end (see `output.staged_directory`): an
     export that fails or is interrupted leaves `out` as it was; one killed leaves a staging folder the
@@ -132,7 +133,7 @@ def export_json(
         raise ValueError(f"games per file must be at least 1, got {games_per_file}")
     if compression not in COMPRESSIONS:
         raise ValueError(f"compression must be one of {COMPRESSIONS}, got {compression!r}")
-    batches = scan(lake, COLUMNS, selection)  # the lake's errors before any output is made
+    batches = scan(lake, COLUMNS, selection, progress=progress)  # the lake's errors before any output
     fs, root = output_location(out, lake)
     staging = staged_directory(fs, root, str(out))
     try:

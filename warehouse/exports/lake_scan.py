@@ -13,7 +13,7 @@ made, and a partition keeping none is not opened.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -30,6 +30,8 @@ from warehouse.queries.filters import GameFilters
 
 # Games per batch: ~1-5 MB of Arrow data for lichess games, enough to amortise a call into the Rust core.
 SCAN_BATCH_GAMES = 2048
+# How far a scan is: `(games read, games to read)`.
+ScanProgress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,11 @@ def scan(
     columns: Sequence[str],
     selection: Selection = ALL,
     batch_games: int = SCAN_BATCH_GAMES,
+    progress: ScanProgress | None = None,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
-    """The selected games' `columns`, partition by partition, in batches of at most `batch_games`.
+    """The selected games' `columns`, partition by partition, in batches of at most `batch_games`;
+    `progress(read, to_read)` after each row group (of the chosen partitions' games, those a filter leaves
+    out included: what the scan has to read).
 
     Partition columns (`type`, `year`, `month`) may be among `columns`; they are filled from the path. A
     column may be a Parquet path inside a nested one (`moves.list.element.san`): only the fields named are
@@ -118,7 +123,7 @@ def scan(
             f"it), or a damaged lake (see `bgn check --lake {lake.location}`)"
         )
     kept = GameMask(lake, selection) if selection.games.selective() else None
-    return batches(lake, chosen, recorded, columns, batch_games, kept)
+    return batches(lake, chosen, recorded, columns, batch_games, kept, progress)
 
 
 class GameMask:
@@ -179,31 +184,42 @@ def batches(
     columns: Sequence[str],
     batch_games: int,
     kept: GameMask | None = None,
+    progress: ScanProgress | None = None,
 ) -> Iterator[tuple[Partition, pa.RecordBatch]]:
-    """The games of the `chosen` files, those `kept` keeps if given."""
+    """The games of the `chosen` files, those `kept` keeps if given (see `scan` for `progress`)."""
     file_columns = [c for c in columns if c not in PARTITION_COLUMNS]
+    # Games to read: as recorded (a file published since the records were read adds its own when opened).
+    to_read = sum(recorded.get(rel, 0) for files in chosen.values() for rel in files)
+    read = 0
     for partition, files in chosen.items():
         if kept is not None and not kept.keeps_any(partition):
+            read += sum(recorded.get(rel, 0) for rel in files)
             continue  # no game of it kept: its files are not read
         for rel in files:
             games = 0
             # ParquetFile reads a row group page by page; the dataset scanner would decode (and pre-buffer)
             # whole row groups of 50,000 games at once: 2-3x the memory.
             with read_parquet(lake, rel, pre_buffer=False) as parquet:
+                to_read += 0 if rel in recorded else parquet.metadata.num_rows
                 # A row group at a time: a batch across two fails on nested columns in pyarrow ("Nested
                 # data conversions not implemented"), and row groups have any size (one kind of game
                 # each, docs/schema.md).
                 for group in range(parquet.num_row_groups):
-                    games += parquet.metadata.row_group(group).num_rows
+                    rows = parquet.metadata.row_group(group).num_rows
+                    games += rows
                     mask = kept.row_group(parquet, group, partition) if kept is not None else None
-                    if mask is not None and not mask.true_count:
-                        continue  # no game of it kept: only the filters' columns were read
-                    at = 0  # the batch's first row in the row group
-                    for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=file_columns):
-                        if mask is not None:
-                            at, batch = at + batch.num_rows, batch.filter(mask.slice(at, batch.num_rows))
-                        if batch.num_rows:
-                            yield partition, with_partition(batch, partition, columns)
+                    if mask is None or mask.true_count:  # else only the filters' columns were read
+                        at = 0  # the batch's first row in the row group
+                        for batch in parquet.iter_batches(
+                            batch_games, row_groups=[group], columns=file_columns
+                        ):
+                            if mask is not None:
+                                at, batch = at + batch.num_rows, batch.filter(mask.slice(at, batch.num_rows))
+                            if batch.num_rows:
+                                yield partition, with_partition(batch, partition, columns)
+                    read += rows
+                    if progress is not None:
+                        progress(read, to_read)
             if rel in recorded and games != recorded[rel]:
                 raise LakeError(
                     f"{lake.location}/{rel}: {games:,} games read, its committed record lists "

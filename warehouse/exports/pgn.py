@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.exports.bgn_json import ExportResult
-from warehouse.exports.lake_scan import ALL, Selection, scan, with_san
+from warehouse.exports.lake_scan import ALL, ScanProgress, Selection, scan, with_san
 from warehouse.lake.layout import PARTITION_COLUMNS, Partition
 from warehouse.lake.location import Lake
 from warehouse.output import write_blocks
@@ -108,15 +108,20 @@ def pgn_blocks(batches: Iterator[tuple[Partition, pa.RecordBatch]]) -> Iterator[
         yield len(texts), memoryview(texts.buffers()[2])[ends[0] : ends[-1]]
 
 
-def export_pgn(lake: Lake, out: str | os.PathLike[str], selection: Selection = ALL) -> ExportResult:
+def export_pgn(
+    lake: Lake,
+    out: str | os.PathLike[str],
+    selection: Selection = ALL,
+    progress: ScanProgress | None = None,
+) -> ExportResult:
     """Writes the selected games of `lake` as one PGN file `out` (local or s3://; `.bz2` / `.zst` names are
     compressed), or to standard output when `out` is `-`. The file appears at `out` only when complete
-    (see `output.OutputFile`).
+    (see `output.OutputFile`). `progress`: as `lake_scan.scan` calls it.
 
     :raises OutputError: when `out` exists, is inside `lake`, or another export is writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
-    batches = scan(lake, READ_COLUMNS, selection)  # the lake's errors before any output is made
+    batches = scan(lake, READ_COLUMNS, selection, progress=progress)  # the lake's errors before any output
     result = ExportResult()
     result.games, result.bytes, path = write_blocks(out, pgn_blocks(batches), lake)
     result.files += [path] if path else []

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from warehouse import _core
 from warehouse.exports.bgn_json import ExportResult, text_ends
-from warehouse.exports.lake_scan import ALL, Batches, Selection, scan, with_san
+from warehouse.exports.lake_scan import ALL, Batches, ScanProgress, Selection, scan, with_san
 from warehouse.exports.pgn import COLUMNS
 from warehouse.file_names import name_part
 from warehouse.lake.location import Lake
@@ -30,15 +30,15 @@ from warehouse.output import output_location, staged_directory, write_blocks
 
 
 def study_batches(
-    lake: Lake, selection: Selection = ALL, fen: bool = False
+    lake: Lake, selection: Selection = ALL, fen: bool = False, progress: ScanProgress | None = None
 ) -> Iterator[tuple[pa.Array, pa.Array]]:
     """`(documents, game_ids)` of each batch of the selected games, in lake order: large_string arrays,
-    each document ending in a newline (`_core.study_documents`).
+    each document ending in a newline (`_core.study_documents`). `progress`: as `lake_scan.scan` calls it.
 
     :raises LakeError: at once, when `lake` is not a lake or a non-empty `selection` matches none of its
         partitions.
     """
-    return _documents(scan(lake, COLUMNS, selection), fen)
+    return _documents(scan(lake, COLUMNS, selection, progress=progress), fen)
 
 
 def _documents(batches: Batches, fen: bool) -> Iterator[tuple[pa.Array, pa.Array]]:
@@ -75,17 +75,18 @@ def export_study(
     lines: bool = False,
     selection: Selection = ALL,
     fen: bool = False,
+    progress: ScanProgress | None = None,
 ) -> ExportResult:
     """Writes the selected games of `lake` as study JSON: one `<game_id>.json` a game in the directory
     `out` (empty or new, published whole, as the BGN export's), or with `lines` one document a line in the
     file `out` (`.bz2`/`.zst` compressed; `-`: standard output), which appears only when complete.
-    `fen`: each move with the position after it.
+    `fen`: each move with the position after it. `progress`: as `lake_scan.scan` calls it.
 
     :raises OutputError: when `out` exists (a file) or holds files, is inside `lake`, or another export is
         writing it.
     :raises LakeError: when `lake` is not a lake, or a non-empty `selection` matches none of its partitions.
     """
-    batches = study_batches(lake, selection, fen)  # the lake's errors before any output is made
+    batches = study_batches(lake, selection, fen, progress)  # the lake's errors before any output is made
     result = ExportResult()
     if lines:
         blocks = ((len(documents), document_bytes(documents)) for documents, _ in batches)
