@@ -208,15 +208,8 @@ def batches(
                     rows = parquet.metadata.row_group(group).num_rows
                     games += rows
                     mask = kept.row_group(parquet, group, partition) if kept is not None else None
-                    if mask is None or mask.true_count:  # else only the filters' columns were read
-                        at = 0  # the batch's first row in the row group
-                        for batch in parquet.iter_batches(
-                            batch_games, row_groups=[group], columns=file_columns
-                        ):
-                            if mask is not None:
-                                at, batch = at + batch.num_rows, batch.filter(mask.slice(at, batch.num_rows))
-                            if batch.num_rows:
-                                yield partition, with_partition(batch, partition, columns)
+                    for batch in group_batches(parquet, group, file_columns, batch_games, mask):
+                        yield partition, with_partition(batch, partition, columns)
                     read += rows
                     if progress is not None:
                         progress(read, to_read)
@@ -225,6 +218,21 @@ def batches(
                     f"{lake.location}/{rel}: {games:,} games read, its committed record lists "
                     f"{recorded[rel]:,} (see `bgn check --lake {lake.location}`)"
                 )
+
+
+def group_batches(
+    parquet: pq.ParquetFile, group: int, columns: list[str], batch_games: int, mask: pa.BooleanArray | None
+) -> Iterator[pa.RecordBatch]:
+    """The row group's `columns` in batches of at most `batch_games`, of its rows `mask` keeps if given (no
+    batch read at all when it keeps none), the empty batches left out."""
+    if mask is not None and not mask.true_count:
+        return
+    at = 0  # the batch's first row in the row group
+    for batch in parquet.iter_batches(batch_games, row_groups=[group], columns=columns):
+        if mask is not None:
+            at, batch = at + batch.num_rows, batch.filter(mask.slice(at, batch.num_rows))
+        if batch.num_rows:
+            yield batch
 
 
 def with_partition(batch: pa.RecordBatch, partition: Partition, columns: Sequence[str]) -> pa.RecordBatch:
