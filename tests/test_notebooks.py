@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from support import REPO
 
-from warehouse.queries.sample import lake_or_sample
+from warehouse.queries.sample import lake_or_sample, shared_sample_lake
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 SECONDS_PER_CELL = 60
@@ -73,6 +73,22 @@ def test_without_chess_lake_a_notebook_reads_the_sample(
     assert [Path(lake).parent for lake in lakes] == [tmp_path] and len(list(tmp_path.iterdir())) == 1
     (lake,) = lakes
     assert sum(1 for _ in (Path(lake) / "_loads").glob("*.json")) == 1
+
+
+def test_the_sample_lake_is_not_read_through_a_link(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The shared sample lake's name in the system's temporary folder (everyone's) held by a link: the link
+    is not followed (the sample would be written where it leads), a new folder of its own is used."""
+    monkeypatch.delenv("CHESS_LAKE")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = shared_sample_lake()  # made, empty, by asking its name: a link put there instead
+    link.rmdir()
+    link.symlink_to(elsewhere)
+    lake = Path(lake_or_sample())
+    assert lake.parent == tmp_path and lake != link and not lake.is_symlink()
+    assert not list(elsewhere.iterdir())
+    assert sum(1 for _ in (lake / "_loads").glob("*.json")) == 1
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])

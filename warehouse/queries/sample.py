@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,10 +28,19 @@ def sample_lake(lake: Path | None = None) -> Path:
 
 
 def shared_sample_lake() -> Path:
-    """The user's sample lake in the system's temporary folder, one per layout (`bgn-sample-<uid>-layout<N>`):
-    a lake of another layout would ask for an upgrade."""
+    """The user's sample lake in the system's temporary folder, one per layout (`bgn-sample-<uid>-layout<N>`:
+    a lake of another layout would ask for an upgrade), made private (0700). The system's temporary folder
+    is everyone's: a name there that is not this user's own folder (a link, another user's) is not used,
+    and a new temporary folder is made instead."""
     user = os.getuid() if hasattr(os, "getuid") else getpass.getuser()
-    return Path(tempfile.gettempdir()) / f"bgn-sample-{user}-layout{LAYOUT}"
+    path = Path(tempfile.gettempdir()) / f"bgn-sample-{user}-layout{LAYOUT}"
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        found = path.lstat()
+        if not stat.S_ISDIR(found.st_mode) or (hasattr(os, "getuid") and found.st_uid != os.getuid()):
+            return Path(tempfile.mkdtemp(prefix="bgn-sample-"))
+    return path
 
 
 def lake_or_sample() -> str:
