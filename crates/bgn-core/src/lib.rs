@@ -34,6 +34,7 @@ pub mod reject;
 pub mod repair;
 pub mod replay;
 pub mod san;
+pub mod san_move;
 pub mod study_json;
 pub mod tags;
 pub mod variant;

@@ -14,6 +14,7 @@ use shakmaty::{Bitboard, CastlingSide, Color, Move, Position, Role};
 
 use crate::annotations::{self, Eval};
 use crate::reject::{RejectKind, RejectReason};
+use crate::san_move;
 use crate::tags::Known;
 use crate::variant::{self, Board, GameVariant, Tagged};
 
@@ -636,7 +637,11 @@ fn step<P: Position>(
     variant: Option<Variant>,
     compare: bool,
 ) -> Result<Played, SanError> {
-    let (m, strict) = match san.to_move(pos) {
+    let fast = match variant {
+        None => san_move::standard_move(pos, san),
+        Some(_) => None,
+    };
+    let (m, strict) = match fast.ok_or(()).or_else(|()| san.to_move(pos)) {
         Ok(m) => (m, true),
         Err(e) => (lenient_move(pos, san).ok_or(e)?, false),
     };

@@ -1,0 +1,193 @@
+//! The move a SAN names on a standard-chess board (Chess and Chess960), found without a move list.
+//!
+//! shakmaty's `San::to_move` generates the legal moves to the SAN's square into a 256-move
+//! `MoveList` and returns it by value: on a lichess game that list and its copies were ~12% of the
+//! reader's CPU. Nearly every SAN a game holds names one piece that can go there; this finds it from
+//! the attack tables and tests its legality directly (the mover's king not attacked afterwards).
+//! Anything else (castling, en passant, a drop, a SAN that is illegal, ambiguous or names no single
+//! legal move) is left to shakmaty (`None`), so errors and lenient readings stay exactly its.
+
+use shakmaty::san::San;
+use shakmaty::{attacks, Bitboard, Move, Position, Rank, Role, Square};
+
+/// The one legal move `san` names on `pos`, played by the rules of standard chess; `None` when that is
+/// not plainly so (see the module's note): then shakmaty decides.
+pub fn standard_move<P: Position>(pos: &P, san: San) -> Option<Move> {
+    let San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    } = san
+    else {
+        return None;
+    };
+    let board = pos.board();
+    let turn = pos.turn();
+    if pos.us().contains(to) || pos.them().contains(to) != capture {
+        return None;
+    }
+    let last_rank = to.rank() == Rank::Eighth || to.rank() == Rank::First;
+    let promotes = role == Role::Pawn && last_rank;
+    match promotion {
+        None if promotes => return None,
+        Some(_) if !promotes => return None,
+        Some(Role::Pawn | Role::King) => return None,
+        _ => {}
+    }
+    let occupied = board.occupied();
+    let sources = match role {
+        Role::Pawn => pawn_sources(pos, file, rank, capture, to)?,
+        Role::King => attacks::king_attacks(to),
+        Role::Knight => attacks::knight_attacks(to),
+        Role::Bishop => attacks::bishop_attacks(to, occupied),
+        Role::Rook => attacks::rook_attacks(to, occupied),
+        Role::Queen => attacks::queen_attacks(to, occupied),
+    };
+    let files = file.map_or(Bitboard::FULL, Bitboard::from_file);
+    let ranks = rank.map_or(Bitboard::FULL, Bitboard::from_rank);
+    let king = board.king_of(turn)?;
+    let mut legal = (sources & pos.our(role) & files & ranks)
+        .into_iter()
+        .filter(|&from| {
+            let after = occupied.without(from).with(to);
+            let king_at = if role == Role::King { to } else { king };
+            board
+                .attacks_to(king_at, !turn, after)
+                .without(to)
+                .is_empty()
+        });
+    let from = legal.next()?;
+    if legal.next().is_some() {
+        return None;
+    }
+    Some(Move::Normal {
+        role,
+        from,
+        capture: board.role_at(to),
+        to,
+        promotion,
+    })
+}
+
+/// The squares a pawn of the side to move could come from to reach `to` by the SAN's reading: one
+/// square for a capture (its file named), one or two behind `to` for a push. `None` for what is left to
+/// shakmaty: a capture onto an empty square (en passant) or a SAN naming more than a capture's file.
+fn pawn_sources<P: Position>(
+    pos: &P,
+    file: Option<shakmaty::File>,
+    rank: Option<Rank>,
+    capture: bool,
+    to: Square,
+) -> Option<Bitboard> {
+    if rank.is_some() {
+        return None;
+    }
+    let turn = pos.turn();
+    let behind = |sq: Square| sq.offset(turn.fold_wb(-8, 8));
+    if capture {
+        let file = file?;
+        let from = Square::from_coords(file, behind(to)?.rank());
+        // A pawn captures diagonally: the named file is beside the target's.
+        return (attacks::pawn_attacks(turn, from).contains(to))
+            .then(|| Bitboard::from_square(from));
+    }
+    if file.is_some_and(|f| f != to.file()) {
+        return None;
+    }
+    let one = behind(to)?;
+    if pos.board().occupied().contains(one) {
+        return Some(Bitboard::from_square(one));
+    }
+    let double_to = turn.fold_wb(Rank::Fourth, Rank::Fifth);
+    Some(
+        match (to.rank() == double_to).then(|| behind(one)).flatten() {
+            Some(two) => Bitboard::from_square(two),
+            None => Bitboard::EMPTY,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess, Position};
+
+    use super::*;
+
+    /// Every legal move of `fen`, by its SAN and by each other reading of the same squares: the fast
+    /// path names the move shakmaty names, or leaves it to shakmaty.
+    fn agrees_with_shakmaty(fen: &str) {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Chess960)
+            .unwrap();
+        for m in pos.legal_moves() {
+            let san = San::from_move(&pos, m);
+            let fast = standard_move(&pos, san);
+            assert!(
+                fast.is_none() || fast == Some(m),
+                "{fen}: {san} gave {fast:?}"
+            );
+            if !m.is_en_passant() && !m.is_castle() {
+                assert_eq!(fast, Some(m), "{fen}: {san} left to shakmaty");
+            }
+        }
+        // Every piece's SAN to every square, legal or not: never a move shakmaty would refuse.
+        let files = std::iter::once(None).chain(shakmaty::File::ALL.map(Some));
+        for (role, to, capture, file, promotion) in readings(files.collect()) {
+            let san = San::Normal {
+                role,
+                file,
+                rank: None,
+                capture,
+                to,
+                promotion,
+            };
+            if let Some(m) = standard_move(&pos, san) {
+                assert_eq!(san.to_move(&pos), Ok(m), "{fen}: {san}");
+            }
+        }
+    }
+
+    type Reading = (Role, Square, bool, Option<shakmaty::File>, Option<Role>);
+
+    /// Every piece to every square, capturing or not, from any file or none, promoting or not.
+    fn readings(files: Vec<Option<shakmaty::File>>) -> Vec<Reading> {
+        let mut all = Vec::new();
+        for role in Role::ALL {
+            for to in Square::ALL {
+                for capture in [false, true] {
+                    for &file in &files {
+                        for promotion in [None, Some(Role::Queen), Some(Role::King)] {
+                            all.push((role, to, capture, file, promotion));
+                        }
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn names_the_move_shakmaty_names() {
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            // Pins on file, rank and diagonal.
+            "4r1k1/8/8/b7/8/8/3NR3/r1R1K3 w - - 0 1",
+            // In check: only blocks, captures of the checker and king moves.
+            "4k3/8/8/8/1b6/8/8/RN2K2R w KQ - 0 1",
+            // Two knights and two rooks that need disambiguation; promotions with and without capture.
+            "1n2k3/P7/8/8/8/2N3N1/8/R3K2R w KQ - 0 1",
+            // En passant possible (left to shakmaty), and a pinned pawn.
+            "8/8/8/KPp4r/8/8/8/4k3 w - c6 0 2",
+            // Black to move, double pushes, a discovered check.
+            "r3k2r/pppq1ppp/2n5/3Bp3/4P3/8/PPP2PPP/R2QK2R b KQkq - 0 1",
+        ] {
+            agrees_with_shakmaty(fen);
+        }
+    }
+}
