@@ -680,7 +680,7 @@ fn step<P: Position>(
         // Standard chess: `#` is checkmate, which the position's check tells apart cheaply.
         None => match pos.is_check() {
             false => (None, false),
-            true if pos.is_checkmate() => (Some(Suffix::Checkmate), false),
+            true if san_move::standard_checkmate(pos) => (Some(Suffix::Checkmate), false),
             true => (Some(Suffix::Check), true),
         },
         // A variant's `#` is any move that wins (an explosion, the hill, the third check…), as

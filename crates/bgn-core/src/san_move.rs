@@ -1,4 +1,5 @@
-//! The move a SAN names on a standard-chess board (Chess and Chess960), found without a move list.
+//! The move a SAN names on a standard-chess board (Chess and Chess960), and whether a check mates,
+//! found without a move list.
 //!
 //! shakmaty's `San::to_move` generates the legal moves to the SAN's square into a 256-move
 //! `MoveList` and returns it by value: on a lichess game that list and its copies were ~12% of the
@@ -70,6 +71,24 @@ pub fn standard_move<P: Position>(pos: &P, san: San) -> Option<Move> {
         to,
         promotion,
     })
+}
+
+/// Whether the side to move, in check on a standard-chess board, is checkmated. A king with a square
+/// to go to is not, which settles most checks without shakmaty's move list.
+pub fn standard_checkmate<P: Position>(pos: &P) -> bool {
+    let board = pos.board();
+    let turn = pos.turn();
+    if let Some(king) = board.king_of(turn) {
+        let without_king = board.occupied().without(king);
+        let escapes = attacks::king_attacks(king) & !pos.us();
+        if escapes
+            .into_iter()
+            .any(|to| board.attacks_to(to, !turn, without_king).is_empty())
+        {
+            return false;
+        }
+    }
+    pos.is_checkmate()
 }
 
 /// The squares a pawn of the side to move could come from to reach `to` by the SAN's reading: one
@@ -189,5 +208,37 @@ mod tests {
         ] {
             agrees_with_shakmaty(fen);
         }
+    }
+
+    /// Every legal move of every position of a short game through checks and mates: after it, the
+    /// fast test of mate says what shakmaty's says.
+    #[test]
+    fn checkmate_as_shakmaty_says() {
+        let mut mates = 0;
+        for fen in [
+            "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
+            "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
+            "r5k1/8/8/8/8/8/5PPP/6K1 b - - 0 1",
+            "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+            "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Chess960)
+                .unwrap();
+            for m in pos.legal_moves() {
+                let after = pos.clone().play(m).unwrap();
+                if after.is_check() {
+                    assert_eq!(
+                        standard_checkmate(&after),
+                        after.is_checkmate(),
+                        "{fen} {m}"
+                    );
+                    mates += usize::from(after.is_checkmate());
+                }
+            }
+        }
+        assert!(mates >= 3, "the positions hold mates to test: {mates}");
     }
 }
