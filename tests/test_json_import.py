@@ -321,12 +321,14 @@ def test_the_pgn_made_of_the_inputs_is_a_scratch_file(
     in_memory: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The PGN a JSON import makes is read by the core from an anonymous file in memory, or, where the system
-    has none (`scratch.IN_MEMORY` false: not Linux, or no /proc), from a file in the system's temporary folder
-    that is deleted once read; either way the games load, and nothing is left there."""
+    has none (`scratch.IN_MEMORY` false: not Linux, or no /proc), from a file in the process's folder in the
+    system's temporary folder that is deleted once read; either way the games load, and nothing is left
+    there but that folder's lock, until the process exits."""
     from warehouse import scratch
     from warehouse.ingest.json_files import load_json
 
     monkeypatch.setattr(scratch, "IN_MEMORY", in_memory)
+    monkeypatch.setattr(scratch, "_made", {})  # the process's folder made anew, in this test's tmp
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     path = tmp_path / "games.jsonl"
@@ -334,7 +336,12 @@ def test_the_pgn_made_of_the_inputs_is_a_scratch_file(
     loaded = load_json(str(path), Lake.open(str(tmp_path / "lake")))
     assert (loaded.record.games_seen, loaded.record.games_written) == (5, 5)
     assert lake_counts(tmp_path / "lake") == (5, 5)
-    assert not list((tmp_path / "tmp").iterdir())
+    left = list((tmp_path / "tmp").rglob("*"))
+    if in_memory:
+        assert not left
+    else:
+        (folder,) = scratch._made.values()
+        assert sorted(left) == [Path(folder), Path(folder, scratch.LOCK)]
 
 
 def test_json2pgn_writes_the_games_python_chess_reads(tmp_path: Path) -> None:

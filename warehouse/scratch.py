@@ -1,19 +1,96 @@
-"""Scratch files the Rust reader reads by path: text made for it (the openings table, a JSON import's PGN).
+"""Scratch space: files the Rust reader reads by path (the openings table, a JSON import's PGN), and a
+folder of this process's own for what must be files (DuckDB's spill).
 
 Nothing may be left outside the place the user named, even by a process killed with SIGKILL, which runs no
 clean-up. So where the system has anonymous files in memory (Linux's `memfd_create`, and `/proc` to open
 one by), a scratch file is one, opened by the reader as `/proc/self/fd/N`: it goes with the process whatever
-ends it. Elsewhere it is a file in a temporary folder, deleted by `discard` (a kill leaves that one behind).
+ends it. What cannot be in memory goes to `process_folder()`, in the system's temporary folder: removed
+when the process exits, and, when a kill left it, by the next process that makes its own.
 """
 
 from __future__ import annotations
 
+import atexit
+import fcntl
+import itertools
 import os
+import shutil
 import tempfile
+import threading
 from typing import IO
 
 # Anonymous files, and a path to open one by (a container without /proc has the call but no path).
 IN_MEMORY = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
+# A process folder's name starts so; while it is being made (not yet locked), with MAKING.
+PREFIX = "bgn-scratch-"
+MAKING = "bgn-making-"
+# The file in a process folder its process holds an exclusive `flock` on while it lives: the kernel lets go
+# of it however the process ends, so a folder whose lock can be taken is one nobody uses.
+LOCK = ".owner"
+
+_made: dict[str, str] = {}
+_making = threading.Lock()
+_numbers = itertools.count()
+
+
+def process_folder() -> str:
+    """This process's private folder (0700) in the system's temporary folder, made at first call, removed
+    at exit. Making it first removes the folders processes killed before they could remove their own."""
+    with _making:
+        if "folder" not in _made:
+            remove_left_folders()
+            _made["folder"] = _locked_folder()
+        return _made["folder"]
+
+
+def new_folder_path(name: str) -> str:
+    """A path in `process_folder()` no one has used yet, for a folder its user makes and removes (DuckDB
+    makes its `temp_directory` when it first spills and removes it when the connection closes)."""
+    return os.path.join(process_folder(), f"{name}-{next(_numbers)}")
+
+
+def _locked_folder() -> str:
+    # Made and locked under another prefix, then renamed: `remove_left_folders` never sees a folder whose
+    # owner has not yet taken its lock.
+    making = tempfile.mkdtemp(prefix=f"{MAKING}{os.getpid()}-")
+    lock = os.open(os.path.join(making, LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    folder = making.replace(MAKING, PREFIX, 1)
+    os.rename(making, folder)
+    atexit.register(_remove, folder, lock, os.getpid())
+    return folder
+
+
+def _remove(folder: str, lock: int, owner: int) -> None:
+    if os.getpid() == owner:  # not in a forked child, whose exit must leave its parent's folder
+        shutil.rmtree(folder, ignore_errors=True)
+        os.close(lock)
+
+
+def remove_left_folders() -> list[str]:
+    """Removes this user's process folders in the system's temporary folder that no live process holds
+    (their process was killed); returns them."""
+    removed = []
+    with os.scandir(tempfile.gettempdir()) as entries:
+        for entry in entries:
+            if not entry.name.startswith(PREFIX) or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            try:
+                lock = os.open(os.path.join(entry.path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its process lives
+            else:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+            finally:
+                os.close(lock)
+    return removed
 
 
 class ScratchFile:
@@ -28,7 +105,7 @@ class ScratchFile:
             # `out` writes through its own descriptor: closing it leaves the file, held by `_fd`.
             self.out: IO[bytes] = os.fdopen(os.dup(self._fd), "wb")
         else:
-            self._folder = tempfile.TemporaryDirectory(prefix="bgn-scratch-")
+            self._folder = tempfile.TemporaryDirectory(prefix="file-", dir=process_folder())
             self.path = os.path.join(self._folder.name, name)
             self.out = open(self.path, "wb")  # noqa: SIM115 (closed by `discard`)
 

@@ -44,6 +44,7 @@ from warehouse.lake.layout import plies_twin
 from warehouse.lake.location import Lake
 from warehouse.queries.filters import GameFilters
 from warehouse.queries.sql import connect, resolve_lake, sql_string
+from warehouse.scratch import process_folder
 
 if TYPE_CHECKING:  # the index imports this module to build it
     from warehouse.positions.index import PositionIndex
@@ -85,11 +86,11 @@ def write(
     `<file>/<any>.parquet`, `file` the number of a file of `covers`) to the lake's paths `moves_rel` and
     `top_rel`: the sums and top games of each part `file_parts` gives, then of those (memory holds a file's
     frequent rows and games, and a part; DuckDB `MEMORY_LIMIT`, spilling past it to a temporary folder in
-    the local folder `workdir`, or the system's temporary folder when None, which also holds each part's
+    the local folder `workdir`, or this process's scratch folder when None, which also holds each part's
     sums and top games until they are summed)."""
-    con = connect(lake.location, variant="all")
-    with tempfile.TemporaryDirectory(prefix="aggregate-", dir=workdir) as spill:
-        con.execute(f"set memory_limit = '{MEMORY_LIMIT}'; set temp_directory = {sql_string(spill)}")
+    with tempfile.TemporaryDirectory(prefix="aggregate-", dir=workdir or process_folder()) as spill:
+        con = connect(lake.location, variant="all", spill=spill)
+        con.execute(f"set memory_limit = '{MEMORY_LIMIT}'")
         con.execute("set preserve_insertion_order = false")
         per_part = {
             "sums": SUMS.format(source=GAMES_MOVES, **GAMES_SUMMED),
@@ -112,7 +113,7 @@ def write(
         for rel, name, question in ((moves_rel, "sums", across), (top_rel, "top", TOP)):
             source = f"read_parquet({sql_string(f'{spill}/{name}-*.parquet')})"
             written(lake, rel, con.sql(question.format(source=source)).to_arrow_reader(ROW_GROUP))
-    con.close()
+        con.close()
 
 
 # DuckDB's memory while it sums (past it, it spills to a temporary folder): with a `games/` file's frequent

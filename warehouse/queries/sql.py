@@ -22,6 +22,7 @@ from fsspec.implementations.arrow import ArrowFSWrapper
 from warehouse.errors import DamagedFile, LakeError
 from warehouse.lake import Lake
 from warehouse.lake.layout import GAMES
+from warehouse.scratch import new_folder_path
 
 # The SQL library: the checkout's sql/, reached through the symlink warehouse/library/sql so that the wheel
 # can carry it inside the package (pyproject.toml: [tool.maturin] include). From its parent folder,
@@ -53,7 +54,7 @@ def resolve_lake(lake: Lake) -> str:
 
 
 def connect(
-    lake: str | os.PathLike[str] | None = None, variant: str | None = None
+    lake: str | os.PathLike[str] | None = None, variant: str | None = None, spill: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over the lake (a directory or s3://bucket/prefix, see `resolve_lake`),
     with the views and macros of sql/views/schema.sql: `games` (one row per game), `rated_games` (both Elos
@@ -65,9 +66,14 @@ def connect(
     `Crazyhouse`…; `all`: every game): it sets the views' variable `variant` (see sql/views/schema.sql),
     which `set variable variant = …` changes later.
 
+    Past its memory DuckDB spills to the folder `spill` (its `temp_directory`), by default a new one in this
+    process's scratch folder (`warehouse.scratch.process_folder`): never DuckDB's own default, `.tmp` in
+    the working directory, where a query killed while spilling left it.
+
     :raises LakeError: for no lake, a lake that holds no games yet, or one of another layout (see
         `Lake.open_existing`); the duckdb CLI refuses these through the views, in one line too."""
     con = duckdb.connect()
+    con.execute(f"set temp_directory = {sql_string(spill or new_folder_path('duckdb'))}")
     if not con.sql("select 1 from duckdb_functions() where function_name = 'getenv'").fetchall():
         # getenv belongs to the duckdb CLI: the same answers here, for the variables the views read. A macro
         # of constants, not a Python function: registering one makes duckdb 2.0 print leak warnings at exit.
