@@ -40,7 +40,7 @@ pub fn standard_move<P: Position>(pos: &P, san: San) -> Option<Move> {
     }
     let occupied = board.occupied();
     let sources = match role {
-        Role::Pawn => pawn_sources(pos, file, rank, capture, to)?,
+        Role::Pawn => pawn_sources(pos, file, capture, to)?,
         Role::King => attacks::king_attacks(to),
         Role::Knight => attacks::knight_attacks(to),
         Role::Bishop => attacks::bishop_attacks(to, occupied),
@@ -91,30 +91,26 @@ pub fn standard_checkmate<P: Position>(pos: &P) -> bool {
     pos.is_checkmate()
 }
 
-/// The squares a pawn of the side to move could come from to reach `to` by the SAN's reading: one
-/// square for a capture (its file named), one or two behind `to` for a push. `None` for what is left to
-/// shakmaty: a capture onto an empty square (en passant) or a SAN naming more than a capture's file.
+/// The square a pawn of the side to move could come from to reach `to`: the one of the named file behind
+/// it diagonally for a capture, the one or two behind it for a push (a SAN naming a rank too, as the BGN
+/// import's `Pe2e4` does, is checked by the caller's masks). `None` for what is left to shakmaty: a capture
+/// naming no file.
 fn pawn_sources<P: Position>(
     pos: &P,
     file: Option<shakmaty::File>,
-    rank: Option<Rank>,
     capture: bool,
     to: Square,
 ) -> Option<Bitboard> {
-    if rank.is_some() {
-        return None;
-    }
     let turn = pos.turn();
     let behind = |sq: Square| sq.offset(turn.fold_wb(-8, 8));
     if capture {
-        let file = file?;
-        let from = Square::from_coords(file, behind(to)?.rank());
+        let from = Square::from_coords(file?, behind(to)?.rank());
         // A pawn captures diagonally: the named file is beside the target's.
-        return (attacks::pawn_attacks(turn, from).contains(to))
-            .then(|| Bitboard::from_square(from));
-    }
-    if file.is_some_and(|f| f != to.file()) {
-        return None;
+        return Some(if attacks::pawn_attacks(turn, from).contains(to) {
+            Bitboard::from_square(from)
+        } else {
+            Bitboard::EMPTY
+        });
     }
     let one = behind(to)?;
     if pos.board().occupied().contains(one) {
@@ -136,8 +132,9 @@ mod tests {
 
     use super::*;
 
-    /// Every legal move of `fen`, by its SAN and by each other reading of the same squares: the fast
-    /// path names the move shakmaty names, or leaves it to shakmaty.
+    /// Every legal move of `fen`, by its SAN, by its from-square in full (as the BGN import writes it,
+    /// `Ng1f3`, `Pe2e4`), and by each other reading of the same squares: the fast path names the move
+    /// shakmaty names, or leaves it to shakmaty.
     fn agrees_with_shakmaty(fen: &str) {
         let pos: Chess = fen
             .parse::<Fen>()
@@ -145,36 +142,58 @@ mod tests {
             .into_position(CastlingMode::Chess960)
             .unwrap();
         for m in pos.legal_moves() {
-            let san = San::from_move(&pos, m);
-            let fast = standard_move(&pos, san);
-            assert!(
-                fast.is_none() || fast == Some(m),
-                "{fen}: {san} gave {fast:?}"
-            );
-            if !m.is_en_passant() && !m.is_castle() {
-                assert_eq!(fast, Some(m), "{fen}: {san} left to shakmaty");
+            let short = San::from_move(&pos, m);
+            let long = match short {
+                San::Normal {
+                    role,
+                    capture,
+                    to,
+                    promotion,
+                    ..
+                } => San::Normal {
+                    role,
+                    file: m.from().map(Square::file),
+                    rank: m.from().map(Square::rank),
+                    capture,
+                    to,
+                    promotion,
+                },
+                other => other,
+            };
+            for san in [short, long] {
+                let fast = standard_move(&pos, san);
+                assert!(
+                    fast.is_none() || fast == Some(m),
+                    "{fen}: {san} gave {fast:?}"
+                );
+                if !m.is_en_passant() && !m.is_castle() {
+                    assert_eq!(fast, Some(m), "{fen}: {san} left to shakmaty");
+                }
             }
         }
         // Every piece's SAN to every square, legal or not: never a move shakmaty would refuse.
         let files = std::iter::once(None).chain(shakmaty::File::ALL.map(Some));
         for (role, to, capture, file, promotion) in readings(files.collect()) {
-            let san = San::Normal {
-                role,
-                file,
-                rank: None,
-                capture,
-                to,
-                promotion,
-            };
-            if let Some(m) = standard_move(&pos, san) {
-                assert_eq!(san.to_move(&pos), Ok(m), "{fen}: {san}");
+            for rank in std::iter::once(None).chain(Rank::ALL.map(Some)) {
+                let san = San::Normal {
+                    role,
+                    file,
+                    rank,
+                    capture,
+                    to,
+                    promotion,
+                };
+                if let Some(m) = standard_move(&pos, san) {
+                    assert_eq!(san.to_move(&pos), Ok(m), "{fen}: {san}");
+                }
             }
         }
     }
 
     type Reading = (Role, Square, bool, Option<shakmaty::File>, Option<Role>);
 
-    /// Every piece to every square, capturing or not, from any file or none, promoting or not.
+    /// Every piece to every square, capturing or not, from any file or none, promoting or not (and the
+    /// caller: from any rank or none).
     fn readings(files: Vec<Option<shakmaty::File>>) -> Vec<Reading> {
         let mut all = Vec::new();
         for role in Role::ALL {
