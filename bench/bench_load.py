@@ -6,7 +6,8 @@ Builds a realistic multi-frame `.pgn.zst` with ../shared/tools/make-bench-dump (
 then measures on that file:
   - the loader, pinned to one core (`taskset -c 0`): zstd → replay → Parquet, per CPU-second and wall;
   - the loader with `--jobs N` for each N of --jobs (default: 1 and every core this process may use),
-    unpinned: games/s wall, games per CPU-second, and the wall speed-up over --jobs 1;
+    unpinned: games/s wall, games per CPU-second, and the wall speed-up over --jobs 1; beside it, N
+    independent `--jobs 1` loads run at once (the machine's own ceiling for N cores' work);
   - python-chess replaying the first --oracle-games games with a visitor extracting the same fields;
   - the peer binding (rust-pgn-reader-python-binding, installed into a throwaway venv in bench/out/ when
     missing) parsing and replaying the same games on one thread, writing nothing;
@@ -100,24 +101,49 @@ def pinned(cmd: list[str]) -> list[str]:
     return (["taskset", "-c", "0"] if shutil.which("taskset") else []) + cmd
 
 
+def load_command(dump: Path, lake: str, jobs: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "loaders.pgn2parquet",
+        str(dump),
+        "--lake",
+        lake,
+        "--progress",
+        "never",
+        # make-bench-dump repeats real games: dedup would skip most of them.
+        "--allow-duplicates",
+        "--jobs",
+        str(jobs),
+    ]
+
+
 def loader(dump: Path, jobs: int | None = None) -> tuple[float, float, int]:
-    """The loader on `dump`: pinned to one core with its default jobs, or unpinned with `jobs`."""
+    """The loader on `dump`: pinned to one core with --jobs 1, or unpinned with `jobs`."""
     with tempfile.TemporaryDirectory() as lake:
-        command = [
-            sys.executable,
-            "-m",
-            "loaders.pgn2parquet",
-            str(dump),
-            "--lake",
-            lake,
-            "--progress",
-            "never",
-            # make-bench-dump repeats real games: dedup would skip most of them.
-            "--allow-duplicates",
-        ]
         if jobs is None:
-            return run_measured(pinned([*command, "--jobs", "1"]))
-        return run_measured([*command, "--jobs", str(jobs)])
+            return run_measured(pinned(load_command(dump, lake, 1)))
+        return run_measured(load_command(dump, lake, jobs))
+
+
+def loaders_at_once(dump: Path, n: int) -> tuple[float, float]:
+    """`n` independent `--jobs 1` loads of `dump` started together: the wall time until the last ends and
+    the CPU seconds of one (their mean). Against one such load alone, what the machine itself gives n
+    cores' work (cores sharing caches, memory and, on a VM, the host's), whatever the loader does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen(load_command(dump, f"{tmp}/lake{i}", 1), stdout=subprocess.DEVNULL, cwd=ROOT)
+            for i in range(n)
+        ]
+        cpu = 0.0
+        for proc in procs:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                sys.exit(f"failed: {' '.join(map(str, proc.args))}")
+            cpu += usage.ru_utime + usage.ru_stime
+        return time.perf_counter() - start, cpu / n
 
 
 def python_chess(dump: Path, n: int) -> float:
@@ -326,9 +352,13 @@ def main() -> None:
     # left fewer cores is not the loader's scaling. Runs go in rounds (jobs 1, 2, …, then again), so that
     # a machine whose speed drifts during the bench (a VM's neighbours) weighs on every N alike.
     runs: dict[int, list[tuple[float, float, int]]] = {jobs: [] for jobs in args.jobs}
+    most = max(args.jobs)
+    at_once: list[tuple[float, float]] = []
     for _ in range(args.runs):
         for jobs in args.jobs:
             runs[jobs].append(loader(dump, jobs))
+        if most > 1:
+            at_once.append(loaders_at_once(dump, most))
     scaling = [(jobs, *min(runs[jobs])) for jobs in args.jobs]
     breakdown = stages(small)
     by_thread = [(jobs, *threads(small, jobs)) for jobs in args.jobs]
@@ -362,6 +392,15 @@ def main() -> None:
         most, most_wall = scaling[-1][0], scaling[-1][1]
         print(
             f"--jobs {most} against --jobs 1, wall: {first_wall / most_wall:.2f}x (goal >= 1.8x on 2 cores)"
+        )
+    if at_once and scaling[0][0] == 1:
+        # The same work as --jobs N (N loads' games in the wall time of one), by N processes that share
+        # nothing but the machine: the most --jobs N could give here.
+        wall_n, cpu_one = min(at_once)
+        print(
+            f"the machine's own ceiling: {most} independent --jobs 1 loads at once, "
+            f"{most * scaling[0][1] / wall_n:.2f}x the games per wall second of one alone; "
+            f"each took {cpu_one / scaling[0][2]:.2f}x the CPU of one alone"
         )
     print(f"peak RSS: {rss} MB for {args.games:,} games, {rss_small} MB for {args.games // 4:,}")
     print(f"\nwhere a game's CPU goes (one thread, {args.games // 4:,} games)   µs/game")
