@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,17 @@ def test_a_live_process_s_folder_is_left_alone(tmp_path: Path, monkeypatch: pyte
     assert folder.is_dir()
     assert holder.finish().returncode == 0
     assert not folder.exists()
+
+
+def test_a_folder_left_half_made_goes_once_it_is_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kill between making a process folder and locking it leaves it under its making name: removed once
+    older than a process takes to lock it, never while it may still be being made."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    old, new = tmp_path / f"{scratch.MAKING}1-old", tmp_path / f"{scratch.MAKING}2-new"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / scratch.LOCK).touch()
+    past = time.time() - scratch.HALF_MADE_SECONDS - 5
+    os.utime(old, (past, past))
+    assert scratch.remove_left_folders() == [str(old)]
+    assert not old.exists() and new.is_dir()

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from typing import IO
 
 # Anonymous files, and a path to open one by (a container without /proc has the call but no path).
@@ -27,6 +28,8 @@ MAKING = "bgn-making-"
 # The file in a process folder its process holds an exclusive `flock` on while it lives: the kernel lets go
 # of it however the process ends, so a folder whose lock can be taken is one nobody uses.
 LOCK = ".owner"
+# A folder still under MAKING's name this long after it changed was left by a kill while it was made.
+HALF_MADE_SECONDS = 60
 
 _made: dict[str, str] = {}
 _making = threading.Lock()
@@ -46,7 +49,8 @@ def process_folder() -> str:
 def new_folder_path(name: str) -> str:
     """A path in `process_folder()` no one has used yet, for a folder its user makes and removes (DuckDB
     makes its `temp_directory` when it first spills and removes it when the connection closes)."""
-    return os.path.join(process_folder(), f"{name}-{next(_numbers)}")
+    # The pid too: a forked child numbers from where its parent was, in its parent's folder.
+    return os.path.join(process_folder(), f"{name}-{os.getpid()}-{next(_numbers)}")
 
 
 def _locked_folder() -> str:
@@ -55,7 +59,8 @@ def _locked_folder() -> str:
     making = tempfile.mkdtemp(prefix=f"{MAKING}{os.getpid()}-")
     lock = os.open(os.path.join(making, LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    folder = making.replace(MAKING, PREFIX, 1)
+    parent, name = os.path.split(making)
+    folder = os.path.join(parent, name.replace(MAKING, PREFIX, 1))
     os.rename(making, folder)
     atexit.register(_remove, folder, lock, os.getpid())
     return folder
@@ -69,13 +74,20 @@ def _remove(folder: str, lock: int, owner: int) -> None:
 
 def remove_left_folders() -> list[str]:
     """Removes this user's process folders in the system's temporary folder that no live process holds
-    (their process was killed); returns them."""
+    (their process was killed), and folders left half-made more than `HALF_MADE_SECONDS` ago (a kill
+    between `mkdtemp` and the lock); returns them."""
     removed = []
     with os.scandir(tempfile.gettempdir()) as entries:
         for entry in entries:
-            if not entry.name.startswith(PREFIX) or not entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith((PREFIX, MAKING)) or not entry.is_dir(follow_symlinks=False):
                 continue
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+            stat = entry.stat(follow_symlinks=False)
+            if stat.st_uid != os.getuid():
+                continue
+            if entry.name.startswith(MAKING):
+                if time.time() - stat.st_mtime > HALF_MADE_SECONDS:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                    removed.append(entry.path)
                 continue
             try:
                 lock = os.open(os.path.join(entry.path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
