@@ -141,8 +141,31 @@ mod tests {
             .unwrap()
             .into_position(CastlingMode::Chess960)
             .unwrap();
+        legal_moves_agree(&pos, fen);
+        // Every piece's SAN to every square, legal or not: never a move shakmaty would refuse.
+        let files = std::iter::once(None).chain(shakmaty::File::ALL.map(Some));
+        for (role, to, capture, file, promotion) in readings(files.collect()) {
+            for rank in std::iter::once(None).chain(Rank::ALL.map(Some)) {
+                let san = San::Normal {
+                    role,
+                    file,
+                    rank,
+                    capture,
+                    to,
+                    promotion,
+                };
+                if let Some(m) = standard_move(&pos, san) {
+                    assert_eq!(san.to_move(&pos), Ok(m), "{fen}: {san}");
+                }
+            }
+        }
+    }
+
+    /// Each legal move of `pos`, by its SAN and by its from-square in full: the fast path finds it, but
+    /// for castling and en passant, which it may leave to shakmaty.
+    fn legal_moves_agree(pos: &Chess, label: &str) {
         for m in pos.legal_moves() {
-            let short = San::from_move(&pos, m);
+            let short = San::from_move(pos, m);
             let long = match short {
                 San::Normal {
                     role,
@@ -161,33 +184,63 @@ mod tests {
                 other => other,
             };
             for san in [short, long] {
-                let fast = standard_move(&pos, san);
+                let fast = standard_move(pos, san);
                 assert!(
                     fast.is_none() || fast == Some(m),
-                    "{fen}: {san} gave {fast:?}"
+                    "{label}: {san} gave {fast:?}"
                 );
                 if !m.is_en_passant() && !m.is_castle() {
-                    assert_eq!(fast, Some(m), "{fen}: {san} left to shakmaty");
+                    assert_eq!(fast, Some(m), "{label}: {san} left to shakmaty");
                 }
             }
         }
-        // Every piece's SAN to every square, legal or not: never a move shakmaty would refuse.
-        let files = std::iter::once(None).chain(shakmaty::File::ALL.map(Some));
-        for (role, to, capture, file, promotion) in readings(files.collect()) {
-            for rank in std::iter::once(None).chain(Rank::ALL.map(Some)) {
-                let san = San::Normal {
-                    role,
-                    file,
-                    rank,
-                    capture,
-                    to,
-                    promotion,
-                };
-                if let Some(m) = standard_move(&pos, san) {
-                    assert_eq!(san.to_move(&pos), Ok(m), "{fen}: {san}");
+    }
+
+    /// Random games (a fixed xorshift seed; the standard start and three of Chess960): at every position each legal
+    /// move is found as shakmaty finds it, and every check's mate is told as shakmaty tells it.
+    #[test]
+    fn random_games_agree_with_shakmaty() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut positions, mut checks, mut mates) = (0, 0, 0);
+        for game in 0..300u32 {
+            let mut pos: Chess = match game % 4 {
+                0 => Chess::default(),
+                start => [
+                    "nrbqkbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBQKBRN w GBgb - 0 1",
+                    "rkrnqnbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNQNBB w CAca - 0 1",
+                    "bbqrknrn/pppppppp/8/8/8/8/PPPPPPPP/BBQRKNRN w GDgd - 0 1",
+                ][start as usize - 1]
+                    .parse::<Fen>()
+                    .unwrap()
+                    .into_position(CastlingMode::Chess960)
+                    .unwrap(),
+            };
+            for _ in 0..200 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                legal_moves_agree(&pos, &format!("game {game}, ply {positions}"));
+                positions += 1;
+                let m = moves[(next() % moves.len() as u64) as usize];
+                pos.play_unchecked(m);
+                if pos.is_check() {
+                    checks += 1;
+                    mates += usize::from(pos.is_checkmate());
+                    assert_eq!(standard_checkmate(&pos), pos.is_checkmate(), "game {game}");
                 }
             }
         }
+        assert!(
+            positions > 30_000 && checks > 1_000 && mates > 10,
+            "{positions} {checks} {mates}"
+        );
     }
 
     type Reading = (Role, Square, bool, Option<shakmaty::File>, Option<Role>);
