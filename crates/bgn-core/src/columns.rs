@@ -197,8 +197,21 @@ impl<T: ArrowNativeType> Sparse<T> {
 
     /// The dense array of `len` rows, nulls where no value was pushed; the column starts empty again.
     fn finish<A: ArrowPrimitiveType<Native = T>>(&mut self, len: usize) -> PrimitiveArray<A> {
-        let mut values = vec![T::default(); len];
         let mut valid = BooleanBufferBuilder::new(len);
+        if self.rows.len() == len {
+            // Every row has its value (a lichess game's clocks): pushed a row at a time, in order, they
+            // are the dense array already, without a zeroed copy to scatter them into.
+            debug_assert!(self
+                .rows
+                .iter()
+                .enumerate()
+                .all(|(i, &row)| row as usize == i));
+            self.rows.clear();
+            valid.append_n(len, true);
+            let values = std::mem::replace(&mut self.values, Vec::with_capacity(len));
+            return PrimitiveArray::new(values.into(), Some(NullBuffer::new(valid.finish())));
+        }
+        let mut values = vec![T::default(); len];
         valid.append_n(len, false);
         for (&row, &value) in self.rows.iter().zip(&self.values) {
             values[row as usize] = value;
