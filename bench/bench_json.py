@@ -7,7 +7,8 @@ The bench dump of bench_load.py (real lichess games, clocks on every move) is lo
 exported (BGN `.json.bz2` and `.json.zst`, study JSON-lines); each export is then imported into a new
 lake by the command-line tool in its own process: wall time, CPU time (the Rust reader's threads
 included), peak RSS. The PGN load of the same dump is shown beside them, and the compressors alone
-(`bzip2 -d`, `zstd -d`, one core) on the same files, in the same run: the ratios issue 32 sets goals on.
+(`bzip2 -d`, `zstd -d`, one core) on the same files, in the same run: the ratios issue 32 sets goals on
+(`bzip2 -d` just before and just after the `.json.bz2` import, which is judged against their mean).
 
 Study files: the real games of tests/data (the bundled sample), repeated under distinct lichess ids by
 make-bench-dump until `--study-files` games, loaded from PGN, exported one study file a game, and the
@@ -66,21 +67,26 @@ def main() -> None:
         study = str(work / "study.jsonl")
         if not args.no_study:
             run_measured([*export, "--format", "study", "--lines", study, "--lake", str(work / "lake")])
+        # bzip2 alone just before and just after the import it is the baseline of: this VM's speed drifts
+        # by up to 2x within a day, so the import is judged against the mean of the two.
+        bunzip_before = alone(rows, "bzip2 -d alone, before", ["bzip2", "-dc"], work / "bgn", args.games)
         bz2_cpu = timed("BGN JSON import (.json.bz2)", "loaders.json2parquet", str(work / "bgn"), "--lake",
                         str(work / "b"))  # fmt: skip
+        bunzip_after = alone(rows, "bzip2 -d alone, after", ["bzip2", "-dc"], work / "bgn", args.games)
         zst_cpu = timed("BGN JSON import (.json.zst)", "loaders.json2parquet", str(work / "zst"), "--lake",
                         str(work / "z"))  # fmt: skip
         if not args.no_study:
             timed("study JSON import (.jsonl)", "loaders.json2parquet", study, "--lake", str(work / "s"))
         # The compressors alone on the same bytes, one core, in the same run.
-        bunzip = alone(rows, "bzip2 -d alone (.json.bz2)", ["bzip2", "-dc"], work / "bgn", args.games)
+        bunzip = (bunzip_before + bunzip_after) / 2
         unzstd = alone(rows, "zstd -d alone (.json.zst)", ["zstd", "-dcq"], work / "zst", args.games)
         print(f"JSON import, {args.games:,}-game bench dump, {os.cpu_count()} cores:")
         print(f"  {'what':<28} {'games/s wall':>13} {'games/CPU-s':>12} {'peak RSS MB':>12}")
         for name, wall, cpu, rss in rows:
             print(f"  {name:<28} {wall:>13,.0f} {cpu:>12,.0f} {rss:>12,}")
-        print(f"  BGN import from .json.bz2: CPU per game {bz2_cpu / bunzip:.2f}x bzip2's to decompress it "
-              "(goal: at most 2x)")  # fmt: skip
+        print(f"  BGN import from .json.bz2: CPU per game {bz2_cpu / bunzip:.2f}x bzip2's to decompress it, "
+              f"the mean of bzip2 just before and after ({bz2_cpu / bunzip_before:.2f}x, "
+              f"{bz2_cpu / bunzip_after:.2f}x) (goal: at most 2x)")  # fmt: skip
         print(f"  BGN import from .json.zst: {args.games / zst_cpu:,.0f} games per CPU-second (goal: at "
               f"least 15,000); CPU per game {zst_cpu / unzstd:.1f}x zstd's to decompress it")  # fmt: skip
 
