@@ -641,7 +641,7 @@ fn step<P: Position>(
         None => san_move::standard_move(pos, san),
         Some(_) => None,
     };
-    let (m, strict) = match fast.ok_or(()).or_else(|()| san.to_move(pos)) {
+    let (m, strict) = match fast.map_or_else(|| san.to_move(pos), Ok) {
         Ok(m) => (m, true),
         Err(e) => (lenient_move(pos, san).ok_or(e)?, false),
     };
