@@ -13,7 +13,7 @@ import time
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders.cli import OneLineParser, location, whole_number
 from loaders.exports import add_selection_arguments, run_export, selection
-from loaders.progress import ExportBar, add_progress_argument, shows_progress
+from loaders.progress import add_progress_argument, export_bar
 from warehouse.exports.bgn_json import COMPRESSIONS, GAMES_PER_FILE, ExportResult, export_json
 from warehouse.exports.study import export_study
 from warehouse.lake.location import Lake
@@ -82,17 +82,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.bytes / 1e6:,.1f} MB, {seconds:.1f} s ({rate:,.0f} games/s)"
         )
 
-    bar = ExportBar(str(args.out)) if shows_progress(args) else None
-
     def export() -> ExportResult:
         lake = Lake.open(args.lake)
-        try:
+        with export_bar(args, str(args.out)) as bar:
             if args.format == "study":
                 return export_study(lake, args.out, args.lines, selection(args), args.fen, bar)
             return export_json(lake, args.out, args.games_per_file, selection(args), args.compression, bar)
-        finally:
-            if bar is not None:
-                bar.close()
 
     return run_export(
         export,

@@ -12,7 +12,7 @@ import time
 # cli first: it handles Ctrl-C while the libraries load.
 from loaders.cli import OneLineParser, location
 from loaders.exports import add_selection_arguments, run_export, selection
-from loaders.progress import ExportBar, add_progress_argument, shows_progress
+from loaders.progress import add_progress_argument, export_bar
 from warehouse.exports.bgn_json import ExportResult
 from warehouse.exports.pgn import export_pgn
 from warehouse.lake.location import Lake
@@ -50,14 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.out == "-"
         else f"nothing was written to {args.out}"
     )
-    bar = ExportBar(str(args.out)) if shows_progress(args) else None
 
     def export() -> ExportResult:
-        try:
+        with export_bar(args, str(args.out)) as bar:
             return export_pgn(Lake.open(args.lake), args.out, selection(args), bar)
-        finally:
-            if bar is not None:
-                bar.close()
 
     return run_export(export, report, interrupted)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -68,6 +70,17 @@ class ExportBar(_Line):
 
     def __call__(self, done: int, total: int) -> None:
         self.draw(f"{done:,} of {total:,} games read", done, "", done, total)
+
+
+@contextmanager
+def export_bar(args: argparse.Namespace, out: str) -> Iterator[ExportBar | None]:
+    """The export's line when `--progress` shows one (else None), cleared however the export ends."""
+    bar = ExportBar(out) if shows_progress(args) else None
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _hms(seconds: float) -> str:
