@@ -182,9 +182,15 @@ struct Sparse<T> {
 
 impl<T: ArrowNativeType> Sparse<T> {
     fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// Room for `n` values: for a field most moves may have (clocks), which grown from empty would map
+    /// fresh pages a doubling at a time for every batch, none of them the blocks the last batch freed.
+    fn with_capacity(n: usize) -> Self {
         Sparse {
-            rows: Vec::new(),
-            values: Vec::new(),
+            rows: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
         }
     }
 
@@ -329,7 +335,8 @@ impl MoveColumns {
             nags: Sparse::new(),
             eval_cp: Sparse::new(),
             eval_mate: Sparse::new(),
-            clk: Sparse::new(),
+            // lichess games have a clock on every move.
+            clk: Sparse::with_capacity(plies),
             comment: SparseText::new(),
         }
     }
