@@ -95,3 +95,14 @@ def test_a_folder_left_half_made_goes_once_it_is_old(tmp_path: Path, monkeypatch
     os.utime(old, (past, past))
     assert scratch.remove_left_folders() == [str(old)]
     assert not old.exists() and new.is_dir()
+
+
+def test_a_folder_its_owner_was_removing_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process killed while its exit removed its folder may have removed the lock file and left the rest:
+    a process folder without its lock is one nobody holds."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    left = tmp_path / f"{scratch.PREFIX}1-left"
+    (left / "duckdb-1-0").mkdir(parents=True)
+    (left / "duckdb-1-0" / "duckdb_temp_storage.tmp").write_bytes(b"x")
+    assert scratch.remove_left_folders() == [str(left)]
+    assert not left.exists()

@@ -74,8 +74,8 @@ def _remove(folder: str, lock: int, owner: int) -> None:
 
 def remove_left_folders() -> list[str]:
     """Removes this user's process folders in the system's temporary folder that no live process holds
-    (their process was killed), and folders left half-made more than `HALF_MADE_SECONDS` ago (a kill
-    between `mkdtemp` and the lock); returns them."""
+    (their process was killed, or killed while removing its own), and folders left half-made more than
+    `HALF_MADE_SECONDS` ago (a kill between `mkdtemp` and the lock); returns them."""
     removed = []
     with os.scandir(tempfile.gettempdir()) as entries:
         for entry in entries:
@@ -91,6 +91,12 @@ def remove_left_folders() -> list[str]:
                 continue
             try:
                 lock = os.open(os.path.join(entry.path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except FileNotFoundError:
+                # A process folder has its lock from before it had its name: without it, its owner was
+                # removing it and was killed doing so.
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+                continue
             except OSError:
                 continue
             try:
