@@ -239,7 +239,9 @@ class PgnReader:
 
     `checksum=False`: the input's SHA-256 is not taken (`sha256` stays None), for a text nobody records
     (a JSON import's temporary PGN). `source_san=False`: every move's `san` is null, the source's SAN
-    neither compared with the position's nor kept (a BGN import's PGN, its moves written in full)."""
+    neither compared with the position's nor kept (a BGN import's PGN, its moves written in full).
+    `repairs=False`: each game read as written, without the pre-pass that repairs what pgn-reader would
+    misread or skip (for a text written from checked fields: a BGN import's PGN)."""
 
     def __init__(
         self,
@@ -255,6 +257,7 @@ class PgnReader:
         own_thread: bool = False,
         checksum: bool = True,
         source_san: bool = True,
+        repairs: bool = True,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

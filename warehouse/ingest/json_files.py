@@ -620,9 +620,10 @@ class JsonSource(Inputs):
             return
         if chunk.early:
             yield None, [], chunk.early
-        # A BGN line holds no SAN (the batches' `san` is dropped): the reader need not compare or keep the
-        # PGN's, unless a study document's game is in the chunk.
-        reader = self.open_reader(chunk.pgn_path, made=True, source_san=chunk.studies_made)
+        # A BGN line holds no SAN (the batches' `san` is dropped), and its PGN was written from checked
+        # fields: the reader need not compare or keep the PGN's SAN, nor repair it, unless a study
+        # document's game (its SAN as the document wrote it) is in the chunk.
+        reader = self.open_reader(chunk.pgn_path, made=True, bgn_written=not chunk.studies_made)
         self.reader = self.progress.follow(reader, (chunk.raw_start, chunk.raw_end))
         for partition, arrow_batch, rejects in reader:
             located = chunk.locate(rejects)

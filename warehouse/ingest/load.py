@@ -217,12 +217,13 @@ class Inputs:
         return self.read
 
     def open_reader(
-        self, path: str, source_name: str | None = None, made: bool = False, source_san: bool = True
+        self, path: str, source_name: str | None = None, made: bool = False, bgn_written: bool = False
     ) -> _core.PgnReader:
         """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
         one every source reads with. `made`: a text made for the load,
         whose inputs are checksummed as they are read (the reader takes no SHA-256 of it);
-        `source_san=False`: the moves' `san` left null (`_core.PgnReader`).
+        `bgn_written`: a text the BGN import wrote from checked fields, its moves in full (`Ng1f3`): their
+        `san` left null, and nothing to repair (`_core.PgnReader`'s `source_san` and `repairs`).
 
         :raises _core.PgnInputError: for an input the reader refuses.
         """
@@ -236,7 +237,8 @@ class Inputs:
             own_thread=threads.reader_own_thread,
             openings=reader_openings(),
             checksum=not made,
-            source_san=source_san,
+            source_san=not bgn_written,
+            repairs=not bgn_written,
         )
 
 

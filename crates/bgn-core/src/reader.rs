@@ -79,6 +79,11 @@ pub struct Options {
     /// (a move generation a move) nor kept where it differs. For a text whose SAN nobody keeps: a BGN
     /// JSON import's PGN, its moves written in full (`Ng1f3`).
     pub drop_source_san: bool,
+    /// Each game's text through the pre-pass that repairs what pgn-reader would misread or skip without
+    /// a word (`crate::repair`). Off for a text written from checked fields, a BGN JSON import's PGN, where
+    /// it finds nothing: that import also checks the replay against every field of every move
+    /// (`crate::bgn_replayed`), so a move pgn-reader skipped would still make a reject.
+    pub repairs: bool,
 }
 
 impl Default for Options {
@@ -91,6 +96,7 @@ impl Default for Options {
             max_partitions: 64,
             openings: None,
             drop_source_san: false,
+            repairs: true,
         }
     }
 }
@@ -438,12 +444,13 @@ pub(crate) struct GameReader {
 impl GameReader {
     pub(crate) fn new(options: &Options) -> GameReader {
         GameReader {
+            parser: GameParser::new(options.repairs),
             openings: options.openings.clone(),
             replayer: Replayer {
                 drop_source_san: options.drop_source_san,
                 ..Replayer::default()
             },
-            ..GameReader::default()
+            positions: Positions::default(),
         }
     }
 
@@ -459,7 +466,7 @@ impl GameReader {
         // A bug on some odd input must cost that game (rejected, with the reason), not the load.
         let parse = || self.parser.parse(&mut self.replayer, text);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
-            self.parser = GameParser::default();
+            self.parser = GameParser::new(self.parser.repairs());
             Err(internal(panic_message(&panic)))
         })?;
         if self.openings.is_some() {

@@ -244,7 +244,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true, source_san=true))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true, source_san=true, repairs=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -259,6 +259,7 @@ impl PgnReader {
         own_thread: bool,
         checksum: bool,
         source_san: bool,
+        repairs: bool,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -267,6 +268,7 @@ impl PgnReader {
             max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
             openings: openings.map(import_openings).transpose()?,
             drop_source_san: !source_san,
+            repairs,
             ..defaults
         };
         let opened = match frames {
