@@ -214,7 +214,7 @@ impl<T: ArrowNativeType> Sparse<T> {
                 .all(|(i, &row)| row as usize == i));
             self.rows.clear();
             valid.append_n(len, true);
-            let values = std::mem::replace(&mut self.values, Vec::with_capacity(len));
+            let values = std::mem::take(&mut self.values);
             return PrimitiveArray::new(values.into(), Some(NullBuffer::new(valid.finish())));
         }
         let mut values = vec![T::default(); len];

@@ -433,7 +433,6 @@ fn append_game(
 
 /// Reads one game's text: the parser and the replayer, and with `openings` the positions of its
 /// mainline (their keys), for its plies.
-#[derive(Default)]
 pub(crate) struct GameReader {
     parser: GameParser,
     pub(crate) replayer: Replayer,
