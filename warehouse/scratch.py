@@ -85,30 +85,32 @@ def remove_left_folders() -> list[str]:
             if stat.st_uid != os.getuid():
                 continue
             if entry.name.startswith(MAKING):
-                if time.time() - stat.st_mtime > HALF_MADE_SECONDS:
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                    removed.append(entry.path)
-                continue
-            try:
-                lock = os.open(os.path.join(entry.path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-            except FileNotFoundError:
-                # A process folder has its lock from before it had its name: without it, its owner was
-                # removing it and was killed doing so.
-                shutil.rmtree(entry.path, ignore_errors=True)
-                removed.append(entry.path)
-                continue
-            except OSError:
-                continue
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # its process lives
+                left = time.time() - stat.st_mtime > HALF_MADE_SECONDS
             else:
+                left = _nobody_holds(entry.path)
+            if left:
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.path)
-            finally:
-                os.close(lock)
     return removed
+
+
+def _nobody_holds(folder: str) -> bool:
+    """Whether no live process holds the process folder `folder`: its lock can be taken, or is gone."""
+    try:
+        lock = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        # A process folder has its lock from before it had its name: without it, its owner was removing it
+        # and was killed doing so.
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # its process lives
+    finally:
+        os.close(lock)
+    return True
 
 
 class ScratchFile:
