@@ -163,12 +163,12 @@ def test_a_refused_input_is_its_line_and_the_others_load(tmp_path: Path) -> None
 def test_inputs_read_a_chunk_at_a_time_make_the_same_one_load(
     sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Memory stays bounded however many files a load reads: their PGN is made and replayed a chunk at a
-    time (here a file a chunk), one load all the same, with the same games."""
+    """Memory stays bounded however many files a load reads: they are read and replayed a chunk at a time
+    (here a file a chunk), one load all the same, with the same games."""
     studies = tmp_path / "studies"
     export_study(Lake.open(sample_lake), studies)
     files = sorted(str(p) for p in studies.glob("*.json"))[:60]
-    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    monkeypatch.setattr(json_files, "CHUNK_BYTES", 1)
     chunks = []
     monkeypatch.setattr(
         json_files.JsonSource, "_read_chunk", counted(json_files.JsonSource._read_chunk, chunks)
@@ -194,8 +194,8 @@ def bgn_lines_of(lake: Path, folder: Path) -> list[bytes]:
 def test_one_input_over_many_chunks_is_one_load(
     sample_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An input too big for one chunk goes on in the next ones (its PGN made and replayed a chunk at a
-    time, memory bounded by the chunk, not by the input): one input of one load all the same, its games
+    """An input too big for one chunk goes on in the next ones (read and replayed a chunk at a time,
+    memory bounded by the chunk, not by the input): one input of one load all the same, its games
     and plies those of the PGN load, its refused lines at their offsets and line numbers."""
     lines = bgn_lines_of(sample_lake, tmp_path / "bgn")
     bad = {10: b"{not json", 200: b'{"moves": "e4"}', 400: b"[1, 2"}
@@ -204,7 +204,7 @@ def test_one_input_over_many_chunks_is_one_load(
     path = tmp_path / "all.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     monkeypatch.setattr(json_files, "BLOCK_BYTES", 64 << 10)
-    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    monkeypatch.setattr(json_files, "CHUNK_BYTES", 1)
     chunks: list[object] = []
     monkeypatch.setattr(
         json_files.JsonSource, "_read_chunk", counted(json_files.JsonSource._read_chunk, chunks)
@@ -234,7 +234,7 @@ def test_an_input_found_damaged_after_its_first_chunk_fails_the_load(
     path = tmp_path / "damaged.jsonl.zst"
     path.write_bytes(bytes(data))
     monkeypatch.setattr(json_files, "BLOCK_BYTES", 64 << 10)
-    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1)
+    monkeypatch.setattr(json_files, "CHUNK_BYTES", 1)
     lake = tmp_path / "lake"
     with pytest.raises(LoadError, match=r"damaged\.jsonl\.zst: damaged zstd data .* the load is abandoned"):
         json_files.load_json_files([str(path)], Lake.open(lake), jobs=1)
@@ -408,8 +408,8 @@ def test_a_load_killed_while_merging_leaves_nothing(
 def test_progress_counts_every_input(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What `bgn load`'s and `bgn import`'s progress bar reads: the load's games and its inputs' compressed
     bytes, growing to every game and the inputs' size. It showed the reader reading now: each input of a
-    PGN load, each chunk of a JSON load's PGN (64 MiB, 64 KiB here), started again at 0 of its own size."""
-    monkeypatch.setattr(json_files, "CHUNK_PGN_BYTES", 1 << 16)
+    PGN load, each chunk of a JSON load (64 MiB, 64 KiB here), started again at 0 of its own size."""
+    monkeypatch.setattr(json_files, "CHUNK_BYTES", 1 << 16)
     sources = [write_zst(tmp_path / f"{m}.pgn.zst", make_games(600 * m, 600, month=m)) for m in (3, 4)]
     if kind == "pgn":
         inputs = [str(path) for path in sources]

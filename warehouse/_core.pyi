@@ -129,23 +129,35 @@ def fen_key(fen: str, chess960: bool = False) -> int:
 
     :raises ValueError: for a FEN that is not a legal position."""
 
-def bgn_lines(
-    data: bytes, end: int, whole: bool, limit: int, raw_limit: int
-) -> tuple[bytes, ArrowArray, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]], bytes]:
-    """BGN JSON lines, `data[:end]` (or one document, `whole`), as PGN for the reader: `(pgn, games,
-    refused, studies, signatures)`. `pgn` the games' PGN one after the other; `games` a record batch
-    (`pgn_start`, `offset`, `length`, `line`, `id`, `signature_hash`, `signature_start`, `signature_end`:
-    the fields the replay must give, see crates/bgn-core/src/json_games.rs, hashed, their text at
-    `signatures[signature_start:signature_end]`); `refused` the lines refused (offset, length, line,
-    reject kind, reason: None for a line that is not JSON, whose reason Python's JSON reader words);
-    `studies` the lines holding a study document (offset, length, line), left to the caller; `signatures`
-    the games' signatures one after the other. Offsets are in `data`, lines counted from 1. A line longer
-    than `limit` bytes is refused (`too_large`) unless its first `raw_limit` bytes are blank."""
+class BgnReader:
+    """The BGN games of one JSON input (`source_name`, their `source_file`), replayed from their lines'
+    fields into batches of the lake's games, one partition a batch, as `PgnReader` cuts them (`batch_games`,
+    `openings` as its): no PGN text (crates/bgn-core/src/json_games.rs)."""
+
+    def __init__(
+        self, source_name: str, batch_games: int | None = None, openings: ArrowArrayExportable | None = None
+    ) -> None: ...
+    def block(
+        self, data: bytes, end: int, whole: bool, limit: int, raw_limit: int, offset: int
+    ) -> tuple[int, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]]]:
+        """The lines of `data[:end]` (or one document, `whole`), `data` being at `offset` in the input:
+        `(written, refused, studies)`. `written` the games replayed and written to their partitions'
+        batches (their `source_offset` the line's in the input, their `game_id` the line's `id` when the
+        lake can keep it); `refused` the lines refused (offset, length, line, reject kind, reason: None for
+        a line that is not JSON, whose reason Python's JSON reader words), a field's type or range, the
+        replay's rejects (an illegal move…) and the games whose moves replay to other fields than the line
+        gives (`disagrees`); `studies` the lines holding a study document (offset, length, line), left to
+        the caller. Offsets are in `data`, lines counted from 1. A line longer than `limit` bytes is refused
+        (`too_large`) unless its first `raw_limit` bytes are blank."""
+    def full_batches(self) -> list[tuple[Partition, GameBatches]]:
+        """The games of the partitions full now (by games or bytes), as `PgnReader` hands them."""
+    def finish(self) -> list[tuple[Partition, GameBatches]]:
+        """The games of every partition: at the input's end."""
 
 def study_lines(
     data: bytes, places: list[tuple[int, int, int]]
 ) -> tuple[bytes, list[tuple[int, int, int, int, str | None]], list[tuple[int, int, int, str, str | None]]]:
-    """The study documents at `places` in `data` (offset, length, line: `bgn_lines`'s `studies`) as PGN for
+    """The study documents at `places` in `data` (offset, length, line: `BgnReader.block`'s `studies`) as PGN for
     the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags in the document's
     order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line, start of the game's
     PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the documents refused
@@ -155,12 +167,6 @@ def study_lines(
 
 def line_breaks(data: bytes, end: int) -> int:
     """`data.count(b"\\n", 0, end)`, faster."""
-
-def bgn_replayed(games: Any, expected: Any) -> tuple[list[tuple[int, str]], ArrowArray]:
-    """`(disagreeing, games)` of a batch the reader made of BGN games' PGN and `expected` (a uint64 array,
-    a row a game: the `signature_hash` `bgn_lines` gave it, null for a game not BGN): the BGN games whose
-    moves replay to another signature, each as its row and that signature (written as `bgn_lines` writes
-    a line's), and `games` (a record batch) with `san` null in the BGN games' moves."""
 
 def is_tag_name(name: str) -> bool:
     """Whether `name` is a tag name the lake keeps: python-chess's grammar, `[A-Za-z0-9][A-Za-z0-9_+#=:-]*`
@@ -238,10 +244,7 @@ class PgnReader:
     position columns and their plies, as `derive_plies` gives them, derived from the reader's replay.
 
     `checksum=False`: the input's SHA-256 is not taken (`sha256` stays None), for a text nobody records
-    (a JSON import's temporary PGN). `source_san=False`: every move's `san` is null, the source's SAN
-    neither compared with the position's nor kept (a BGN import's PGN, its moves written in full).
-    `repairs=False`: each game read as written, without the pre-pass that repairs what pgn-reader would
-    misread or skip (for a text written from checked fields: a BGN import's PGN)."""
+    (a JSON import's temporary PGN)."""
 
     def __init__(
         self,
@@ -256,8 +259,6 @@ class PgnReader:
         openings: ArrowArrayExportable | None = None,
         own_thread: bool = False,
         checksum: bool = True,
-        source_san: bool = True,
-        repairs: bool = True,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

@@ -1,15 +1,16 @@
 """JSON games into the lake: BGN JSON-lines and study JSON, loaded as a PGN load is.
 
 The JSON files of a load are a source (`JsonSource`) of the one load pipeline (`load.load_inputs`: one
-record and commit for all of them, dedup, rejects, reconciliation). Their games are turned into PGN text in
-a scratch file in memory (`warehouse.scratch`: nothing of it outlives the process), a chunk of files at a
-time (`CHUNK_PGN_BYTES`), that the Rust reader replays, so every move is checked as a PGN move is: BGN
-lines and study documents by the Rust core a block of lines at a time (`_core.bgn_lines`,
-`_core.study_lines`), no Python object per game or move. Then each batch is taken back to the JSON inputs
-(`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the line's offset; a BGN game
-whose moves replay to other fields than its line gives (capture, checks, castling side, the piece's case)
-is rejected; a game's JSON id, when the lake can take it, becomes its `game_id`; and a BGN
-game's `san` is left null, since its line holds no SAN.
+record and commit for all of them, dedup, rejects, reconciliation), read a chunk of files at a time
+(`CHUNK_BYTES`), a block of lines at a time by the Rust core, no Python object per game or move. BGN lines
+are replayed from their fields by the reader's own replay (`_core.BgnReader`: no PGN text), so every move is
+checked as a PGN move is, and a game whose moves replay to other fields than its line gives (capture,
+checks, castling side, the piece's case) is rejected; its JSON id, when the lake can take it, is its
+`game_id`, and its `san` is left null (its line holds none). Study documents are turned into PGN text
+(`_core.study_lines`) in a scratch file in memory (`warehouse.scratch`: nothing of it outlives the
+process) that the Rust reader replays; each of its batches is then taken back to the JSON inputs
+(`_Chunk.adapt`): `source_file` and `source_offset` become the JSON file and the document's offset, and
+the document's id, when the lake can take it, the game's `game_id`.
 
 Inputs: a file (plain, .bz2, .zst, .gz, by its first bytes), a directory (its `.json`, `.jsonl`,
 `.ndjson` files, compressed or not, recursively), a glob, or an `s3://` prefix or glob, as the BGN archive
@@ -48,24 +49,23 @@ from warehouse.ingest.load import Inputs, LoadResult, Located, ReconciliationErr
 from warehouse.ingest.zstd_frames import starts_zstd
 from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
-from warehouse.lake.records import JSON, JSON_REJECT_KINDS, LoadedInput
+from warehouse.lake.positions import reader_openings
+from warehouse.lake.records import JSON, LoadedInput
 from warehouse.lake.storage import filesystem, is_s3
 from warehouse.scratch import ScratchFile
 
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
-# Kinds of the games refused by the JSON reading (the reader's own kinds: `_core.REJECT_KINDS`): not JSON,
-# not UTF-8, or nested deeper than Python's JSON reader goes; a missing field, a wrong type, a number out of
-# its column's range (both worded by the core; a clock's or an eval's range is the reader's `out_of_range`,
-# on the PGN the game is turned into: as a PGN load tells it); and the kind below, the moves replay to other
-# fields than the line gives.
-DISAGREES = JSON_REJECT_KINDS[2]
+# Kinds of the games refused by the JSON reading (`warehouse.lake.records.JSON_REJECT_KINDS`, beside the
+# reader's own kinds, `_core.REJECT_KINDS`, for what the replay refuses): not JSON, not UTF-8, or nested
+# deeper than Python's JSON reader goes; a missing field, a wrong type, a number out of its column's range
+# (all worded by the core; a clock's or an eval's range is the replay's `out_of_range`, as a PGN load tells
+# it); and the moves replay to other fields than the line gives (`disagrees`).
 TOO_LARGE = "too_large"  # the reader's kind for a game too large to hold
 # The longest line (or document) read: half the reader's largest game (a line is held whole while the core
 # makes it PGN).
 MAX_LINE_BYTES = _core.MAX_GAME_BYTES // 2
 # Decompressed bytes read at once past a line too long to keep.
 CHUNK = 1 << 20
-SIGNATURE_FIELDS = ("p", "f", "t", "x", "c", "castle", "promote")
 
 
 def json_inputs(inputs: list[str]) -> list[str]:
@@ -261,32 +261,29 @@ def _readable(games: Iterator[Lines | Document], path: str, compression: str) ->
         raise InputError(f"{path}: damaged {compression} data ({e}); nothing of it was loaded") from None
 
 
-# Bytes of PGN made from the inputs before the reader reads them: a chunk ends with the block of lines that
-# reaches it, and an input that goes on goes on in the next chunk. The text (in memory: two chunks, the one
-# read and the one made) and the games' offsets, ids and signatures are held until their PGN is read
-# (~1 KB a game), so memory stays bounded whatever the inputs' number or size. (256 MiB, on disk, took the
-# same CPU and 1.04x the wall: docs/benchmarks.md.) A damaged input is refused whole, but one found damaged
+# Bytes of JSON lines in a chunk (its BGN games replayed and held as batches, its study documents made
+# PGN) before it is handed on: a chunk ends with the block of lines that reaches it, and an input that goes
+# on goes on in the next chunk. Two chunks are held (the one read and the one made), so memory stays
+# bounded whatever the inputs' number or size. A damaged input is refused whole, but one found damaged
 # after a chunk of its games was read: that load is abandoned (`_Chunk.add`).
-CHUNK_PGN_BYTES = 64 << 20
+CHUNK_BYTES = 64 << 20
 
 
-# Per game of a chunk: where its PGN starts in the chunk's text, its input (an index in `files`), offset,
-# length and line there, its JSON id (when the lake can keep it), and its signature's hash and place in
-# the chunk's signature text (BGN games only: the hash is compared, the text read only to word a
-# disagreement).
+# Per study game of a chunk: where its PGN starts in the chunk's text, its input (an index in `files`),
+# offset, length and line there, and its JSON id (when the lake can keep it).
 GAMES = pa.schema(
     [("pgn_start", pa.int64()), ("file", pa.int64()), ("offset", pa.int64()), ("length", pa.int64()),
-     ("line", pa.int64()), ("id", pa.string()), ("signature_hash", pa.uint64()),
-     ("signature_start", pa.int64()), ("signature_end", pa.int64())]
+     ("line", pa.int64()), ("id", pa.string())]
 )  # fmt: skip
 
 
 class _Input:
-    """One JSON input being turned into PGN, in one chunk or over several: its decompressed text, block by
-    block, and its outcome (its counts grow as each chunk's batches are read)."""
+    """One JSON input being read, in one chunk or over several: its decompressed text, block by block, the
+    replay of its BGN games, and its outcome (its counts grow as its games are read)."""
 
-    def __init__(self, path: str, jobs: int):
+    def __init__(self, path: str, jobs: int, batch_games: int):
         self.path = path
+        self.bgn = _core.BgnReader(path, batch_games=batch_games, openings=reader_openings())
         try:
             self.raw = _Hashing(_open_raw(path))
         except OSError as e:
@@ -308,48 +305,50 @@ class _Input:
         return text if text is not None else next(self.texts, None)
 
     def close(self) -> None:
-        """Once every block is made PGN: its size and checksum."""
+        """Once every block is read: its size and checksum."""
         self.raw.close()
         self.outcome.size = self.raw.size
         self.outcome.sha256 = self.raw.digest.hexdigest()
 
 
 class _Chunk:
-    """Consecutive inputs of a load turned into one PGN text in a scratch file (an input too big for one chunk
-    goes on in the next: `add`), and what it takes to bring the reader's batches of that text back to the
-    inputs: each game's input, offset, line, id and signature (`GAMES`)."""
+    """Consecutive inputs of a load read together (an input too big for one chunk goes on in the next:
+    `add`): their BGN games' batches, and their study documents' games as one PGN text in a scratch file
+    with what it takes to bring the reader's batches of that text back to the inputs: each game's input,
+    offset, line and id (`GAMES`)."""
 
     def __init__(self, stop: threading.Event):
         self.stop = stop  # set: the load is over, the chunk is ended where it is and dropped
         self.text = ScratchFile("games.pgn")
         self.pgn_path, self.out = self.text.path, self.text.out
         self.files: list[str] = []
-        self.early: Located = []  # games refused before any PGN was made (offsets in their input)
+        self.early: Located = []  # games refused before any batch (offsets in their input)
         self.outcomes: list[LoadedInput] = []
         self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
+        # The BGN games replayed: each partition's batches, with the index of their input in `files`.
+        self.replayed: list[tuple[int, Partition, list[pa.RecordBatch]]] = []
+        self.lines_bytes = 0  # bytes of the JSON lines read into the chunk
         self.games: list[pa.RecordBatch] = []
-        self.signatures = bytearray()  # the BGN games' signatures, one after the other
-        self.studies_made = False  # a study document's game is in the chunk
-        self.made = 0
+        self.made = 0  # study games made PGN
         # The inputs' compressed bytes read when the chunk was begun and ended (for progress).
         self.raw_start = self.raw_end = 0
 
     def full(self) -> bool:
-        return self.out.tell() >= CHUNK_PGN_BYTES or self.stop.is_set()
+        return self.lines_bytes >= CHUNK_BYTES or self.stop.is_set()
 
     def discard(self) -> None:
         """Deletes its PGN text, once read."""
         self.text.discard()
 
     def add(self, given: _Input) -> bool:
-        """Turns the input's next blocks into PGN after the games before them, until it ends (True) or the
-        chunk is full (False: the rest goes into the next chunk).
+        """Reads the input's next blocks after the games before them, until it ends (True) or the chunk is
+        full (False: the rest goes into the next chunk).
 
         :raises InputError: for an input that is damaged or not JSON: nothing of it is kept.
         :raises LoadError: for such an input whose first games went into a chunk made before (read, or
             being read, and written): the load fails whole.
         """
-        mark = (self.out.tell(), len(self.games), self.made, len(self.early), len(self.signatures))
+        mark = (self.out.tell(), len(self.games), self.made, len(self.early), len(self.replayed))
         file = len(self.files)
         self.files.append(given.path)
         self.outcomes.append(given.outcome)
@@ -363,10 +362,11 @@ class _Chunk:
             self.out.truncate()
             del self.games[mark[1] :], self.files[file:], self.outcomes[file:]
             self.made = mark[2]
-            del self.early[mark[3] :], self.signatures[mark[4] :]
+            del self.early[mark[3] :], self.replayed[mark[4] :]
             raise
         if ended:
             given.close()
+            self._replayed(file, given.bgn.finish())
             self.ended.append(given.outcome)
         return ended
 
@@ -382,38 +382,28 @@ class _Chunk:
             if isinstance(text, Document):
                 self._refuse(file, text, TOO_LARGE, f"longer than {MAX_LINE_BYTES} bytes: skipped")
             else:
-                self._add_lines(file, text)
+                self._add_lines(file, given, text)
         return True
 
-    def _add_lines(self, file: int, lines: Lines) -> None:
-        """The games of `lines` made into PGN by the core: BGN games, then study documents."""
-        pgn, made, refused, studies, signatures = _core.bgn_lines(
-            lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT
+    def _add_lines(self, file: int, given: _Input, lines: Lines) -> None:
+        """The games of `lines`: BGN games replayed by the core, then study documents made PGN."""
+        written, refused, studies = given.bgn.block(
+            lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT, lines.offset
         )
-        games = pa.record_batch(made)
-        at = len(self.signatures)
-        self.signatures += signatures
-        self._add_games(
-            games.num_rows,
-            pgn_start=pc.add(games.column("pgn_start"), self.out.tell()),
-            file=pa.nulls(games.num_rows, pa.int64()).fill_null(file),
-            offset=pc.add(games.column("offset"), lines.offset),
-            length=games.column("length"),
-            line=pc.add(games.column("line"), lines.line - 1),
-            id=games.column("id"),
-            signature_hash=games.column("signature_hash"),
-            signature_start=pc.add(games.column("signature_start"), at),
-            signature_end=pc.add(games.column("signature_end"), at),
-        )
-        self.out.write(pgn)
+        self.lines_bytes += lines.end
+        self.outcomes[file].games_seen += written
+        self._replayed(file, given.bgn.full_batches())
         self._refuse_lines(file, lines, refused)
         if studies:
             self._add_studies(file, lines, studies)
 
+    def _replayed(self, file: int, batches: list[tuple[tuple[str, int, int], _core.GameBatches]]) -> None:
+        for partition, games in batches:
+            self.replayed.append((file, Partition(*partition), pa.table(games).to_batches()))
+
     def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
         pgn, made, refused = _core.study_lines(lines.data, studies)
         if made:
-            self.studies_made = True
             offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
             start = self.out.tell()
             self._add_games(
@@ -424,9 +414,6 @@ class _Chunk:
                 length=list(lengths),
                 line=[lines.line + number - 1 for number in numbers],
                 id=list(ids),
-                signature_hash=[None] * len(made),
-                signature_start=[0] * len(made),
-                signature_end=[0] * len(made),
             )
             self.out.write(pgn)
         self._refuse_lines(file, lines, refused)
@@ -456,32 +443,17 @@ class _Chunk:
         """Ends the PGN text: what the reader reads next."""
         self.out.close()
         games = pa.Table.from_batches(self.games, schema=GAMES)
-        self.games = []  # `games` holds them now: each game's place and signature not held twice
+        self.games = []  # `games` holds them now: each game's place not held twice
         # Each column made one array once (a table's `combine_chunks` then a column's copied it twice).
         self._starts, self._file_of, self._offsets, self._lengths, self._lines = (
             games.column(name).to_numpy() for name in ("pgn_start", "file", "offset", "length", "line")
         )
         self._ids = games.column("id").combine_chunks()
-        self._signature_hashes = games.column("signature_hash").combine_chunks()
-        self._signature_places = np.stack(
-            [games.column(name).to_numpy() for name in ("signature_start", "signature_end")], axis=1
-        )
         self._names = pa.array(self.files, pa.string())
 
     def _games(self, pgn_offsets: Any) -> Any:
         """The index of the input game each PGN offset belongs to."""
         return np.searchsorted(self._starts, np.asarray(pgn_offsets, dtype=np.int64), side="right") - 1
-
-    def _signature(self, game: int) -> str:
-        """The signature a BGN game's line gives."""
-        start, end = self._signature_places[game]
-        return self.signatures[start:end].decode()
-
-    def _pgn_text(self, game: int) -> str:
-        """The PGN a game was turned into (the text the reader read), at most `RAW_LIMIT` bytes."""
-        with open(self.pgn_path, "rb") as f:
-            f.seek(int(self._starts[game]))
-            return f.read(RAW_LIMIT).decode("utf-8", "replace").split("\n\n[", 1)[0]
 
     def _count(self, games: Any, field: str) -> None:
         # Only the inputs these games came from: a chunk may hold thousands of inputs (study files), and
@@ -505,51 +477,28 @@ class _Chunk:
             for g, (_, _, kind, reason, raw) in zip(games.tolist(), rejects, strict=True)
         ]
 
-    def adapt(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, Located]:
-        """A batch read from the PGN as the inputs' games: source file and offset in the input, fields
-        checked against the input's (the games that disagree come back as rejects)."""
+    def adapt(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """A batch read from the PGN as the inputs' games: source file and offset in the input, and the
+        document's id as `game_id` when it has one."""
         games = self._games(batch.column("source_offset").to_numpy())
         self._count(games, "games_seen")
-        index = pa.array(games)
-        # The replay's fields against each BGN game's signature, and the BGN games' SAN dropped: their
-        # lines hold none.
-        disagreeing, checked = _core.bgn_replayed(batch, self._signature_hashes.take(index))
-        schema, batch = batch.schema, pa.record_batch(checked)
-        differs = np.zeros(len(games), dtype=bool)
-        differs[[i for i, _ in disagreeing]] = True
-        self._count(games[differs], "games_rejected")
-        rejects: Located = [
-            (
-                self.files[self._file_of[g]],
-                (
-                    int(self._offsets[g]),
-                    int(self._lengths[g]),
-                    DISAGREES,
-                    f"line {self._lines[g]}: {difference(self._signature(g), replayed)}",
-                    self._pgn_text(g),
-                ),
-            )
-            for g, replayed in ((int(games[i]), replayed) for i, replayed in disagreeing)
-        ]
-        ids = pc.coalesce(self._ids.take(index), batch.column("game_id"))
+        ids = pc.coalesce(self._ids.take(pa.array(games)), batch.column("game_id"))
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         columns["game_id"] = ids
         columns["game_key"] = pa.array(_core.game_keys(ids))
         columns["source_file"] = self._names.take(pa.array(self._file_of[games]))
         columns["source_offset"] = pa.array(self._offsets[games])
-        adapted = pa.RecordBatch.from_arrays(list(columns.values()), schema=schema)
-        # Filtering copies every column (the moves' lists too): only when a game is dropped.
-        return (adapted.filter(pa.array(~differs)) if rejects else adapted), rejects
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
 
 class _ChunkMaker:
     """Makes a load's chunks, one after the other (`next`): the inputs left, and the one that goes on from
     the last chunk. One thread at a time calls it."""
 
-    def __init__(self, paths: list[str], jobs: int, refused: list[str]):
+    def __init__(self, paths: list[str], jobs: int, batch_games: int, refused: list[str]):
         self.pending = list(reversed(paths))
         self.going: _Input | None = None  # an input that did not fit the last chunk
-        self.jobs, self.refused = jobs, refused
+        self.jobs, self.batch_games, self.refused = jobs, batch_games, refused
         self.stop = threading.Event()
         self.raw_done = 0  # compressed bytes of the inputs made into chunks and ended
 
@@ -558,7 +507,7 @@ class _ChunkMaker:
         return self.raw_done + (self.going.raw.size if self.going is not None else 0)
 
     def next(self) -> _Chunk | None:
-        """The next chunk, its PGN made and closed; None when every input is made."""
+        """The next chunk, read and closed; None when every input is read."""
         if not (self.pending or self.going) or self.stop.is_set():
             return None
         chunk = _Chunk(self.stop)
@@ -566,7 +515,7 @@ class _ChunkMaker:
         try:
             while (self.pending or self.going) and not chunk.full():
                 try:
-                    self.going = self.going or _Input(self.pending.pop(), self.jobs)
+                    self.going = self.going or _Input(self.pending.pop(), self.jobs, self.batch_games)
                     if chunk.add(self.going):
                         self.raw_done += self.going.raw.size
                         self.going = None
@@ -590,13 +539,13 @@ class _ChunkMaker:
 
 
 class JsonSource(Inputs):
-    """JSON inputs as a load reads them (`load.Source`): turned into PGN a chunk of inputs at a
-    time (`CHUNK_PGN_BYTES`), which the Rust reader replays, its batches brought back to the inputs."""
+    """JSON inputs as a load reads them (`load.Source`), a chunk of inputs at a time (`CHUNK_BYTES`): their
+    BGN games replayed by the core, their study documents made PGN that the Rust reader replays."""
 
     format = JSON
 
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
-        maker = _ChunkMaker(self.paths, self.jobs, self.refused)
+        maker = _ChunkMaker(self.paths, self.jobs, self.batch_games, self.refused)
         with ThreadPoolExecutor(1, thread_name_prefix="json-chunks") as pool:
             making = pool.submit(maker.next)
             try:
@@ -620,42 +569,37 @@ class JsonSource(Inputs):
             return
         if chunk.early:
             yield None, [], chunk.early
-        # A BGN line holds no SAN (the batches' `san` is dropped), and its PGN was written from checked
-        # fields: the reader need not compare or keep the PGN's SAN, nor repair it, unless a study
-        # document's game (its SAN as the document wrote it) is in the chunk.
-        reader = self.open_reader(chunk.pgn_path, made=True, bgn_written=not chunk.studies_made)
-        self.reader = self.progress.follow(reader, (chunk.raw_start, chunk.raw_end))
-        for partition, arrow_batch, rejects in reader:
-            located = chunk.locate(rejects)
-            parts = []
-            if partition is not None:
-                for part in pa.table(arrow_batch).to_batches():
-                    part, disagreeing = chunk.adapt(part)
-                    located += disagreeing
-                    parts.append(part)
-            yield Partition(*partition) if partition is not None else None, parts, located
-        made = chunk.made
-        if reader.games_seen != made:
-            raise ReconciliationError(
-                f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {reader.games_seen:,}"
-            )
-        self.read += chunk.ended
+        # The BGN games, replayed as the chunk was made; then the study documents' games, read from their PGN.
+        replayed = _Replayed(sum(b.num_rows for _, _, games in chunk.replayed for b in games))
+        self.reader = self.progress.follow(replayed, (chunk.raw_start, chunk.raw_end))
+        for _, partition, games in chunk.replayed:
+            yield partition, games, []
         self.progress.done()
-
-
-def difference(expected: str, replayed: str) -> str:
-    """Where a BGN game's moves and their replay first disagree, in one line."""
-    for n, (want, got) in enumerate(zip(expected.split("|"), replayed.split("|"), strict=False)):
-        for ply, (a, b) in enumerate(zip(want.split(" "), got.split(" "), strict=False)):
-            if a != b:
-                where = "the mainline" if n == 0 else f"variation {n}"
-                fields = ", ".join(
-                    f"{name} {x or '-'} (replay: {y or '-'})"
-                    for name, x, y in zip(SIGNATURE_FIELDS, a.split("."), b.split("."), strict=True)
-                    if x != y
+        if chunk.made:
+            # A study document's SAN is user text: compared, kept where it differs, and repaired.
+            reader = self.open_reader(chunk.pgn_path, made=True)
+            self.reader = self.progress.follow(reader, (chunk.raw_end, chunk.raw_end))
+            for partition, arrow_batch, rejects in reader:
+                located = chunk.locate(rejects)
+                parts = []
+                if partition is not None:
+                    parts = [chunk.adapt(part) for part in pa.table(arrow_batch).to_batches()]
+                yield Partition(*partition) if partition is not None else None, parts, located
+            if reader.games_seen != chunk.made:
+                raise ReconciliationError(
+                    f"{chunk.files[0]}…: the PGN made of {chunk.made:,} games was read as {reader.games_seen:,}"
                 )
-                return f"move {ply + 1} of {where} disagrees with its replay: {fields}"
-    return "its lines disagree with their replay in number or length"
+            self.progress.done()
+        self.read += chunk.ended
+
+
+@dataclass
+class _Replayed:
+    """A chunk's BGN games, replayed as it was made, as a progress bar reads them (`load.Reading`): all read."""
+
+    games_seen: int
+    raw_bytes_read: int = 1
+    input_size: int | None = 1
 
 
 def load_json(path: str, lake: Lake, **options: Any) -> LoadResult:

@@ -216,14 +216,10 @@ class Inputs:
     def outcomes(self) -> list[LoadedInput]:
         return self.read
 
-    def open_reader(
-        self, path: str, source_name: str | None = None, made: bool = False, bgn_written: bool = False
-    ) -> _core.PgnReader:
+    def open_reader(self, path: str, source_name: str | None = None, made: bool = False) -> _core.PgnReader:
         """The Rust reader of the PGN at `path` (its games' `source_file`: `source_name`, else `path`), the
-        one every source reads with. `made`: a text made for the load,
-        whose inputs are checksummed as they are read (the reader takes no SHA-256 of it);
-        `bgn_written`: a text the BGN import wrote from checked fields, its moves in full (`Ng1f3`): their
-        `san` left null, and nothing to repair (`_core.PgnReader`'s `source_san` and `repairs`).
+        one every source reads with. `made`: a text made for the load, whose inputs are checksummed as they
+        are read (the reader takes no SHA-256 of it).
 
         :raises _core.PgnInputError: for an input the reader refuses.
         """
@@ -237,8 +233,6 @@ class Inputs:
             own_thread=threads.reader_own_thread,
             openings=reader_openings(),
             checksum=not made,
-            source_san=not bgn_written,
-            repairs=not bgn_written,
         )
 
 

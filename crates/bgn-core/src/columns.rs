@@ -149,6 +149,11 @@ static SQUARES: [&str; 64] = [
     "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
 ];
 
+/// A square's name (`e4`), from its index (a1 = 0, b1 = 1 … h8 = 63).
+pub(crate) fn square_name(square: u8) -> &'static str {
+    SQUARES[usize::from(square)]
+}
+
 /// The dictionary key of an ASCII piece letter (`0` means null).
 fn piece_key(b: u8) -> Option<i8> {
     if b == 0 {

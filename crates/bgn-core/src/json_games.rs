@@ -1,27 +1,40 @@
-//! BGN JSON lines (docs/exports.md) as PGN text for the reader to replay, a block of lines at a time.
+//! BGN JSON lines (docs/exports.md) replayed from their fields, a block of lines at a time: no PGN text.
 //!
-//! The PGN is what the reader checks: each move is written with every field it carries (`Ng1xf3`,
-//! `Pe7e8=Q`, `O-O`), and what the reader does not check from the text (the capture, the checks, the
-//! castling side, the case of the piece) is given back as the game's signature, which the load compares
-//! with the replay (warehouse/ingest/json_files.py). A field of the wrong type or out of its column's range
-//! refuses the game here with one line saying what and where, in the words the load has always used (they
-//! quote values as Python's `repr` writes them); a clock's or an eval's range is left to the reader, which
-//! checks it as it checks a PGN game's ([`crate::annotations`]): here only their shape.
+//! A line is read into a [`Tape`]: the calls pgn-reader would make on the reader's replay
+//! ([`crate::replay::Replayer`]) for a PGN text of the game (its tags, each move with every field it
+//! carries as SAN, `Ng1xf3`, `Pe7e8=Q`, `O-O`; its NAGs, comments and variations; its result). The replay
+//! then takes the tape as it takes a text's calls, and the game goes to its partition's columns as a PGN
+//! game's does (`reader::append_game`). What the SAN does not check (the capture, the checks, the castling
+//! side, the case of the piece) is checked after the replay: the line's fields, written as its signature,
+//! against the moves replayed. A field of the wrong type or out of its column's range refuses the game
+//! with one line saying what and where, in the words the load has always used (they quote values as
+//! Python's `repr` writes them); a clock's or an eval's range is left to the replay, which checks it as it
+//! checks a PGN game's ([`crate::annotations`]): here only their shape.
 //!
-//! A line that is no JSON is refused without a reason (`Outcome::NotJson`): the load words it as Python's
+//! A line that is no JSON is refused without a reason (`Refusal::NotJson`): the load words it as Python's
 //! JSON reader does. A line holding a study document (a `metadata` key) is left to the load's study path.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::ops::{ControlFlow, Range};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use pgn_reader::{KnownOutcome, Nag, Outcome, RawComment, SanPlus, Visitor};
+use shakmaty::Color;
 
 use crate::annotations::MAX_NAG;
-use crate::export_pgn::write_tags;
+use crate::columns::{square_name, GameColumns};
+use crate::derive::Partition;
 use crate::json_fields::{
     array, comment_text, digits, integer, is_clock, lake_id, object, string, tag_value, Refused,
 };
 use crate::json_value::{self, Arena, Json, JsonError, KeyOrder, Number, Object};
-use crate::movetext::{Part, Tokens};
+use crate::movetext::{comment_body, Part};
 use crate::python_repr;
+use crate::reader::{append_game, Counters, GameReader, Options, Pending};
+use crate::reject::RejectReason;
+use crate::replay::{MoveRec, Replayer, NO_SQUARE};
 
 /// Nesting deeper than this is refused, as Python's JSON reader refuses it (`RecursionError` at ~997).
 pub const MAX_DEPTH: usize = 995;
@@ -30,7 +43,7 @@ const INT32: i64 = (1 << 31) - 1;
 const PIECES: &[u8] = b"PNBRQKpnbrqk";
 const PROMOTIONS: &[u8] = b"NBRQKnbrqk";
 /// A move's fields in a signature, in order.
-pub const SIGNATURE_FIELDS: [&str; 7] = ["p", "f", "t", "x", "c", "castle", "promote"];
+const SIGNATURE_FIELDS: [&str; 7] = ["p", "f", "t", "x", "c", "castle", "promote"];
 
 /// What became of one non-blank line of a block: `offset` and `length` (its newline included) in the
 /// block's bytes, `line` its number counted from the block's first line (1).
@@ -39,22 +52,6 @@ pub struct Place {
     pub offset: usize,
     pub length: usize,
     pub line: u64,
-}
-
-/// The hash the load compares a game's signature by (its text is kept aside, read only to word a
-/// disagreement): each side's text made once, not carried through Arrow columns and compared there.
-pub fn signature_hash(signature: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(signature.as_bytes())
-}
-
-/// A BGN game: its PGN is `Block::pgn[pgn_start..pgn_end]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Game {
-    pub place: Place,
-    pub pgn_start: usize,
-    pub pgn_end: usize,
-    pub id: Option<String>,
-    pub signature: String,
 }
 
 /// Why a line is refused.
@@ -70,15 +67,22 @@ pub enum Refusal {
     TooLarge,
     /// A field of the wrong type, out of range, or that PGN cannot carry: the reason.
     BadField(String),
+    /// The replay refused the game (an illegal move, an invalid FEN, a clock out of range…).
+    Replay(RejectReason),
+    /// The moves replay to other fields than the line gives: where they first differ.
+    Disagrees(String),
 }
 
 impl Refusal {
-    /// The reject's kind, as the load names it (warehouse/lake/records.py, `JSON_REJECT_KINDS`).
+    /// The reject's kind, as the load names it (warehouse/lake/records.py, `JSON_REJECT_KINDS`, and the
+    /// reader's kinds).
     pub fn kind(&self) -> &'static str {
         match self {
             Refusal::NotJson | Refusal::NotUtf8(_) | Refusal::TooDeep => "not_json",
             Refusal::TooLarge => "too_large",
             Refusal::BadField(_) => "bad_field",
+            Refusal::Replay(reason) => reason.kind.name(),
+            Refusal::Disagrees(_) => "disagrees",
         }
     }
 
@@ -91,59 +95,154 @@ impl Refusal {
                 Some("nested deeper than the JSON reader goes (about 1,000 levels)".into())
             }
             Refusal::TooLarge => Some(format!("longer than {limit} bytes: skipped")),
-            Refusal::BadField(reason) => Some(reason.clone()),
+            Refusal::BadField(reason) | Refusal::Disagrees(reason) => Some(reason.clone()),
+            Refusal::Replay(reason) => Some(reason.message.clone()),
         }
     }
 }
 
-/// A block of lines made into PGN: its games in order, the refused lines, and the lines that hold study
-/// documents (left to the load).
+/// What became of a block's lines: those refused, those that hold study documents (left to the load),
+/// and the games written (to the reader's partitions).
 #[derive(Debug, Default)]
 pub struct Block {
-    pub pgn: Vec<u8>,
-    pub games: Vec<Game>,
     pub refused: Vec<(Place, Refusal)>,
     pub studies: Vec<Place>,
+    pub written: u64,
     /// Lines in the block, blank ones included (a last line without a newline counted).
     pub lines: u64,
 }
 
-/// The lines of `data` (or `data` as one document when `whole`) made into PGN. A line longer than
-/// `limit` bytes (its newline included) is refused whole (`Refusal::TooLarge`) unless its first
-/// `raw_limit` bytes are blank, as a blank line is skipped.
-pub fn bgn_block(data: &[u8], whole: bool, limit: usize, raw_limit: usize) -> Block {
-    // A game's PGN is shorter than its line: room for all at once, not grown (copied, or remapped and
-    // faulted in again) a doubling at a time. Pages never written are never touched.
-    let mut block = Block {
-        pgn: Vec::with_capacity(data.len()),
-        ..Block::default()
-    };
-    let mut arena = Arena::default();
-    let mut offset = 0;
-    while offset < data.len() {
-        let end = if whole {
-            data.len()
-        } else {
-            memchr::memchr(b'\n', &data[offset..]).map_or(data.len(), |n| offset + n + 1)
+/// The BGN games of one input, replayed from their lines into batches of the lake's games, one
+/// partition a batch, as the PGN reader cuts them (`reader::Pending`).
+pub struct BgnReader {
+    games: GameReader,
+    batches: Pending<GameColumns>,
+    source_name: String,
+    tape: Tape,
+    /// The moves replayed, written as a line's signature (a line at a time).
+    replayed: String,
+}
+
+impl BgnReader {
+    /// A reader of the input named `source_name` (its games' `source_file`); `options` as the PGN
+    /// reader's (the moves' `san` is always dropped: a line holds none).
+    pub fn new(source_name: &str, options: Options) -> BgnReader {
+        let options = Options {
+            drop_source_san: true,
+            ..options
         };
-        block.lines += 1;
-        let place = Place {
-            offset,
-            length: end - offset,
-            line: block.lines,
-        };
-        let text = &data[offset..end];
-        offset = end;
-        if text.len() > limit {
-            if !is_blank(&text[..raw_limit.min(text.len())]) {
-                block.refused.push((place, Refusal::TooLarge));
-            }
-        } else if !is_blank(text) {
-            block.line(text, place, &arena);
-            arena.reset();
+        BgnReader {
+            games: GameReader::new(&options),
+            batches: Pending::new(options, Arc::new(Counters::default())),
+            source_name: source_name.to_owned(),
+            tape: Tape::default(),
+            replayed: String::new(),
         }
     }
-    block
+
+    /// The lines of `data` (or `data` as one document when `whole`), `data` starting at `offset` in the
+    /// input. A line longer than `limit` bytes (its newline included) is refused whole
+    /// (`Refusal::TooLarge`) unless its first `raw_limit` bytes are blank, as a blank line is skipped.
+    pub fn block(
+        &mut self,
+        data: &[u8],
+        whole: bool,
+        limit: usize,
+        raw_limit: usize,
+        offset: u64,
+    ) -> Block {
+        let mut block = Block::default();
+        let mut arena = Arena::default();
+        let mut at = 0;
+        while at < data.len() {
+            let end = if whole {
+                data.len()
+            } else {
+                memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |n| at + n + 1)
+            };
+            block.lines += 1;
+            let place = Place {
+                offset: at,
+                length: end - at,
+                line: block.lines,
+            };
+            let text = &data[at..end];
+            at = end;
+            if text.len() > limit {
+                if !is_blank(&text[..raw_limit.min(text.len())]) {
+                    block.refused.push((place, Refusal::TooLarge));
+                }
+            } else if !is_blank(text) {
+                match self.line(text, &place, &arena, offset) {
+                    Ok(Line::Written) => block.written += 1,
+                    Ok(Line::Study) => block.studies.push(place),
+                    Err(refusal) => block.refused.push((place, refusal)),
+                }
+                arena.reset();
+            }
+        }
+        block
+    }
+
+    /// The games of the partitions that are full now (by games or bytes, as the PGN reader's).
+    pub fn full_batches(&mut self) -> Vec<(Partition, Vec<RecordBatch>)> {
+        let mut full = Vec::new();
+        while let Some(key) = self.batches.full_partition() {
+            full.extend(self.batches.take(key).map(|games| (key, games)));
+        }
+        full
+    }
+
+    /// The games of every partition, at the input's end.
+    pub fn finish(&mut self) -> Vec<(Partition, Vec<RecordBatch>)> {
+        let mut left = Vec::new();
+        while let Some(key) = self.batches.any() {
+            left.extend(self.batches.take(key).map(|games| (key, games)));
+        }
+        left
+    }
+
+    fn line(
+        &mut self,
+        text: &[u8],
+        place: &Place,
+        arena: &Arena,
+        offset: u64,
+    ) -> Result<Line, Refusal> {
+        let doc = parse(text, arena)?;
+        if doc.as_object().is_some_and(|d| d.contains_key("metadata")) {
+            return Ok(Line::Study);
+        }
+        let tape = &mut self.tape;
+        tape.clear();
+        bgn_game(&doc, tape).map_err(Refusal::BadField)?;
+        // Variations need the position before each move kept: only when a key may be `alt` (written
+        // plainly, or with an escape).
+        tape.branches = memchr::memmem::find(text, b"alt").is_some()
+            || memchr::memmem::find(text, b"\\u").is_some();
+        self.games
+            .replay(|replayer| tape.play(replayer))
+            .map_err(Refusal::Replay)?;
+        if let Some(refusal) = disagreement(&self.games.replayer, tape, &mut self.replayed) {
+            return Err(refusal);
+        }
+        let id = tape.id.as_ref().map(|r| &tape.text[r.clone()]);
+        append_game(
+            &mut self.batches,
+            &self.source_name,
+            &self.games,
+            offset + place.offset as u64,
+            place.length,
+            id,
+        );
+        Ok(Line::Written)
+    }
+}
+
+/// A line read: a game written, or a study document's.
+enum Line {
+    Written,
+    Study,
 }
 
 /// The `\n` bytes in `data`.
@@ -157,30 +256,205 @@ fn is_blank(text: &[u8]) -> bool {
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
-impl Block {
-    fn line(&mut self, text: &[u8], place: Place, arena: &Arena) {
-        let doc = match parse(text, arena) {
-            Ok(doc) => doc,
-            Err(refusal) => return self.refused.push((place, refusal)),
-        };
-        if doc.as_object().is_some_and(|d| d.contains_key("metadata")) {
-            return self.studies.push(place);
-        }
-        let pgn_start = self.pgn.len();
-        match bgn_game(&doc, &mut self.pgn) {
-            Ok((id, signature)) => self.games.push(Game {
-                place,
-                pgn_start,
-                pgn_end: self.pgn.len(),
-                id,
-                signature,
-            }),
-            Err(reason) => {
-                self.pgn.truncate(pgn_start);
-                self.refused.push((place, Refusal::BadField(reason)));
-            }
+/// A BGN game as the replay takes it: the visitor's calls a PGN text of it would make, in order, their
+/// text in `text`; its id and each line's signature. Kept from game to game (its room reused).
+#[derive(Default)]
+struct Tape {
+    /// Tag names and values.
+    tags: Vec<(&'static str, Range<usize>)>,
+    /// The movetext's calls.
+    calls: Vec<Call>,
+    text: String,
+    /// A move's token as SAN, room reused.
+    token: Vec<u8>,
+    id: Option<Range<usize>>,
+    /// Each line's moves as its fields give them (`p.f.t.x.c.castle.promote`, space-separated): the
+    /// mainline first, then each variation in the order it opens, which is the replay's (and the lake's
+    /// `variations`) order. `lines` of them are in use.
+    signatures: Vec<String>,
+    lines: usize,
+    /// A move may have variations: the replay keeps the position before each move.
+    branches: bool,
+}
+
+/// One of the visitor's calls in the movetext.
+enum Call {
+    /// A comment's text between its braces.
+    Comment(Range<usize>),
+    San(SanPlus),
+    Nag(u8),
+    BeginVariation,
+    EndVariation,
+    Outcome(Outcome),
+}
+
+impl Tape {
+    fn clear(&mut self) {
+        self.tags.clear();
+        self.calls.clear();
+        self.text.clear();
+        self.id = None;
+        self.lines = 0;
+    }
+
+    fn push_text(&mut self, text: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(text);
+        start..self.text.len()
+    }
+
+    fn tag(&mut self, name: &'static str, value: &str) {
+        let value = self.push_text(value);
+        self.tags.push((name, value));
+    }
+
+    /// A comment of the parts that are not empty, if any.
+    fn comment(&mut self, parts: &[Part]) {
+        let start = self.text.len();
+        if comment_body(parts, &mut self.text) {
+            self.calls.push(Call::Comment(start..self.text.len()));
         }
     }
+
+    /// A new line's signature, its index.
+    fn new_line(&mut self) -> usize {
+        if self.lines == self.signatures.len() {
+            self.signatures.push(String::new());
+        }
+        self.signatures[self.lines].clear();
+        self.lines += 1;
+        self.lines - 1
+    }
+
+    /// The move whose SAN `token` holds.
+    fn san(&mut self, here: Here) -> Refused<()> {
+        let san = SanPlus::from_ascii(&self.token).map_err(|_| {
+            format!(
+                "{here} is no move ({})",
+                String::from_utf8_lossy(&self.token)
+            )
+        })?;
+        self.calls.push(Call::San(san));
+        Ok(())
+    }
+
+    /// The calls played on `replayer`, as pgn-reader plays a game's; the replay's verdict.
+    fn play(&self, replayer: &mut Replayer) -> Result<(), RejectReason> {
+        replayer.no_variations = !self.branches;
+        let flow = (|| {
+            Visitor::begin_tags(replayer)?;
+            for (name, value) in &self.tags {
+                replayer.tag_text(name, &self.text[value.clone()]);
+            }
+            Visitor::begin_movetext(replayer, ())?;
+            for call in &self.calls {
+                match call {
+                    Call::Comment(r) => {
+                        let text = self.text[r.clone()].as_bytes();
+                        Visitor::comment(replayer, &mut (), RawComment(text))?;
+                    }
+                    Call::San(san) => Visitor::san(replayer, &mut (), san.clone())?,
+                    Call::Nag(nag) => Visitor::nag(replayer, &mut (), Nag(*nag))?,
+                    // The replay skips no variation (pgn-reader's `Skip(false)`).
+                    Call::BeginVariation => drop(Visitor::begin_variation(replayer, &mut ())?),
+                    Call::EndVariation => Visitor::end_variation(replayer, &mut ())?,
+                    Call::Outcome(outcome) => Visitor::outcome(replayer, &mut (), *outcome)?,
+                }
+            }
+            ControlFlow::Continue(())
+        })();
+        match flow {
+            ControlFlow::Break(verdict) => verdict,
+            ControlFlow::Continue(()) => Visitor::end_game(replayer, ()),
+        }
+    }
+}
+
+/// Where the replayed moves first differ from the line's fields (its signature), if they do: the
+/// refusal, worded as the load always has.
+fn disagreement(replayer: &Replayer, tape: &Tape, replayed: &mut String) -> Option<Refusal> {
+    let g = &replayer.scratch;
+    let lines = g.lines();
+    let expected = &tape.signatures[..tape.lines];
+    let same = lines.len() == expected.len()
+        && lines.iter().zip(expected).all(|(line, want)| {
+            replayed.clear();
+            signature(&line.moves, replayed);
+            replayed == want
+        });
+    if same {
+        return None;
+    }
+    let mut got = Vec::with_capacity(lines.len());
+    for line in lines {
+        let mut text = String::new();
+        signature(&line.moves, &mut text);
+        got.push(text);
+    }
+    Some(Refusal::Disagrees(difference(expected, &got)))
+}
+
+/// Moves replayed as a line's signature writes them.
+fn signature(moves: &[MoveRec], out: &mut String) {
+    let letter = |b: u8| if b == 0 { None } else { Some(b as char) };
+    for (n, m) in moves.iter().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        out.push(m.piece as char);
+        out.push('.');
+        if m.from != NO_SQUARE {
+            out.push_str(square_name(m.from));
+        }
+        out.push('.');
+        out.push_str(square_name(m.to));
+        out.push('.');
+        out.extend(letter(m.capture));
+        out.push('.');
+        if m.checks > 0 {
+            let _ = write!(out, "{}", m.checks);
+        }
+        out.push('.');
+        out.extend(letter(m.castle));
+        out.push('.');
+        out.extend(letter(m.promote));
+    }
+}
+
+/// Where a BGN game's lines (`expected`) and their replay first disagree, in one line.
+fn difference(expected: &[String], replayed: &[String]) -> String {
+    for (n, (want, got)) in expected.iter().zip(replayed).enumerate() {
+        for (ply, (a, b)) in want.split(' ').zip(got.split(' ')).enumerate() {
+            if a == b {
+                continue;
+            }
+            let place = match n {
+                0 => "the mainline".to_owned(),
+                n => format!("variation {n}"),
+            };
+            let fields: Vec<String> = SIGNATURE_FIELDS
+                .iter()
+                .zip(a.split('.').zip(b.split('.')))
+                .filter(|(_, (x, y))| x != y)
+                .map(|(name, (x, y))| {
+                    let shown = |v: &str| {
+                        if v.is_empty() {
+                            "-".to_owned()
+                        } else {
+                            v.to_owned()
+                        }
+                    };
+                    format!("{name} {} (replay: {})", shown(x), shown(y))
+                })
+                .collect();
+            return format!(
+                "move {} of {place} disagrees with its replay: {}",
+                ply + 1,
+                fields.join(", ")
+            );
+        }
+    }
+    "its lines disagree with their replay in number or length".into()
 }
 
 /// One JSON text, or why not.
@@ -214,54 +488,51 @@ impl std::fmt::Display for Here<'_> {
     }
 }
 
-/// A game's PGN written to `out`; its id and signature (a line's moves space-separated, lines
-/// `|`-separated, the mainline first then each line in the order its `(` is written, which is the lake's
-/// `variations` order).
-fn bgn_game<'v>(doc: &'v Json<'v>, out: &mut Vec<u8>) -> Refused<(Option<String>, String)> {
+/// A game's tape: its tags, its movetext's calls, its id and each line's signature (a line's moves
+/// space-separated, the mainline first then each line in the order its `(` would be written, which is the
+/// lake's `variations` order).
+fn bgn_game<'v>(doc: &'v Json<'v>, tape: &mut Tape) -> Refused<()> {
     let doc = object(doc, Here::Root("the line"))?;
-    let id = match get(doc, "id") {
-        None => None,
-        Some(id) => {
-            let text = string(id, Here::Root("id"))?;
-            if !lake_id(text) {
-                return Err(format!(
-                    "id {} is neither a lichess id (8 letters or digits) nor 16 hex digits",
-                    repr(id)
-                ));
-            }
-            Some(text.to_owned())
+    if let Some(id) = get(doc, "id") {
+        let text = string(id, Here::Root("id"))?;
+        if !lake_id(text) {
+            return Err(format!(
+                "id {} is neither a lichess id (8 letters or digits) nor 16 hex digits",
+                repr(id)
+            ));
         }
-    };
+        tape.id = Some(tape.push_text(text));
+    }
     let Some(moves) = doc.get("moves") else {
         return Err("missing required field 'moves'".into());
     };
-    let result = match doc.get("result") {
-        None => "*",
+    let (result, outcome) = match doc.get("result") {
+        None => ("*", Outcome::Unknown),
         Some(Json::String(r)) if matches!(*r, "W" | "B" | "D" | "*") => match *r {
-            "W" => "1-0",
-            "B" => "0-1",
-            "D" => "1/2-1/2",
-            _ => "*",
+            "W" => ("1-0", decisive(Color::White)),
+            "B" => ("0-1", decisive(Color::Black)),
+            "D" => ("1/2-1/2", Outcome::Known(KnownOutcome::Draw)),
+            _ => ("*", Outcome::Unknown),
         },
         Some(other) => return Err(format!("result {} is not one of W, B, D, *", repr(other))),
     };
-    tags(doc, result, out)?;
-    out.push(b'\n');
+    tags(doc, result, tape)?;
     let mut game = Lines {
-        tokens: Tokens::new(out),
-        signatures: Vec::new(),
+        tape,
         parts: Vec::new(),
     };
     if let Some(comment) = get(doc, "comment") {
         let comment = comment_text(comment, Here::Root("comment"))?;
-        game.tokens.braced(&[Part::Text(comment)]);
+        game.tape.comment(&[Part::Text(comment)]);
     }
-    let fen = get(doc, "fen").and_then(Json::as_str);
     let mainline = Here::Root("moves");
-    game.line(array(moves, mainline)?, start_ply(fen), mainline)?;
-    game.tokens.token(result);
-    game.tokens.out.extend_from_slice(b"\n\n");
-    Ok((id, game.signatures.join("|")))
+    game.line(array(moves, mainline)?, mainline)?;
+    game.tape.calls.push(Call::Outcome(outcome));
+    Ok(())
+}
+
+fn decisive(winner: Color) -> Outcome {
+    Outcome::Known(KnownOutcome::Decisive { winner })
 }
 
 /// A key's value, a null as no value (Python's `dict.get`).
@@ -269,9 +540,9 @@ fn get<'a>(doc: &'a Object<'a>, key: &str) -> Option<&'a Json<'a>> {
     doc.get(key).filter(|v| !v.is_null())
 }
 
-fn tags(doc: &Object, result: &str, out: &mut Vec<u8>) -> Refused<()> {
+fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
     // Values borrowed from the line where they are written as they are, not an allocation a tag.
-    let mut pairs: Vec<(&str, Cow<str>)> = Vec::new();
+    let mut pairs: Vec<(&'static str, Cow<str>)> = Vec::new();
     for (key, tag) in [("event", "Event"), ("site", "Site")] {
         if let Some(value) = doc.get(key) {
             pairs.push((tag, tag_value(value, Here::Root(key))?.into()));
@@ -347,11 +618,9 @@ fn tags(doc: &Object, result: &str, out: &mut Vec<u8>) -> Refused<()> {
         pairs.push(("SetUp", "1".into()));
         pairs.push(("FEN", fen.into()));
     }
-    let pairs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(name, value)| (*name, value.as_ref()))
-        .collect();
-    write_tags(out, &pairs);
+    for (name, value) in &pairs {
+        tape.tag(name, value);
+    }
     Ok(())
 }
 
@@ -414,33 +683,18 @@ fn datetime(text: &str) -> Option<(String, &str)> {
     })
 }
 
-/// The ply of the first move: 0 for White's first move, 1 for Black's, from the FEN's side to move and
-/// fullmove number.
-fn start_ply(fen: Option<&str>) -> u64 {
-    let Some(fen) = fen else { return 0 };
-    let fields: Vec<&str> = fen.split_whitespace().collect();
-    let black = fields.get(1) == Some(&"b");
-    let fullmove = fields
-        .get(5)
-        .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
-        .map_or(1, |f| f.parse::<u64>().unwrap_or(u64::MAX / 4));
-    2 * (fullmove.max(1) - 1) + u64::from(black)
-}
-
-/// A game's movetext being written: its tokens space-separated in `out`, and each line's signature.
-struct Lines<'a, 'v> {
-    tokens: Tokens<'a>,
-    signatures: Vec<String>,
+/// A game's movetext being read onto its tape.
+struct Lines<'t, 'v> {
+    tape: &'t mut Tape,
     /// A move's comment parts, room kept from move to move (not an allocation a move).
     parts: Vec<Part<'v>>,
 }
 
 impl<'v> Lines<'_, 'v> {
     /// A line's moves (and the lines nested in them).
-    fn line(&mut self, moves: &'v [Json<'v>], first_ply: u64, where_: Here) -> Refused<()> {
+    fn line(&mut self, moves: &'v [Json<'v>], where_: Here) -> Refused<()> {
         let mainline = matches!(where_, Here::Root(_));
-        let line = self.signatures.len();
-        self.signatures.push(String::new());
+        let line = self.tape.new_line();
         for (index, mv) in moves.iter().enumerate() {
             let here = Here::Index(&where_, index);
             let mv = object(mv, here)?;
@@ -453,25 +707,24 @@ impl<'v> Lines<'_, 'v> {
                             .push(Part::Text(comment_text(p, Here::Key(&here, "precomment"))?));
                     }
                 }
-                self.tokens.braced(&precomments);
+                self.tape.comment(&precomments);
             }
-            let ply = first_ply + index as u64;
-            self.tokens.start_token();
-            let dots = if ply.is_multiple_of(2) { "." } else { "..." };
-            let _ = write!(VecWriter(self.tokens.out), "{}{dots} ", ply / 2 + 1);
-            let signature = &mut self.signatures[line];
+            let tape = &mut *self.tape;
+            let signature = &mut tape.signatures[line];
             if index > 0 {
                 signature.push(' ');
             }
-            move_fields(mv, here, self.tokens.out, signature)?;
+            tape.token.clear();
+            move_fields(mv, here, &mut tape.token, signature)?;
+            tape.san(here)?;
             if let Some(notes) = notes {
                 let alts = self.annotate(notes, here, index == 0 && !mainline)?;
                 let at = Here::Key(&here, "alt");
                 for (n, alt) in alts.into_iter().enumerate() {
-                    self.tokens.token("(");
+                    self.tape.calls.push(Call::BeginVariation);
                     let here = Here::Index(&at, n);
-                    self.line(array(alt, here)?, ply, here)?;
-                    self.tokens.token(")");
+                    self.line(array(alt, here)?, here)?;
+                    self.tape.calls.push(Call::EndVariation);
                 }
             }
         }
@@ -499,8 +752,7 @@ impl<'v> Lines<'_, 'v> {
             }
             if let Some(nag) = note.get("nag") {
                 let nag = integer(nag, Here::Key(&note_at, "nag"), 1, MAX_NAG as i64)?;
-                self.tokens.start_token();
-                let _ = write!(VecWriter(self.tokens.out), "${nag}");
+                self.tape.calls.push(Call::Nag(nag as u8));
             }
             if let Some(eval) = note.get("eval") {
                 let value = first_of(eval, Here::Key(&note_at, "eval"), bgn_eval, "an eval")?;
@@ -520,19 +772,9 @@ impl<'v> Lines<'_, 'v> {
                 alts.extend(array(alt, Here::Key(&note_at, "alt"))?);
             }
         }
-        self.tokens.braced(&parts);
+        self.tape.comment(&parts);
         self.parts = parts;
         Ok(alts)
-    }
-}
-
-/// `write!` into a byte vector.
-struct VecWriter<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for VecWriter<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
     }
 }
 
@@ -791,20 +1033,177 @@ fn repr(value: &Json) -> String {
 mod tests {
     use super::*;
 
-    fn one(line: &str) -> Result<(String, String, Option<String>), Refusal> {
-        let block = bgn_block(line.as_bytes(), false, 1 << 20, 1 << 16);
+    use crate::replay::GameScratch;
+
+    fn options() -> Options {
+        Options {
+            drop_source_san: true,
+            ..Options::default()
+        }
+    }
+
+    /// The reader after reading `line`, or the line's refusal.
+    fn one(line: &str) -> Result<BgnReader, Refusal> {
+        let mut reader = BgnReader::new("t.jsonl", options());
+        let block = reader.block(line.as_bytes(), false, 1 << 20, 1 << 16, 0);
         if let Some((_, refusal)) = block.refused.first() {
             return Err(refusal.clone());
         }
-        let game = &block.games[0];
-        let pgn = String::from_utf8(block.pgn[game.pgn_start..game.pgn_end].to_vec()).unwrap();
-        Ok((pgn, game.signature.clone(), game.id.clone()))
+        assert_eq!(block.written, 1, "{line}");
+        Ok(reader)
     }
 
     fn refused(line: &str) -> String {
         match one(line) {
             Err(Refusal::BadField(reason)) => reason,
-            other => panic!("{line}: {other:?}"),
+            Err(other) => panic!("{line}: {other:?}"),
+            Ok(_) => panic!("{line}: read"),
+        }
+    }
+
+    /// Everything a replay leaves in its scratch for the columns, written out.
+    fn replayed(g: &GameScratch) -> String {
+        let text = |r: &Option<Range<usize>>| r.as_ref().map(|r| g.str(r).to_owned());
+        let mut out = format!("{:?} {:?} {:?}\n", g.variant, g.outcome, text(&g.comment));
+        for (name, value, _) in &g.tags {
+            out += &format!("[{} {:?}]\n", g.str(name), g.str(value));
+        }
+        for line in g.lines() {
+            out += &format!(
+                "line {} {} {} {:?}:",
+                line.id,
+                line.parent,
+                line.ply,
+                text(&line.comment)
+            );
+            for m in &line.moves {
+                out += &format!(
+                    " {}{}{}{}{}{}{} {:?} {:?} {:?} {:?} {:?} {:?};",
+                    m.piece,
+                    m.from,
+                    m.to,
+                    m.capture,
+                    m.checks,
+                    m.castle,
+                    m.promote,
+                    &g.nags[m.nags.clone()],
+                    text(&m.comment),
+                    m.eval,
+                    m.clock,
+                    text(&m.san),
+                    text(&m.blast),
+                );
+            }
+            out += "\n";
+        }
+        out
+    }
+
+    /// The game in `pgn` as the PGN reader replays it.
+    fn read_pgn(pgn: &str) -> String {
+        let mut games = GameReader::new(&options());
+        games.read(pgn.as_bytes()).expect("a game");
+        replayed(&games.replayer.scratch)
+    }
+
+    #[test]
+    fn a_line_replays_as_its_pgn_reads() {
+        // Every field, a variation opened with a precomment, Chess960 castling from a FEN, a promotion.
+        let cases = [
+            (
+                r##"{"id":"abcdEFGH","event":"Rated \"x\"","datetime":"2025-05-01T10:00:01Z","result":"D","players":[{"handle":{"value":"a"},"ELO_blitz":1500,"ratingDiff":0},{"handle":{"value":"b"},"title":"GM"}],"comment":"hi","moves":[{"p":"P","f":"e2","t":"e4","a":[{"nag":1},{"eval":["0.2"],"clk":["0:03:00"]},{"alt":[[{"p":"P","f":"d2","t":"d4","a":[{"precomment":"or"},{"nag":3},{"comment":"also"}]},{"p":"n","f":"g8","t":"f6"}]]}]},{"p":"p","f":"e7","t":"e5","a":[{"eval":["#-3"]}]}]}"##,
+                "[Event \"Rated \\\"x\\\"\"]\n[Date \"2025.05.01\"]\n[UTCDate \"2025.05.01\"]\n\
+                 [UTCTime \"10:00:01\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1/2-1/2\"]\n\
+                 [BlackTitle \"GM\"]\n[WhiteElo \"1500\"]\n[WhiteRatingDiff \"+0\"]\n\n\
+                 { hi } 1. Pe2e4 $1 { [%eval 0.2] [%clk 0:03:00] } ( { or } 1. Pd2d4 $3 { also } 1... Ng8f6 ) \
+                 1... Pe7e5 { [%eval #-3] } 1/2-1/2\n\n",
+            ),
+            (
+                r#"{"variant":"Chess960","fen":"rk5r/8/8/8/8/8/8/RK5R w HAha - 0 1","result":"W","moves":[{"p":"K","f":"b1","t":"g1","castle":"K"},{"p":"k","f":"b8","t":"c8"},{"p":"R","f":"a1","t":"a8","x":"r","c":1}]}"#,
+                "[Result \"1-0\"]\n[Variant \"Chess960\"]\n[SetUp \"1\"]\n\
+                 [FEN \"rk5r/8/8/8/8/8/8/RK5R w HAha - 0 1\"]\n\n1. O-O 1... Kb8c8 2. Ra1xa8 1-0\n\n",
+            ),
+            (
+                r#"{"fen":"7k/P7/8/8/8/8/8/K7 w - - 0 1","moves":[{"p":"P","f":"a7","t":"a8","promote":"Q","c":1}]}"#,
+                "[Result \"*\"]\n[SetUp \"1\"]\n[FEN \"7k/P7/8/8/8/8/8/K7 w - - 0 1\"]\n\n1. Pa7a8=Q *\n\n",
+            ),
+        ];
+        for (line, pgn) in cases {
+            let reader = one(line).unwrap_or_else(|r| panic!("{line}: {r:?}"));
+            assert_eq!(
+                replayed(&reader.games.replayer.scratch),
+                read_pgn(pgn),
+                "{line}"
+            );
+        }
+        let reader = one(cases[0].0).unwrap();
+        assert_eq!(
+            reader.tape.signatures[..reader.tape.lines],
+            ["P.e2.e4.... p.e7.e5....", "P.d2.d4.... n.g8.f6...."]
+        );
+    }
+
+    #[test]
+    fn a_game_is_written_under_its_line_id_at_its_offset() {
+        let mut reader = BgnReader::new("t.jsonl", options());
+        let lines = "\n{\"id\":\"abcdEFGH\",\"moves\":[]}\n{\"site\":\"https://lichess.org/ABCDefgh\",\"moves\":[]}\n";
+        let block = reader.block(lines.as_bytes(), false, 1 << 20, 1 << 16, 100);
+        assert_eq!((block.written, block.lines), (2, 3));
+        let batches = reader.finish();
+        assert_eq!(batches.len(), 1);
+        let games = &batches[0].1[0];
+        let column = |name: &str| games.column_by_name(name).expect("a column").clone();
+        let ids = column("game_id");
+        let ids = ids
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        assert_eq!(
+            ids.iter().collect::<Vec<_>>(),
+            [Some("abcdEFGH"), Some("ABCDefgh")]
+        );
+        let offsets = column("source_offset");
+        let offsets = offsets
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        assert_eq!(offsets.values().to_vec(), [101, 130]);
+    }
+
+    #[test]
+    fn moves_the_replay_refuses_or_gives_otherwise() {
+        let game = |moves: &str| format!(r#"{{"moves":[{moves}]}}"#);
+        let e4 = r#"{"p":"P","f":"e2","t":"e4"}"#;
+        for (moves, want) in [
+            (
+                format!(r#"{e4},{{"p":"p","f":"d7","t":"d5"}},{{"p":"P","f":"e4","t":"d5"}}"#),
+                Refusal::Disagrees(
+                    "move 3 of the mainline disagrees with its replay: x - (replay: p)".into(),
+                ),
+            ),
+            (
+                r#"{"p":"P","f":"e2","t":"e4","c":1}"#.into(),
+                Refusal::Disagrees(
+                    "move 1 of the mainline disagrees with its replay: c 1 (replay: -)".into(),
+                ),
+            ),
+            (
+                format!(
+                    r#"{e4},{{"p":"p","f":"e7","t":"e5","a":[{{"alt":[[{{"p":"p","f":"d7","t":"d5","x":"P"}}]]}}]}}"#
+                ),
+                Refusal::Disagrees(
+                    "move 1 of variation 1 disagrees with its replay: x P (replay: -)".into(),
+                ),
+            ),
+            (
+                r#"{"p":"N","f":"g1","t":"g3"}"#.into(),
+                Refusal::Replay(RejectReason::new(
+                    crate::reject::RejectKind::IllegalMove,
+                    "illegal move 'Ng1g3' at ply 1",
+                )),
+            ),
+        ] {
+            assert_eq!(one(&game(&moves)).err(), Some(want), "{moves}");
         }
     }
 
@@ -826,23 +1225,6 @@ mod tests {
         let arena = Arena::default();
         let doc = json_value::parse(r#"{"p": "P", "p": null}"#, &arena, MAX_DEPTH).unwrap();
         assert_eq!(signature_fields(doc.as_object().unwrap())[0], None);
-    }
-
-    #[test]
-    fn a_line_becomes_pgn_with_every_field() {
-        let (pgn, signature, id) = one(
-            r#"{"id":"abcdEFGH","event":"Rated \"x\"","datetime":"2025-05-01T10:00:01Z","result":"D","players":[{"handle":{"value":"a"},"ELO_blitz":1500,"ratingDiff":0},{"handle":{"value":"b"},"title":"GM"}],"comment":"hi","moves":[{"p":"P","f":"e2","t":"e4","c":1,"a":[{"nag":1},{"eval":["0.2"],"clk":["0:03:00"]},{"alt":[[{"p":"P","f":"d2","t":"d4","a":[{"precomment":"or"}]}]]}]},{"p":"k","f":"e8","t":"g8","castle":"k"}]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            pgn,
-            "[Event \"Rated \\\"x\\\"\"]\n[Date \"2025.05.01\"]\n[UTCDate \"2025.05.01\"]\n\
-             [UTCTime \"10:00:01\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1/2-1/2\"]\n\
-             [BlackTitle \"GM\"]\n[WhiteElo \"1500\"]\n[WhiteRatingDiff \"+0\"]\n\n\
-             { hi } 1. Pe2e4 $1 { [%eval 0.2] [%clk 0:03:00] } ( { or } 1. Pd2d4 ) 1... O-O 1/2-1/2\n\n"
-        );
-        assert_eq!(signature, "P.e2.e4..1.. k.e8.g8...k.|P.d2.d4....");
-        assert_eq!(id.as_deref(), Some("abcdEFGH"));
     }
 
     #[test]
@@ -887,26 +1269,28 @@ mod tests {
 
     #[test]
     fn lines_that_are_not_json_too_deep_or_too_long() {
-        assert_eq!(one("{not json"), Err(Refusal::NotJson));
-        assert_eq!(one("{\"a\": \"caf\u{e9}\""), Err(Refusal::NotJson));
+        assert_eq!(one("{not json").err(), Some(Refusal::NotJson));
+        assert_eq!(one("{\"a\": \"caf\u{e9}\"").err(), Some(Refusal::NotJson));
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert_eq!(one(&deep), Err(Refusal::TooDeep));
+        assert_eq!(one(&deep).err(), Some(Refusal::TooDeep));
         let fine = format!(
             r#"{{"x": {}{}, "moves": []}}"#,
             "[".repeat(500),
             "]".repeat(500)
         );
         assert!(one(&fine).is_ok());
-        let block = bgn_block(
+        let mut reader = BgnReader::new("t.jsonl", options());
+        let block = reader.block(
             b"\n{\"moves\": []}\n  \n{\"metadata\": {}}\n[1]",
             false,
             8,
             4,
+            0,
         );
         assert_eq!(block.lines, 5);
         assert_eq!(block.refused.len(), 3); // two too long, `[1]` not an object
         assert_eq!(block.refused[0].1, Refusal::TooLarge);
-        let block = bgn_block(b"{\"metadata\": {}}\n", false, 100, 4);
+        let block = reader.block(b"{\"metadata\": {}}\n", false, 100, 4, 0);
         assert_eq!(
             block.studies,
             vec![Place {

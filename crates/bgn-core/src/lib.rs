@@ -9,7 +9,6 @@
 //! lake leaves out; [`fen`] reads a FEN a user gives by python-chess's rules. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
-pub mod bgn_replayed;
 pub mod book;
 pub mod book_rows;
 pub mod columns;

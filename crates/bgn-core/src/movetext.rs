@@ -1,5 +1,5 @@
-//! PGN movetext written token by token, as the JSON imports make it for the reader: tokens one space
-//! apart, comments braced from their parts.
+//! PGN movetext written token by token, as the study import makes it for the reader: tokens one space
+//! apart, comments braced from their parts; a comment's text as the BGN import gives it to the replay.
 
 /// A piece of a PGN comment: text, or a command (`[%clk 0:03:00]`).
 pub enum Part<'v> {
@@ -39,23 +39,38 @@ impl<'a> Tokens<'a> {
 
     /// `{ a b }` of the parts that are not empty, if any.
     pub fn braced(&mut self, parts: &[Part]) {
-        let mut parts = parts.iter().filter(|p| !p.is_empty()).peekable();
-        if parts.peek().is_none() {
+        if parts.iter().all(Part::is_empty) {
             return;
         }
         self.start_token();
         self.out.push(b'{');
-        for part in parts {
-            self.out.push(b' ');
-            match part {
-                Part::Text(text) => self.out.extend_from_slice(text.as_bytes()),
-                Part::Command(name, value) => {
-                    for piece in ["[%", name, " ", value, "]"] {
-                        self.out.extend_from_slice(piece.as_bytes());
-                    }
+        let out = &mut *self.out;
+        body(parts, |piece| out.extend_from_slice(piece.as_bytes()));
+        self.out.push(b'}');
+    }
+}
+
+/// The text between the braces of a comment of `parts` (` a b `), the parts that are not empty, added to
+/// `out`: what pgn-reader gives for `{ a b }`. `false` (nothing added) when every part is empty.
+pub fn comment_body(parts: &[Part], out: &mut String) -> bool {
+    if parts.iter().all(Part::is_empty) {
+        return false;
+    }
+    body(parts, |piece| out.push_str(piece));
+    true
+}
+
+fn body<'p>(parts: &'p [Part<'p>], mut put: impl FnMut(&'p str)) {
+    for part in parts.iter().filter(|p| !p.is_empty()) {
+        put(" ");
+        match part {
+            Part::Text(text) => put(text),
+            Part::Command(name, value) => {
+                for piece in ["[%", name, " ", value, "]"] {
+                    put(piece);
                 }
             }
         }
-        self.out.extend_from_slice(b" }");
     }
+    put(" ");
 }

@@ -55,42 +55,25 @@ pub struct GameParser {
     pgn: pgn_reader::Reader<Feed>,
     rewritten: Vec<u8>,
     scratch: Vec<u8>,
-    /// Each game through `repair::game` first (`reader::Options::repairs`).
-    repairs: bool,
 }
 
 impl Default for GameParser {
     fn default() -> Self {
-        GameParser::new(true)
-    }
-}
-
-impl GameParser {
-    /// A parser that repairs each game's text first, or (`repairs` false) reads it as written.
-    pub fn new(repairs: bool) -> Self {
         let feed = Feed::default();
         GameParser {
             pgn: pgn_reader::Reader::new(feed.clone()),
             feed,
             rewritten: Vec::new(),
             scratch: Vec::new(),
-            repairs,
         }
     }
+}
 
-    /// Whether it repairs each game's text first.
-    pub fn repairs(&self) -> bool {
-        self.repairs
-    }
-
+impl GameParser {
     /// Parses and replays one game's text into `replayer`; `Err` is the reason to reject the game.
     pub fn parse(&mut self, replayer: &mut Replayer, text: &[u8]) -> Result<(), RejectReason> {
-        let checked = if self.repairs {
-            repair::game(text, &mut self.scratch, &mut self.rewritten)
-                .map_err(|e| variant::unsupported_in(text).unwrap_or(e))?
-        } else {
-            repair::as_written(text)
-        };
+        let checked = repair::game(text, &mut self.scratch, &mut self.rewritten)
+            .map_err(|e| variant::unsupported_in(text).unwrap_or(e))?;
         let text = if checked.rewritten {
             &self.rewritten[..]
         } else {

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use arrow_array::RecordBatch;
 
 use crate::columns::GameColumns;
-use crate::derive::{derive, Partition};
+use crate::derive::{derive, game_key, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::parse::GameParser;
@@ -76,14 +76,9 @@ pub struct Options {
     /// (`crate::plies`), derived from the replay.
     pub openings: Option<Arc<Openings>>,
     /// The moves' `san` left null: the source's SAN is not compared with the one the position gives
-    /// (a move generation a move) nor kept where it differs. For a text whose SAN nobody keeps: a BGN
-    /// JSON import's PGN, its moves written in full (`Ng1f3`).
+    /// (a move generation a move) nor kept where it differs. For games whose SAN nobody keeps: a BGN
+    /// JSON import's, its moves given by their fields (`crate::json_games`).
     pub drop_source_san: bool,
-    /// Each game's text through the pre-pass that repairs what pgn-reader would misread or skip without
-    /// a word (`crate::repair`). Off for a text written from checked fields, a BGN JSON import's PGN, where
-    /// it finds nothing: that import also checks the replay against every field of every move
-    /// (`crate::bgn_replayed`), so a move pgn-reader skipped would still make a reject.
-    pub repairs: bool,
 }
 
 impl Default for Options {
@@ -96,7 +91,6 @@ impl Default for Options {
             max_partitions: 64,
             openings: None,
             drop_source_san: false,
-            repairs: true,
         }
     }
 }
@@ -302,6 +296,7 @@ impl BatchReader {
                         &self.games,
                         offset,
                         text.len(),
+                        None,
                     ),
                     Err(reason) => {
                         let length = text.len() as u64;
@@ -331,6 +326,7 @@ impl BatchReader {
                     &self.games,
                     offset,
                     text.len(),
+                    None,
                 );
             } else if let Err(reason) = outcome {
                 rejects.add(offset, length, reason, &text, &self.counters);
@@ -410,16 +406,21 @@ pub(crate) fn unreadable(
     }
 }
 
-/// Adds the game in `scratch` to its partition's columns.
-fn append_game(
+/// Adds the game in `scratch` to its partition's columns, under its source's `id` when it has one (a BGN
+/// line's, which the lake can keep) instead of the one its tags give.
+pub(crate) fn append_game(
     batches: &mut Pending<GameColumns>,
     source_name: &str,
     games: &GameReader,
     offset: u64,
     text_len: usize,
+    id: Option<&str>,
 ) {
     let scratch = &games.replayer.scratch;
-    let row = derive(scratch);
+    let mut row = derive(scratch);
+    if let Some(key) = id.and_then(|id| Some((id, game_key(id)?))) {
+        (row.game_id, row.game_key) = (Cow::Borrowed(key.0), key.1);
+    }
     let plies = scratch.mainline().len();
     let openings = games.openings.as_ref();
     batches.append(
@@ -443,7 +444,7 @@ pub(crate) struct GameReader {
 impl GameReader {
     pub(crate) fn new(options: &Options) -> GameReader {
         GameReader {
-            parser: GameParser::new(options.repairs),
+            parser: GameParser::default(),
             openings: options.openings.clone(),
             replayer: Replayer {
                 drop_source_san: options.drop_source_san,
@@ -456,6 +457,22 @@ impl GameReader {
     /// Parses and replays `text` into `self.replayer.scratch` (and `self.positions`); `Err` is the
     /// reason to reject it.
     pub(crate) fn read(&mut self, text: &[u8]) -> Result<(), RejectReason> {
+        self.guarded(|parser, replayer| parser.parse(replayer, text))
+    }
+
+    /// Replays the game `play` drives the replayer through (its visitor's calls, from a source that is
+    /// no PGN text: `crate::json_games`), as `read` replays a text's.
+    pub(crate) fn replay(
+        &mut self,
+        play: impl FnOnce(&mut Replayer) -> Result<(), RejectReason>,
+    ) -> Result<(), RejectReason> {
+        self.guarded(|_, replayer| play(replayer))
+    }
+
+    fn guarded(
+        &mut self,
+        play: impl FnOnce(&mut GameParser, &mut Replayer) -> Result<(), RejectReason>,
+    ) -> Result<(), RejectReason> {
         let internal = |why: &str| {
             RejectReason::new(
                 RejectKind::InternalError,
@@ -463,9 +480,10 @@ impl GameReader {
             )
         };
         // A bug on some odd input must cost that game (rejected, with the reason), not the load.
-        let parse = || self.parser.parse(&mut self.replayer, text);
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).unwrap_or_else(|panic| {
-            self.parser = GameParser::new(self.parser.repairs());
+        let (parser, replayer) = (&mut self.parser, &mut self.replayer);
+        let played = || play(parser, replayer);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(played)).unwrap_or_else(|panic| {
+            self.parser = GameParser::default();
             Err(internal(panic_message(&panic)))
         })?;
         if self.openings.is_some() {

@@ -61,19 +61,6 @@ pub fn game(
     Ok(moves)
 }
 
-/// What [`game`] finds in a text it need not check, written by this project from checked fields (a BGN
-/// JSON import's PGN): nothing to rewrite; its tags' extent; and whether it may open a variation, any `(`
-/// after the tags (one in a comment too: a false yes costs only the replay's bookkeeping of lines).
-pub fn as_written(text: &[u8]) -> Repaired {
-    let (tags_len, longest_tag) = movetext_start(text);
-    Repaired {
-        rewritten: false,
-        variations: memchr::memchr(b'(', &text[tags_len..]).is_some(),
-        tags_len,
-        longest_tag,
-    }
-}
-
 /// The tag lines of the game's head, rewritten where pgn-reader would read a value otherwise than
 /// python-chess's `TAG_REGEX` (`^\[([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s+"([^\r]*)"\]\s*$`, the value
 /// then unescaped as PGN says). Returns whether `out` holds a rewritten text.

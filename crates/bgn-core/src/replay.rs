@@ -341,15 +341,8 @@ impl Visitor for Replayer {
     }
 
     fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Verdict> {
-        let s = &mut self.scratch;
         let name = name.trim_ascii();
-        let known = Known::of(name);
-        let name = s.push_text(&decode_text(name));
-        let value = s.push_text(&decode_text(&value.decode()));
-        if let (Some(k), Ok(i)) = (known, u16::try_from(s.tags.len())) {
-            s.known[k as usize] = Some(i);
-        }
-        s.tags.push((name, value, known));
+        self.tag_text(&decode_text(name), &decode_text(&value.decode()));
         ControlFlow::Continue(())
     }
 
@@ -501,6 +494,19 @@ impl Visitor for Replayer {
 }
 
 impl Replayer {
+    /// A tag pair as read (its value unescaped): what `Visitor::tag` records, and what a source that
+    /// holds tags as values (the BGN import, `crate::json_games`) gives directly.
+    pub fn tag_text(&mut self, name: &str, value: &str) {
+        let s = &mut self.scratch;
+        let known = Known::of(name.as_bytes());
+        let name = s.push_text(name);
+        let value = s.push_text(value);
+        if let (Some(k), Ok(i)) = (known, u16::try_from(s.tags.len())) {
+            s.known[k as usize] = Some(i);
+        }
+        s.tags.push((name, value, known));
+    }
+
     fn start_position(&mut self) -> Result<Board, RejectReason> {
         let s = &mut self.scratch;
         let variant = match variant::tagged(s.tag(Known::Variant)) {

@@ -53,7 +53,7 @@ create_exception!(
 type RejectTuple = (u64, u64, &'static str, String, String);
 
 /// `(type, year, month)` of a batch's games.
-type PartitionTuple = (&'static str, i16, i16);
+pub(crate) type PartitionTuple = (&'static str, i16, i16);
 
 /// One array, exported once through `__arrow_c_array__`: `pyarrow.array` takes it, and a batch of
 /// games (a struct array) `pyarrow.record_batch`.
@@ -171,11 +171,17 @@ fn game_keys(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrowArray> {
 /// as a stream (`__arrow_c_stream__`: `pyarrow.table(games).to_batches()`, no copy) or as one record
 /// batch (`__arrow_c_array__`: `pyarrow.record_batch(games)`, a copy when there are several).
 #[pyclass(module = "warehouse._core")]
-struct GameBatches {
+pub(crate) struct GameBatches {
     batches: Option<Vec<RecordBatch>>,
 }
 
 impl GameBatches {
+    pub(crate) fn of(batches: Vec<RecordBatch>) -> GameBatches {
+        GameBatches {
+            batches: Some(batches),
+        }
+    }
+
     fn take(&mut self) -> PyResult<Vec<RecordBatch>> {
         self.batches
             .take()
@@ -244,7 +250,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true, source_san=true, repairs=true))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -258,8 +264,6 @@ impl PgnReader {
         openings: Option<&Bound<'_, PyAny>>,
         own_thread: bool,
         checksum: bool,
-        source_san: bool,
-        repairs: bool,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -267,8 +271,6 @@ impl PgnReader {
             batch_bytes: batch_bytes.unwrap_or(defaults.batch_bytes).max(1),
             max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
             openings: openings.map(import_openings).transpose()?,
-            drop_source_san: !source_san,
-            repairs,
             ..defaults
         };
         let opened = match frames {
@@ -333,9 +335,7 @@ impl PgnReader {
                 (r.offset, r.length, kind, r.reason.message, r.raw)
             })
             .collect();
-        let games = GameBatches {
-            batches: Some(batch.games),
-        };
+        let games = GameBatches::of(batch.games);
         Some((partition, games, rejects))
     }
 
@@ -406,7 +406,7 @@ impl PgnReader {
     }
 }
 
-fn lock(stream: &Mutex<BatchStream>) -> MutexGuard<'_, BatchStream> {
+fn lock<T>(stream: &Mutex<T>) -> MutexGuard<'_, T> {
     stream
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -518,7 +518,7 @@ fn position_keys(
 
 /// The chess-openings table (`warehouse.lake.openings`) as a record batch: `key` (sorted int64), `eco`,
 /// `name`, `code`.
-fn import_openings(openings: &Bound<'_, PyAny>) -> PyResult<std::sync::Arc<Openings>> {
+pub(crate) fn import_openings(openings: &Bound<'_, PyAny>) -> PyResult<std::sync::Arc<Openings>> {
     let batch = import_games(openings, "openings")?;
     let openings = Openings::of(&batch).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(std::sync::Arc::new(openings))
@@ -594,9 +594,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fen_key, m)?)?;
     m.add_function(wrap_pyfunction!(looks_like_json, m)?)?;
     m.add_function(wrap_pyfunction!(is_tag_name, m)?)?;
-    m.add_function(wrap_pyfunction!(json_games::bgn_lines, m)?)?;
+    m.add_class::<json_games::BgnReader>()?;
     m.add_function(wrap_pyfunction!(study_json::study_lines, m)?)?;
-    m.add_function(wrap_pyfunction!(json_games::bgn_replayed, m)?)?;
     m.add_function(wrap_pyfunction!(json_games::line_breaks, m)?)?;
     m.add("MAX_GAME_BYTES", Options::default().max_game_bytes)?;
     m.add("MAX_NAG", bgn_core::annotations::MAX_NAG)?;
