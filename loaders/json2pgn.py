@@ -4,7 +4,7 @@ python -m loaders.json2pgn INPUT... OUT.pgn[.bz2|.zst]     # OUT `-`: standard o
 
 The inputs are read as `loaders.json2parquet` reads them (every game, duplicates too), and each batch of
 games the reader replays is written as `loaders.parquet2pgn` writes a lake's, with no lake between: memory
-holds a chunk of the inputs (`json_files.CHUNK_PGN_BYTES`) and nothing is written but OUT. The games keep
+holds a chunk of the inputs (`json_files.CHUNK_BYTES`) and nothing is written but OUT. The games keep
 their inputs' order within each speed and month (the reader's batches are a partition's). Each refused game
 is one line on stderr (`INPUT: line N: reason`); the games written are the others, and every game read is
 one or the other (else nothing is written).

@@ -44,8 +44,8 @@ from support import (
 
 from warehouse import _core
 from warehouse.exports.bgn_json import export_json
-from warehouse.lake.positions import reader_openings
 from warehouse.lake import Lake
+from warehouse.lake.positions import reader_openings
 
 SITE = "https://lichess.org/abcdEFGH"
 # Scholar's mate, as the BGN export writes it.
@@ -546,7 +546,8 @@ def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -
             seen["surrogate"] += 1
         elif number in games:
             game = games[number]
-            assert game["game_id"] == doc.get("id", game["game_id"]) and stored_signature(game) == python_signature(doc)
+            assert game["game_id"] == doc.get("id", game["game_id"])
+            assert stored_signature(game) == python_signature(doc)
             seen["written"] += 1
         else:
             kind, reason = refusals[number]

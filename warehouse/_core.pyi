@@ -157,11 +157,11 @@ class BgnReader:
 def study_lines(
     data: bytes, places: list[tuple[int, int, int]]
 ) -> tuple[bytes, list[tuple[int, int, int, int, str | None]], list[tuple[int, int, int, str, str | None]]]:
-    """The study documents at `places` in `data` (offset, length, line: `BgnReader.block`'s `studies`) as PGN for
-    the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags in the document's
-    order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line, start of the game's
-    PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the documents refused
-    (offset, length, line, reject kind, reason: None for a document that is not JSON).
+    """The study documents at `places` in `data` (offset, length, line: `BgnReader.block`'s `studies`) as
+    PGN for the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags in the
+    document's order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line, start of
+    the game's PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the documents
+    refused (offset, length, line, reject kind, reason: None for a document that is not JSON).
 
     :raises ValueError: for a place past the end of `data`."""
 

@@ -572,8 +572,8 @@ class JsonSource(Inputs):
         # The BGN games, replayed as the chunk was made; then the study documents' games, read from their PGN.
         replayed = _Replayed(sum(b.num_rows for _, _, games in chunk.replayed for b in games))
         self.reader = self.progress.follow(replayed, (chunk.raw_start, chunk.raw_end))
-        for _, partition, games in chunk.replayed:
-            yield partition, games, []
+        for _, key, games in chunk.replayed:
+            yield key, games, []
         self.progress.done()
         if chunk.made:
             # A study document's SAN is user text: compared, kept where it differs, and repaired.
@@ -586,8 +586,9 @@ class JsonSource(Inputs):
                     parts = [chunk.adapt(part) for part in pa.table(arrow_batch).to_batches()]
                 yield Partition(*partition) if partition is not None else None, parts, located
             if reader.games_seen != chunk.made:
+                made, read = chunk.made, reader.games_seen
                 raise ReconciliationError(
-                    f"{chunk.files[0]}…: the PGN made of {chunk.made:,} games was read as {reader.games_seen:,}"
+                    f"{chunk.files[0]}…: the PGN made of {made:,} games was read as {read:,}"
                 )
             self.progress.done()
         self.read += chunk.ended
@@ -595,7 +596,7 @@ class JsonSource(Inputs):
 
 @dataclass
 class _Replayed:
-    """A chunk's BGN games, replayed as it was made, as a progress bar reads them (`load.Reading`): all read."""
+    """A chunk's BGN games, replayed as it was made, as a progress bar reads them (`load.Reading`): read."""
 
     games_seen: int
     raw_bytes_read: int = 1

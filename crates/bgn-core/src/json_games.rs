@@ -353,10 +353,12 @@ impl Tape {
                         let text = self.text[r.clone()].as_bytes();
                         Visitor::comment(replayer, &mut (), RawComment(text))?;
                     }
-                    Call::San(san) => Visitor::san(replayer, &mut (), san.clone())?,
+                    Call::San(san) => Visitor::san(replayer, &mut (), *san)?,
                     Call::Nag(nag) => Visitor::nag(replayer, &mut (), Nag(*nag))?,
                     // The replay skips no variation (pgn-reader's `Skip(false)`).
-                    Call::BeginVariation => drop(Visitor::begin_variation(replayer, &mut ())?),
+                    Call::BeginVariation => {
+                        let _ = Visitor::begin_variation(replayer, &mut ())?;
+                    }
                     Call::EndVariation => Visitor::end_variation(replayer, &mut ())?,
                     Call::Outcome(outcome) => Visitor::outcome(replayer, &mut (), *outcome)?,
                 }

@@ -6,7 +6,8 @@
 //! [`replay`] replays it with shakmaty (lichess's variants on [`variant`]'s positions), [`annotations`] reads `[%eval]`/`[%clk]` out of comments, [`tags`] derives the game
 //! fields from tags, [`columns`] builds the Arrow batch, and [`reader`] drives it all, on its own thread
 //! if asked; [`parallel`] drives it on several threads and yields the same batches. [`san`] works the other way, on a batch read back from the lake: it fills in the SAN the
-//! lake leaves out; [`fen`] reads a FEN a user gives by python-chess's rules. No Python here: the PyO3 glue lives in the `bgn-py` crate.
+//! lake leaves out; [`fen`] reads a FEN a user gives by python-chess's rules. [`json_games`] replays BGN JSON
+//! lines from their fields on the same replay and columns, no PGN text between. No Python here: the PyO3 glue lives in the `bgn-py` crate.
 
 pub mod annotations;
 pub mod book;

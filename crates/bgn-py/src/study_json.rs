@@ -12,7 +12,7 @@ use crate::json_games::{refused_rows, Refused};
 type Made = (usize, usize, u64, usize, Option<String>);
 
 /// `(pgn, made, refused)` for the study documents at `places` (offset, length, line) in `data`, as
-/// `bgn_lines` gives them: the games' PGN one after the other, the games made and the documents refused.
+/// `BgnReader.block` gives them: the games' PGN one after the other, the games made and the documents refused.
 ///
 /// :raises ValueError: for a place past the end of `data`.
 #[pyfunction]
@@ -53,7 +53,7 @@ pub fn study_lines<'py>(
             )
         })
         .collect();
-    // A document is never refused as too long here: `bgn_lines` refused those lines.
+    // A document is never refused as too long here: `BgnReader.block` refused those lines.
     let refused = refused_rows(&studies.refused, 0);
     Ok((PyBytes::new(py, &studies.pgn), made, refused))
 }
