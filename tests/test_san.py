@@ -259,9 +259,9 @@ def test_a_damaged_lake_names_the_game_and_the_ply(sample_lake: Path) -> None:
 
 
 def test_a_reader_without_source_san_gives_the_same_games_with_san_null(tmp_path: Path) -> None:
-    """`PgnReader(source_san=False)` (a BGN import's PGN, its moves written in full): every move's `san` is
-    null, where the default reader keeps the source's long SAN and suffixless checks, and every other
-    column is the same."""
+    """`PgnReader(source_san=False)` (the replay as the BGN import runs it, its moves given in full): every
+    move's `san` is null, where the default reader keeps the source's long SAN and suffixless checks, and
+    every other column is the same."""
     path = tmp_path / "full.pgn"
     path.write_text(
         '[Event "a"]\n[Result "*"]\n\n1. Pe2e4 Pe7e5 2. Bf1c4 Ng8f6 3. Qd1h5 Nb8c6 4. Qh5xf7 *\n\n'

@@ -244,7 +244,8 @@ class PgnReader:
     position columns and their plies, as `derive_plies` gives them, derived from the reader's replay.
 
     `checksum=False`: the input's SHA-256 is not taken (`sha256` stays None), for a text nobody records
-    (a JSON import's temporary PGN)."""
+    (a JSON import's temporary PGN). `source_san=False`: every move's `san` is null, the source's SAN
+    neither compared with the position's nor kept (as the BGN import replays its lines: `BgnReader`)."""
 
     def __init__(
         self,
@@ -259,6 +260,7 @@ class PgnReader:
         openings: ArrowArrayExportable | None = None,
         own_thread: bool = False,
         checksum: bool = True,
+        source_san: bool = True,
     ) -> None: ...
     def __iter__(self) -> Iterator[tuple[Partition | None, GameBatches, list[Reject]]]: ...
     def __next__(self) -> tuple[Partition | None, GameBatches, list[Reject]]: ...

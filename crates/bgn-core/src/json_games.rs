@@ -117,6 +117,9 @@ pub struct Block {
 pub struct BgnReader {
     games: GameReader,
     batches: Pending<GameColumns>,
+    /// The partitions that filled up, their games in order: cut where the PGN reader cuts them, after
+    /// the game that fills one.
+    full: Vec<(Partition, Vec<RecordBatch>)>,
     source_name: String,
     tape: Tape,
     /// The moves replayed, written as a line's signature (a line at a time).
@@ -134,6 +137,7 @@ impl BgnReader {
         BgnReader {
             games: GameReader::new(&options),
             batches: Pending::new(options, Arc::new(Counters::default())),
+            full: Vec::new(),
             source_name: source_name.to_owned(),
             tape: Tape::default(),
             replayed: String::new(),
@@ -184,18 +188,14 @@ impl BgnReader {
         block
     }
 
-    /// The games of the partitions that are full now (by games or bytes, as the PGN reader's).
+    /// The games of the partitions that filled up (by games or bytes, as the PGN reader's) so far.
     pub fn full_batches(&mut self) -> Vec<(Partition, Vec<RecordBatch>)> {
-        let mut full = Vec::new();
-        while let Some(key) = self.batches.full_partition() {
-            full.extend(self.batches.take(key).map(|games| (key, games)));
-        }
-        full
+        std::mem::take(&mut self.full)
     }
 
     /// The games of every partition, at the input's end.
     pub fn finish(&mut self) -> Vec<(Partition, Vec<RecordBatch>)> {
-        let mut left = Vec::new();
+        let mut left = std::mem::take(&mut self.full);
         while let Some(key) = self.batches.any() {
             left.extend(self.batches.take(key).map(|games| (key, games)));
         }
@@ -235,6 +235,10 @@ impl BgnReader {
             place.length,
             id,
         );
+        if let Some(key) = self.batches.full_partition() {
+            self.full
+                .extend(self.batches.take(key).map(|games| (key, games)));
+        }
         Ok(Line::Written)
     }
 }

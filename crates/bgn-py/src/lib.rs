@@ -250,7 +250,7 @@ struct PgnReader {
 #[pymethods]
 impl PgnReader {
     #[new]
-    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true))]
+    #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true, source_san=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: &str,
@@ -264,6 +264,7 @@ impl PgnReader {
         openings: Option<&Bound<'_, PyAny>>,
         own_thread: bool,
         checksum: bool,
+        source_san: bool,
     ) -> PyResult<Self> {
         let defaults = Options::default();
         let options = Options {
@@ -271,6 +272,7 @@ impl PgnReader {
             batch_bytes: batch_bytes.unwrap_or(defaults.batch_bytes).max(1),
             max_game_bytes: max_game_bytes.unwrap_or(defaults.max_game_bytes).max(1),
             openings: openings.map(import_openings).transpose()?,
+            drop_source_san: !source_san,
             ..defaults
         };
         let opened = match frames {
