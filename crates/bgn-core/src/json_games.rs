@@ -345,34 +345,36 @@ impl Tape {
     /// The calls played on `replayer`, as pgn-reader plays a game's; the replay's verdict.
     fn play(&self, replayer: &mut Replayer) -> Result<(), RejectReason> {
         replayer.no_variations = !self.branches;
-        let flow = (|| {
-            Visitor::begin_tags(replayer)?;
-            for (name, value) in &self.tags {
-                replayer.tag_text(name, &self.text[value.clone()]);
-            }
-            Visitor::begin_movetext(replayer, ())?;
-            for call in &self.calls {
-                match call {
-                    Call::Comment(r) => {
-                        let text = self.text[r.clone()].as_bytes();
-                        Visitor::comment(replayer, &mut (), RawComment(text))?;
-                    }
-                    Call::San(san) => Visitor::san(replayer, &mut (), *san)?,
-                    Call::Nag(nag) => Visitor::nag(replayer, &mut (), Nag(*nag))?,
-                    // The replay skips no variation (pgn-reader's `Skip(false)`).
-                    Call::BeginVariation => {
-                        let _ = Visitor::begin_variation(replayer, &mut ())?;
-                    }
-                    Call::EndVariation => Visitor::end_variation(replayer, &mut ())?,
-                    Call::Outcome(outcome) => Visitor::outcome(replayer, &mut (), *outcome)?,
-                }
-            }
-            ControlFlow::Continue(())
-        })();
-        match flow {
+        match self.calls(replayer) {
             ControlFlow::Break(verdict) => verdict,
             ControlFlow::Continue(()) => Visitor::end_game(replayer, ()),
         }
+    }
+
+    /// Every call but the game's end, until the replay refuses one.
+    fn calls(&self, replayer: &mut Replayer) -> ControlFlow<Result<(), RejectReason>> {
+        Visitor::begin_tags(replayer)?;
+        for (name, value) in &self.tags {
+            replayer.tag_text(name, &self.text[value.clone()]);
+        }
+        Visitor::begin_movetext(replayer, ())?;
+        for call in &self.calls {
+            match call {
+                Call::Comment(r) => {
+                    let text = self.text[r.clone()].as_bytes();
+                    Visitor::comment(replayer, &mut (), RawComment(text))?;
+                }
+                Call::San(san) => Visitor::san(replayer, &mut (), *san)?,
+                Call::Nag(nag) => Visitor::nag(replayer, &mut (), Nag(*nag))?,
+                // The replay skips no variation (pgn-reader's `Skip(false)`).
+                Call::BeginVariation => {
+                    let _ = Visitor::begin_variation(replayer, &mut ())?;
+                }
+                Call::EndVariation => Visitor::end_variation(replayer, &mut ())?,
+                Call::Outcome(outcome) => Visitor::outcome(replayer, &mut (), *outcome)?,
+            }
+        }
+        ControlFlow::Continue(())
     }
 }
 
