@@ -128,7 +128,7 @@ Progress = Callable[[Reading], None]
 
 class LoadReading:
     """What a progress bar reads of a load (`Reading`), whose readers read one input (or one chunk of JSON
-    made PGN) after the other: every input's games and compressed bytes, those of the inputs read before
+    inputs) after the other: every input's games and compressed bytes, those of the inputs read before
     and the current reader's, against the inputs' size (known when all are local files)."""
 
     def __init__(self, paths: list[str]):
