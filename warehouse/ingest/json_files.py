@@ -325,8 +325,8 @@ class _Chunk:
         self.early: Located = []  # games refused before any batch (offsets in their input)
         self.outcomes: list[LoadedInput] = []
         self.ended: list[LoadedInput] = []  # the inputs whose last games are in this chunk
-        # The BGN games replayed: each partition's batches, with the index of their input in `files`.
-        self.replayed: list[tuple[int, Partition, list[pa.RecordBatch]]] = []
+        # The BGN games replayed: each partition's batches, as the inputs' readers handed them over.
+        self.replayed: list[tuple[Partition, list[pa.RecordBatch]]] = []
         self.lines_bytes = 0  # bytes of the JSON lines read into the chunk
         self.games: list[pa.RecordBatch] = []
         self.made = 0  # study games made PGN
@@ -366,7 +366,7 @@ class _Chunk:
             raise
         if ended:
             given.close()
-            self._replayed(file, given.bgn.finish())
+            self._replayed(given.bgn.finish())
             self.ended.append(given.outcome)
         return ended
 
@@ -392,14 +392,15 @@ class _Chunk:
         )
         self.lines_bytes += lines.end
         self.outcomes[file].games_seen += written
-        self._replayed(file, given.bgn.full_batches())
+        self._replayed(given.bgn.full_batches())
         self._refuse_lines(file, lines, refused)
         if studies:
             self._add_studies(file, lines, studies)
 
-    def _replayed(self, file: int, batches: list[tuple[tuple[str, int, int], _core.GameBatches]]) -> None:
+    def _replayed(self, batches: list[tuple[tuple[str, int, int], _core.GameBatches]]) -> None:
+        """Keeps the partitions' games a BGN reader handed over, for the chunk's reading."""
         for partition, games in batches:
-            self.replayed.append((file, Partition(*partition), pa.table(games).to_batches()))
+            self.replayed.append((Partition(*partition), pa.table(games).to_batches()))
 
     def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
         pgn, made, refused = _core.study_lines(lines.data, studies)
@@ -570,9 +571,9 @@ class JsonSource(Inputs):
         if chunk.early:
             yield None, [], chunk.early
         # The BGN games, replayed as the chunk was made; then the study documents' games, read from their PGN.
-        replayed = _Replayed(sum(b.num_rows for _, _, games in chunk.replayed for b in games))
+        replayed = _Replayed(sum(b.num_rows for _, games in chunk.replayed for b in games))
         self.reader = self.progress.follow(replayed, (chunk.raw_start, chunk.raw_end))
-        for _, key, games in chunk.replayed:
+        for key, games in chunk.replayed:
             yield key, games, []
         self.progress.done()
         if chunk.made:
