@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import copy
 import gzip
+import io
 import json
 import os
 import random
@@ -44,6 +45,7 @@ from support import (
 
 from warehouse import _core
 from warehouse.exports.bgn_json import export_json
+from warehouse.ingest import json_files
 from warehouse.lake import Lake
 from warehouse.lake.positions import reader_openings
 
@@ -518,7 +520,7 @@ def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -
     lines += [mutated(rng.choice(lines), rng) for _ in range(3000)]
     data = b"".join(line + b"\n" for line in lines)
     reader = _core.BgnReader("lines.jsonl", openings=reader_openings())
-    written, refused, studies = reader.block(data, len(data), False, 1 << 20, 1 << 16, 0)
+    written, refused, studies = reader.block(data, 0, len(data), False, 1 << 20, 1 << 16, 0)
     starts = np.cumsum([0] + [len(line) + 1 for line in lines])
     number_at = {int(start): number for number, start in enumerate(starts[:-1], start=1)}
     games = {
@@ -554,3 +556,27 @@ def test_bgn_lines_read_real_and_mutated_lines_as_pythons_json(tmp_path: Path) -
             assert kind in ("bad_field", "disagrees", "illegal_move"), (kind, reason)
             seen[kind] += 1
     assert min(seen.values()) > 5 and seen["written"] > len(lines) // 2, seen
+
+
+@pytest.mark.parametrize("block", [7, 64, 1000])
+def test_blocks_of_lines_are_the_input_at_their_offsets_and_numbers(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`json_files.texts` over blocks smaller and larger than the lines: each block's lines are the input's
+    bytes at its offset, its first line numbered as the input counts it; a line over the limit comes as a
+    `Document` of its first bytes at its offset; every byte is in exactly one of them."""
+    monkeypatch.setattr(json_files, "BLOCK_BYTES", block)
+    rng = random.Random(block)
+    lines = [b"x" * rng.choice([0, 1, 5, 30, 200, 900]) for _ in range(300)] + [b"y" * 5000, b"z" * 10]
+    data = b"\n".join(lines)  # the last line without a line break
+    covered = 0
+    for text in json_files.texts(io.BytesIO(data), 4000):
+        if isinstance(text, json_files.Document):
+            assert data.startswith(text.data, text.offset) and len(text.data) > 4000 and text.length == 5001
+            length = text.length
+        else:
+            length = text.end - text.start
+            assert text.data[text.start : text.end] == data[text.offset : text.offset + length]
+        assert text.offset == covered and text.line == data[: text.offset].count(b"\n") + 1
+        covered += length
+    assert covered == len(data)

@@ -138,30 +138,30 @@ class BgnReader:
         self, source_name: str, batch_games: int | None = None, openings: ArrowArrayExportable | None = None
     ) -> None: ...
     def block(
-        self, data: bytes, end: int, whole: bool, limit: int, raw_limit: int, offset: int
+        self, data: bytes, start: int, end: int, whole: bool, limit: int, raw_limit: int, offset: int
     ) -> tuple[int, list[tuple[int, int, int, str, str | None]], list[tuple[int, int, int]]]:
-        """The lines of `data[:end]` (or one document, `whole`), `data` being at `offset` in the input:
-        `(written, refused, studies)`. `written` the games replayed and written to their partitions'
+        """The lines of `data[start:end]` (or one document, `whole`), `data[start]` being at `offset` in the
+        input: `(written, refused, studies)`. `written` the games replayed and written to their partitions'
         batches (their `source_offset` the line's in the input, their `game_id` the line's `id` when the
         lake can keep it); `refused` the lines refused (offset, length, line, reject kind, reason: None for
         a line that is not JSON, whose reason Python's JSON reader words), a field's type or range, the
         replay's rejects (an illegal move…) and the games whose moves replay to other fields than the line
         gives (`disagrees`); `studies` the lines holding a study document (offset, length, line), left to
-        the caller. Offsets are in `data`, lines counted from 1. A line longer than `limit` bytes is refused
-        (`too_large`) unless its first `raw_limit` bytes are blank."""
+        the caller. Offsets are from `data[start]`, lines counted from 1. A line longer than `limit` bytes
+        is refused (`too_large`) unless its first `raw_limit` bytes are blank."""
     def full_batches(self) -> list[tuple[Partition, GameBatches]]:
         """The games of the partitions full now (by games or bytes), as `PgnReader` hands them."""
     def finish(self) -> list[tuple[Partition, GameBatches]]:
         """The games of every partition: at the input's end."""
 
 def study_lines(
-    data: bytes, places: list[tuple[int, int, int]]
+    data: bytes, start: int, places: list[tuple[int, int, int]]
 ) -> tuple[bytes, list[tuple[int, int, int, int, str | None]], list[tuple[int, int, int, str, str | None]]]:
-    """The study documents at `places` in `data` (offset, length, line: `BgnReader.block`'s `studies`) as
-    PGN for the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags in the
-    document's order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line, start of
-    the game's PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the documents
-    refused (offset, length, line, reject kind, reason: None for a document that is not JSON).
+    """The study documents at `places` in `data[start:]` (offset, length, line: `BgnReader.block`'s
+    `studies`) as PGN for the reader: `(pgn, made, refused)`. `pgn` the games' PGN one after the other, tags
+    in the document's order (crates/bgn-core/src/study_json.rs); `made` the games (offset, length, line,
+    start of the game's PGN in `pgn`, `game_id` when the lake can keep it as the game's id); `refused` the
+    documents refused (offset, length, line, reject kind, reason: None for a document that is not JSON).
 
     :raises ValueError: for a place past the end of `data`."""
 

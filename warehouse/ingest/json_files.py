@@ -160,7 +160,7 @@ class Document:
 
 @dataclass
 class Lines:
-    """Whole lines of an input, `data[:end]`, or its one (pretty-printed) document (`whole`): the
+    """Whole lines of an input, `data[start:end]`, or its one (pretty-printed) document (`whole`): the
     decompressed offset of their first byte and the number of their first line."""
 
     offset: int
@@ -168,6 +168,7 @@ class Lines:
     data: bytes
     end: int
     whole: bool = False
+    start: int = 0
 
 
 # Decompressed bytes read at once: the core takes the whole lines among them in one call.
@@ -191,9 +192,18 @@ def texts(stream: IO[bytes], limit: int) -> Iterator[Lines | Document]:
     offset, number, carry = 0, 1, first
     while True:
         more = stream.read(BLOCK_BYTES)
+        start = 0
+        if carry and (start := more.find(b"\n") + 1):
+            # The line left unfinished ends in `more`: that line alone is joined, not the whole block (a
+            # block joined was a fresh 4 MiB object a block, each of its pages faulted in).
+            head = carry + more[:start]
+            yield Lines(offset, number, head, len(head))
+            offset, number, carry = offset + len(head), number + _core.line_breaks(head, len(head)), b""
         data = carry + more if carry else more
-        if not data:
-            return
+        if len(data) == start:
+            if not more:
+                return
+            continue
         end = data.rfind(b"\n") + 1 if more else len(data)
         if end == 0 and len(data) > limit:
             length = len(data) + _bytes_past(lambda: stream.readline(CHUNK), line=True)
@@ -201,9 +211,10 @@ def texts(stream: IO[bytes], limit: int) -> Iterator[Lines | Document]:
                 yield Document(offset, length, number, data[:RAW_LIMIT])
             offset, number, carry = offset + length, number + 1, b""
             continue
-        if end:
-            yield Lines(offset, number, data, end)
-            offset, number = offset + end, number + _core.line_breaks(data, end)
+        if end > start:
+            yield Lines(offset, number, data, end, start=start)
+            # `data[:start]`, the end of the line joined above, holds one line break.
+            offset, number = offset + end - start, number + _core.line_breaks(data, end) - (start > 0)
         carry = data[end:]
         if not more:
             return
@@ -223,7 +234,7 @@ def first_game(text: Lines | Document) -> bytes | None:
     """The first bytes of the first game of `text` (its first line that is not blank), if any."""
     if isinstance(text, Document) or text.whole:
         return text.data[:RAW_LIMIT]
-    start = 0
+    start = text.start
     while start < text.end:
         stop = text.data.find(b"\n", start, text.end) + 1 or text.end
         if text.data[start:stop].strip():
@@ -388,9 +399,9 @@ class _Chunk:
     def _add_lines(self, file: int, given: _Input, lines: Lines) -> None:
         """The games of `lines`: BGN games replayed by the core, then study documents made PGN."""
         written, refused, studies = given.bgn.block(
-            lines.data, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT, lines.offset
+            lines.data, lines.start, lines.end, lines.whole, MAX_LINE_BYTES, RAW_LIMIT, lines.offset
         )
-        self.lines_bytes += lines.end
+        self.lines_bytes += lines.end - lines.start
         self.outcomes[file].games_seen += written
         self._replayed(given.bgn.full_batches())
         self._refuse_lines(file, lines, refused)
@@ -403,7 +414,7 @@ class _Chunk:
             self.replayed.append((Partition(*partition), pa.table(games).to_batches()))
 
     def _add_studies(self, file: int, lines: Lines, studies: list[tuple[int, int, int]]) -> None:
-        pgn, made, refused = _core.study_lines(lines.data, studies)
+        pgn, made, refused = _core.study_lines(lines.data, lines.start, studies)
         if made:
             offsets, lengths, numbers, starts, ids = zip(*made, strict=True)
             start = self.out.tell()
@@ -422,9 +433,10 @@ class _Chunk:
     def _refuse_lines(
         self, file: int, lines: Lines, refused: list[tuple[int, int, int, str, str | None]]
     ) -> None:
-        """The lines the core refused (offsets in `lines`), a line that is no JSON worded by `not_json`."""
+        """The lines the core refused (offsets from `lines.start`), a line that is no JSON worded by
+        `not_json`."""
         for offset, length, line, kind, reason in refused:
-            data = lines.data[offset : offset + length]
+            data = lines.data[lines.start + offset : lines.start + offset + length]
             document = Document(lines.offset + offset, length, lines.line + line - 1, data)
             self._refuse(file, document, kind, not_json(data) if reason is None else reason)
 

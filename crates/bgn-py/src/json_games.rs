@@ -56,25 +56,27 @@ impl BgnReader {
         })
     }
 
-    /// `(written, refused, studies)` for the lines of `data[:end]` (or `data[:end]` as one document when
-    /// `whole`), `data` being at `offset` in the input: the games written (to the partitions' batches);
+    /// `(written, refused, studies)` for the lines of `data[start:end]` (or `data[start:end]` as one
+    /// document when `whole`), `data[start]` being at `offset` in the input: the games written (to the partitions' batches);
     /// the refused lines (offset, length, line, kind, reason: `None` for a line that is no JSON, whose
     /// reason the caller words); the lines holding a study document (offset, length, line). Offsets are
-    /// in `data`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank
+    /// from `data[start]`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank
     /// start of `raw_limit` bytes.
-    #[pyo3(signature = (data, end, whole, limit, raw_limit, offset))]
+    #[pyo3(signature = (data, start, end, whole, limit, raw_limit, offset))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn block(
         &self,
         py: Python<'_>,
         data: &[u8],
+        start: usize,
         end: usize,
         whole: bool,
         limit: usize,
         raw_limit: usize,
         offset: u64,
     ) -> (u64, Vec<Refused>, Vec<(usize, usize, u64)>) {
-        let data = &data[..end.min(data.len())];
+        let end = end.min(data.len());
+        let data = &data[start.min(end)..end];
         let reader = &self.reader;
         let block = py.detach(|| lock(reader).block(data, whole, limit, raw_limit, offset));
         let refused = refused_rows(&block.refused, limit);

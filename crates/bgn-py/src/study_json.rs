@@ -11,7 +11,7 @@ use crate::json_games::{refused_rows, Refused};
 /// A game made: offset, length, line number, start of its PGN, id (when the lake can keep it).
 type Made = (usize, usize, u64, usize, Option<String>);
 
-/// `(pgn, made, refused)` for the study documents at `places` (offset, length, line) in `data`, as
+/// `(pgn, made, refused)` for the study documents at `places` (offset, length, line) in `data[start:]`, as
 /// `BgnReader.block` gives them: the games' PGN one after the other, the games made and the documents refused.
 ///
 /// :raises ValueError: for a place past the end of `data`.
@@ -20,8 +20,10 @@ type Made = (usize, usize, u64, usize, Option<String>);
 pub fn study_lines<'py>(
     py: Python<'py>,
     data: &[u8],
+    start: usize,
     places: Vec<(usize, usize, u64)>,
 ) -> PyResult<(Bound<'py, PyBytes>, Vec<Made>, Vec<Refused>)> {
+    let data = &data[start.min(data.len())..];
     let mut within = Vec::with_capacity(places.len());
     for (offset, length, line) in places {
         if offset
