@@ -359,7 +359,14 @@ class _Chunk:
         :raises LoadError: for such an input whose first games went into a chunk made before (read, or
             being read, and written): the load fails whole.
         """
-        mark = (self.out.tell(), len(self.games), self.made, len(self.early), len(self.replayed))
+        mark = (
+            self.out.tell(),
+            len(self.games),
+            self.made,
+            len(self.early),
+            len(self.replayed),
+            self.lines_bytes,
+        )
         file = len(self.files)
         self.files.append(given.path)
         self.outcomes.append(given.outcome)
@@ -374,6 +381,7 @@ class _Chunk:
             del self.games[mark[1] :], self.files[file:], self.outcomes[file:]
             self.made = mark[2]
             del self.early[mark[3] :], self.replayed[mark[4] :]
+            self.lines_bytes = mark[5]
             raise
         if ended:
             given.close()

@@ -13,7 +13,8 @@ use crate::tags::{self, Known, TimeControl};
 
 /// A game's derived fields.
 pub struct GameRow<'g> {
-    /// The lichess id when `Site` is a lichess game URL, else the content id (`content_id`).
+    /// The id its source gives (a BGN line's), else the lichess id when `Site` is a lichess game URL, else
+    /// the content id (`content_id`).
     pub game_id: Cow<'g, str>,
     /// `game_id` as an integer (`game_key`): what the `plies` table joins on.
     pub game_key: i64,
@@ -40,10 +41,11 @@ pub struct Partition {
     pub analysed: bool,
 }
 
-/// Derives the fields of the game in `g`.
-pub fn derive(g: &GameScratch) -> GameRow<'_> {
+/// Derives the fields of the game in `g`; its id is `given_id` when its source gives one the lake keeps
+/// (a BGN line's, as `json_fields::lake_id` accepts it), else as its tags give it.
+pub fn derive<'g>(g: &'g GameScratch, given_id: Option<&'g str>) -> GameRow<'g> {
     let tag = |t: Known| g.tag(t);
-    let game_id = match tag(Known::Site).and_then(tags::lichess_id) {
+    let game_id = match given_id.or_else(|| tag(Known::Site).and_then(tags::lichess_id)) {
         Some(id) => Cow::Borrowed(id),
         None => Cow::Owned(content_id(g)),
     };

@@ -14,7 +14,6 @@
 //! A line that is no JSON is refused without a reason (`Refusal::NotJson`): the load words it as Python's
 //! JSON reader does. A line holding a study document (a `metadata` key) is left to the load's study path.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
@@ -549,11 +548,11 @@ fn get<'a>(doc: &'a Object<'a>, key: &str) -> Option<&'a Json<'a>> {
 }
 
 fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
-    // Values borrowed from the line where they are written as they are, not an allocation a tag.
-    let mut pairs: Vec<(&'static str, Cow<str>)> = Vec::new();
+    // Onto the tape in the order a PGN export writes them: a line refused half-way leaves a tape that is
+    // never played (the next line clears it).
     for (key, tag) in [("event", "Event"), ("site", "Site")] {
         if let Some(value) = doc.get(key) {
-            pairs.push((tag, tag_value(value, Here::Root(key))?.into()));
+            tape.tag(tag, tag_value(value, Here::Root(key))?);
         }
     }
     if let Some(stamp) = get(doc, "datetime") {
@@ -564,12 +563,12 @@ fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
                 repr(stamp)
             ));
         };
-        pairs.push(("Date", date.clone().into()));
-        pairs.push(("UTCDate", date.into()));
-        pairs.push(("UTCTime", clock.into()));
+        tape.tag("Date", &date);
+        tape.tag("UTCDate", &date);
+        tape.tag("UTCTime", clock);
     }
     if let Some(round) = doc.get("round") {
-        pairs.push(("Round", tag_value(round, Here::Root("round"))?.into()));
+        tape.tag("Round", tag_value(round, Here::Root("round"))?);
     }
     let players = match doc.get("players") {
         None => &[][..],
@@ -585,10 +584,10 @@ fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
     }
     for (side, tag) in sides.iter().zip(["White", "Black"]) {
         if let Some(name) = &side.name {
-            pairs.push((tag, name.as_str().into()));
+            tape.tag(tag, name.as_str());
         }
     }
-    pairs.push(("Result", result.into()));
+    tape.tag("Result", result);
     for (field, tags) in [
         (0, ["WhiteTitle", "BlackTitle"]),
         (1, ["WhiteElo", "BlackElo"]),
@@ -597,19 +596,19 @@ fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
         for (side, tag) in sides.iter().zip(tags) {
             let value = [&side.title, &side.elo, &side.diff][field];
             if let Some(value) = value {
-                pairs.push((tag, value.as_str().into()));
+                tape.tag(tag, value.as_str());
             }
         }
     }
     if let Some(variant) = doc.get("variant") {
-        pairs.push(("Variant", tag_value(variant, Here::Root("variant"))?.into()));
+        tape.tag("Variant", tag_value(variant, Here::Root("variant"))?);
     }
     if let Some(opening) = doc.get("opening") {
         let opening = object(opening, Here::Root("opening"))?;
         for (key, tag) in [("ECO", "ECO"), ("verbose", "Opening")] {
             if let Some(value) = opening.get(key) {
                 let value = tag_value(value, Here::Key(&Here::Root("opening"), key))?;
-                pairs.push((tag, value.into()));
+                tape.tag(tag, value);
             }
         }
     }
@@ -618,16 +617,13 @@ fn tags(doc: &Object, result: &str, tape: &mut Tape) -> Refused<()> {
         ("termination", "Termination"),
     ] {
         if let Some(value) = doc.get(key) {
-            pairs.push((tag, tag_value(value, Here::Root(key))?.into()));
+            tape.tag(tag, tag_value(value, Here::Root(key))?);
         }
     }
     if let Some(fen) = doc.get("fen") {
         let fen = tag_value(fen, Here::Root("fen"))?;
-        pairs.push(("SetUp", "1".into()));
-        pairs.push(("FEN", fen.into()));
-    }
-    for (name, value) in &pairs {
-        tape.tag(name, value);
+        tape.tag("SetUp", "1");
+        tape.tag("FEN", fen);
     }
     Ok(())
 }

@@ -154,7 +154,7 @@ impl Worker {
                     ))
                 }
                 Ok(()) => {
-                    let row = derive(scratch);
+                    let row = derive(scratch, None);
                     let part = match parts.iter().position(|(key, _)| *key == row.partition) {
                         Some(part) => part,
                         None => {

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use arrow_array::RecordBatch;
 
 use crate::columns::GameColumns;
-use crate::derive::{derive, game_key, Partition};
+use crate::derive::{derive, Partition};
 use crate::framer::Framer;
 use crate::input::Input;
 use crate::parse::GameParser;
@@ -417,10 +417,7 @@ pub(crate) fn append_game(
     id: Option<&str>,
 ) {
     let scratch = &games.replayer.scratch;
-    let mut row = derive(scratch);
-    if let Some(key) = id.and_then(|id| Some((id, game_key(id)?))) {
-        (row.game_id, row.game_key) = (Cow::Borrowed(key.0), key.1);
-    }
+    let row = derive(scratch, id);
     let plies = scratch.mainline().len();
     let openings = games.openings.as_ref();
     batches.append(

@@ -716,7 +716,7 @@ mod tests {
             parser
                 .parse(&mut replayer, pgn.as_bytes())
                 .unwrap_or_else(|e| panic!("game {i}: {}", e.message));
-            let row = derive(&replayer.scratch);
+            let row = derive(&replayer.scratch, None);
             columns.append(&replayer.scratch, &row, i as u64, &Default::default());
         }
         columns.finish().expect("a valid batch")

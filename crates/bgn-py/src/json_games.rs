@@ -57,11 +57,11 @@ impl BgnReader {
     }
 
     /// `(written, refused, studies)` for the lines of `data[start:end]` (or `data[start:end]` as one
-    /// document when `whole`), `data[start]` being at `offset` in the input: the games written (to the partitions' batches);
-    /// the refused lines (offset, length, line, kind, reason: `None` for a line that is no JSON, whose
-    /// reason the caller words); the lines holding a study document (offset, length, line). Offsets are
-    /// from `data[start]`, lines counted from 1; a line longer than `limit` bytes is refused, but for a blank
-    /// start of `raw_limit` bytes.
+    /// document when `whole`), `data[start]` being at `offset` in the input: the games written (to the
+    /// partitions' batches); the refused lines (offset, length, line, kind, reason: `None` for a line
+    /// that is no JSON, whose reason the caller words); the lines holding a study document (offset,
+    /// length, line). Offsets are from `data[start]`, lines counted from 1; a line longer than `limit`
+    /// bytes is refused, but for a blank start of `raw_limit` bytes.
     #[pyo3(signature = (data, start, end, whole, limit, raw_limit, offset))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn block(
