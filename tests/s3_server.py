@@ -55,6 +55,15 @@ class S3Server:
         fs.create_dir(name)
         return f"s3://{name}"
 
+    def lake_copy(self, lake: str, bucket: str) -> str:
+        """The local lake `lake` copied to a new bucket `bucket`: its URL, ``s3://<bucket>/lake``."""
+        import pyarrow.fs as pafs
+
+        url = self.bucket(bucket) + "/lake"
+        fs = pafs.S3FileSystem(endpoint_override=self.endpoint.removeprefix("http://"), scheme="http")
+        pafs.copy_files(lake, url.removeprefix("s3://"), destination_filesystem=fs)
+        return url
+
 
 # moto (werkzeug) prints the address it listens on once bound.
 LISTENING = re.compile(rb"Running on (http://127\.0\.0\.1:[0-9]+)")

@@ -194,6 +194,11 @@ def load(inputs: list[str | Path], lake: str | Path, *extra: str, **options: Any
     return run_module("loaders.pgn2parquet", [*map(str, inputs), "--lake", str(lake), *extra], **options)
 
 
+def json2parquet(*args: str | Path) -> Run:
+    """`python -m loaders.json2parquet ARGS` to its end (see `run_command`)."""
+    return run_module("loaders.json2parquet", [str(a) for a in args], timeout=300)
+
+
 def loaded(inputs: list[str | Path], lake: Path, *extra: str) -> Path:
     """`lake`, after a load of `inputs` that must succeed."""
     done = load(inputs, lake, *extra)

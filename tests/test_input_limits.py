@@ -14,22 +14,25 @@ import shutil
 import subprocess
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import chess
 import chess.pgn
 import pytest
 import zstandard
-from support import load, make_games, one_line_error, read_games, read_records, read_rejects, run_module
+from support import (
+    json2parquet,
+    load,
+    make_games,
+    one_line_error,
+    read_games,
+    read_records,
+    read_rejects,
+)
 
 from warehouse.ingest.json_files import MAX_LINE_BYTES
 
 # A game with a clock on each move (the clock of ply 1 set by each case), and a good game after it.
 MOVES = "1. e4 {{ [%clk {clk}] }} e5 {{ [%clk 0:03:00] }} 2. Nf3 {{ {eval} }} Nc6 *"
-
-
-def json2parquet(*args: str | Path) -> Any:
-    return run_module("loaders.json2parquet", [str(a) for a in args], timeout=300)
 
 
 def pgn_game(n: int, clk: str = "0:03:00", evaluation: str = "") -> str:

@@ -29,6 +29,7 @@ from support import (
     DATA,
     SAMPLE,
     interrupted_publish,
+    json2parquet,
     lake_counts,
     loaded,
     make_games,
@@ -78,10 +79,6 @@ def variant(change: dict[str, Any], ply: int | None = None, number: int = 1) -> 
         else:
             target[key] = value
     return json.dumps(game)
-
-
-def json2parquet(*args: str | Path) -> Any:
-    return run_module("loaders.json2parquet", [str(a) for a in args], timeout=300)
 
 
 # (line, reject kind, the reason after `line N: `)
@@ -281,6 +278,13 @@ def test_s3_archive_imported_with_a_prefix_glob(
         g["game_id"] for g in want if g["type"] in ("blitz", "bullet")
     )
     assert sum(r["games_rejected"] for r in records) == 0
+    # The prefix's files are one load, each input recorded with its checksum: a rerun adds nothing.
+    assert len(read_records(tmp_path / "lake")) == 1
+    assert all(r["sha256"] for r in records)
+    again = json2parquet(f"{archive}/b*/2025/*/G.*.json.bz2", "--lake", tmp_path / "lake")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already loaded") == len(records)
+    assert len(read_records(tmp_path / "lake")) == 1
 
 
 @pytest.mark.parametrize("in_memory", [True, False])

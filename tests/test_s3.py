@@ -16,21 +16,19 @@ from support import SAMPLE, Run, one_line_error, python, run_command, run_module
 from warehouse.exports.bgn_json import export_json
 from warehouse.exports.pgn import pgn_games
 from warehouse.lake import Lake
-from warehouse.lake.storage import filesystem
+from warehouse.lake.storage import filesystem, input_stream
 
 
 @pytest.fixture(scope="module")
 def s3_lake(s3_server: S3Server, sample_lake: Path) -> str:
     """The sample lake copied to s3://lake-bucket/lake."""
-    url = s3_server.bucket("lake-bucket") + "/lake"
-    fs, root = filesystem(url)
-    pafs.copy_files(str(sample_lake), root, destination_filesystem=fs)
-    return url
+    return s3_server.lake_copy(str(sample_lake), "lake-bucket")
 
 
 def read_s3(url: str) -> bytes:
+    """The object's bytes as stored (as any S3 client gets them: not decompressed by its name)."""
     fs, path = filesystem(url)
-    with fs.open_input_stream(path) as f:
+    with input_stream(fs, path) as f:
         return f.read()
 
 

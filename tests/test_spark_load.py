@@ -37,7 +37,7 @@ from warehouse.ingest.load import load_input
 from warehouse.lake.layout import STAGING
 from warehouse.lake.location import Lake
 from warehouse.lake.records import Records
-from warehouse.lake.storage import filesystem
+from warehouse.lake.storage import filesystem, output_stream
 
 pytest.importorskip("pyspark")
 from warehouse.ingest.spark_load import FAIL_FIRST_ATTEMPT_ENV, spark_load
@@ -170,7 +170,7 @@ def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
     fs, root = filesystem(s3_server.bucket("pgn"))
     urls = {}
     for path in (SAMPLE, WITH_REJECTS):
-        with fs.open_output_stream(f"{root}/months/{path.name}") as out:
+        with output_stream(fs, f"{root}/months/{path.name}") as out:
             out.write(path.read_bytes())
         urls[str(path)] = f"s3://pgn/months/{path.name}"
     lake = tmp_path / "lake"

@@ -12,22 +12,17 @@ import json
 import os
 from pathlib import Path
 
-import pyarrow.fs as pafs
 import pytest
 from s3_server import S3Server
 from support import needs_httpfs, run_command
 
-from warehouse.lake import Lake
 from warehouse.queries.sql import SQL_DIR, connect, query, questions
 
 
 @pytest.fixture(scope="module")
 def s3_lake(s3_server: S3Server, sample_lake: Path) -> str:
     """The sample lake copied to s3://sql-bucket/lake."""
-    url = s3_server.bucket("sql-bucket") + "/lake"
-    lake = Lake.open(url)
-    pafs.copy_files(str(sample_lake), lake.root, destination_filesystem=lake.fs)
-    return url
+    return s3_server.lake_copy(str(sample_lake), "sql-bucket")
 
 
 def run_cli(name: str, lake: str | Path) -> list[dict]:

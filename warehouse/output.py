@@ -40,7 +40,7 @@ import zstandard
 from warehouse.cores import default_jobs
 from warehouse.errors import OutputError, describe
 from warehouse.lake.location import Lake
-from warehouse.lake.storage import filesystem
+from warehouse.lake.storage import filesystem, output_stream
 
 # Text per bz2 stream: a few of bz2's 900 kB blocks, so streams cost no ratio and keep every core busy.
 BZ2_CHUNK_BYTES = 4 << 20
@@ -121,7 +121,7 @@ class OutputFile:
                 raise
         else:
             self.written = path
-        self.raw: IO[bytes] = open(self.written, "wb") if self.lock else fs.open_output_stream(path)  # noqa: SIM115
+        self.raw: IO[bytes] = open(self.written, "wb") if self.lock else output_stream(fs, path)  # noqa: SIM115
         # Where the bytes go, compressed by the name: a file object, for writers that want one (Parquet's).
         self.sink: Sink = compressor(path, self.raw, pool)
 
@@ -336,7 +336,7 @@ class Staging:
         """Writes the file `name` (a path below the output) at once.
 
         :raises OutputError: when it cannot be written (a full disk), naming the output."""
-        with naming(f"{self.shown}/{name}"), self.fs.open_output_stream(f"{self.root}/{name}") as stream:
+        with naming(f"{self.shown}/{name}"), output_stream(self.fs, f"{self.root}/{name}") as stream:
             stream.write(data)
 
 

@@ -51,7 +51,7 @@ from warehouse.lake.layout import Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.positions import reader_openings
 from warehouse.lake.records import JSON, LoadedInput
-from warehouse.lake.storage import filesystem, is_s3
+from warehouse.lake.storage import filesystem, input_stream, is_s3
 from warehouse.scratch import ScratchFile
 
 RAW_LIMIT = 64 << 10  # as the reader's rejects: the first 64 KiB of the game's text
@@ -107,7 +107,7 @@ class _Hashing(io.RawIOBase):
 def _open_raw(path: str) -> IO[bytes]:
     if path.startswith("s3://"):
         fs, key = filesystem(path)
-        return fs.open_input_stream(key)
+        return input_stream(fs, key)
     return open(path, "rb")
 
 

@@ -36,7 +36,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
 from warehouse.lake.records import PGN, LoadedInput, LoadRecord, Records, now
-from warehouse.lake.storage import is_utf8, printable
+from warehouse.lake.storage import is_utf8, output_stream, printable
 
 # Games per Arrow batch handed from the Rust reader to the writer (`--batch-games`).
 BATCH_GAMES = 8192
@@ -83,7 +83,7 @@ class RejectsWriter:
         if self._out is None:
             path = staged(self.op_id, self.rel)
             self.lake.make_parent(path)
-            self._out = self.lake.fs.open_output_stream(self.lake.path(path))
+            self._out = output_stream(self.lake.fs, self.lake.path(path))
         for source, (offset, length, kind, reason, raw) in rejects:
             self.by_kind[kind] += 1
             row = {

@@ -27,7 +27,7 @@ from warehouse.lake.layout import REJECTS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
-from warehouse.lake.storage import filesystem, is_s3
+from warehouse.lake.storage import filesystem, input_stream, is_s3
 
 COPY_CHUNK = 8 << 20
 
@@ -97,7 +97,7 @@ def local_copy(source: str) -> Iterator[str]:
     fs, key = filesystem(source)
     with tempfile.TemporaryDirectory(prefix="bgn-input-", dir=scratch_folder()) as folder:
         path = os.path.join(folder, key.rsplit("/", 1)[-1] or "input")
-        with fs.open_input_stream(key) as stream, open(path, "wb") as copy:
+        with input_stream(fs, key) as stream, open(path, "wb") as copy:
             shutil.copyfileobj(stream, copy, COPY_CHUNK)
         yield path
 

@@ -18,7 +18,7 @@ import pyarrow.fs as pafs
 
 from warehouse.errors import LakeError
 from warehouse.lake.layout import BEFORE, ENTRIES, GAMES, LAYOUT, LAYOUT_FILE, LOADS
-from warehouse.lake.storage import filesystem
+from warehouse.lake.storage import filesystem, input_stream, output_stream
 
 DEFAULT_LOCATION = "lake"
 # What upgrades a lake of an earlier layout, in the one line that refuses it.
@@ -158,7 +158,7 @@ class Lake:
             self.fs.create_dir(posixpath.dirname(self.path(rel)), recursive=True)
 
     def read_text(self, rel: str) -> str:
-        with self.fs.open_input_stream(self.path(rel)) as f:
+        with input_stream(self.fs, self.path(rel)) as f:
             return f.read().decode("utf-8")
 
     def write_text(self, rel: str, text: str) -> None:
@@ -168,7 +168,7 @@ class Lake:
         self.make_parent(rel)
         target = self.path(rel)
         tmp = f"{posixpath.dirname(target)}/.{posixpath.basename(target)}.tmp" if self.local else target
-        with self.fs.open_output_stream(tmp) as out:
+        with output_stream(self.fs, tmp) as out:
             out.write(text.encode("utf-8"))
         if tmp != target:
             self.fs.move(tmp, target)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from warehouse.errors import StorageError
@@ -119,6 +120,19 @@ def filesystem(location: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
             "than it lists); name the prefix without it"
         )
     return _s3_filesystem(bucket, location), "/".join(segments)
+
+
+def input_stream(fs: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """The bytes of the file at `path` as stored. pyarrow's own default would decompress a file named
+    `.bz2`, `.zst` or `.gz` on the fly: an input's checksum would then be taken over other bytes than the
+    file's, and a compressed input's magic would never be seen."""
+    return fs.open_input_stream(path, compression=None)
+
+
+def output_stream(fs: pafs.FileSystem, path: str) -> pa.NativeFile:
+    """A new file at `path` holding the bytes written, as written. pyarrow's own default would compress
+    again what is written to a file named `.bz2`, `.zst` or `.gz`: the output would be compressed twice."""
+    return fs.open_output_stream(path, compression=None)
 
 
 def is_s3(location: str) -> bool:
