@@ -21,8 +21,6 @@ import os
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from warehouse.errors import InputError, StorageError
@@ -36,20 +34,23 @@ from warehouse.ingest.load import (
     pgn_outcome,
     reconcile,
 )
+from warehouse.ingest.merge import staging_lake
 from warehouse.ingest.spark_task import Unit, UnitReport, convert, run_partition
 from warehouse.ingest.zstd_frames import frame_parts, input_goes_on, starts_where_stopped
 from warehouse.lake.commit import commit, discard, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import GAMES, REJECTS, Partition, plies_twin, staged
 from warehouse.lake.location import Lake
-from warehouse.lake.parquet import open_parquet_writer, read_columns, row_group_tables
-from warehouse.lake.positions import derive
+from warehouse.lake.parquet import read_columns
 from warehouse.lake.records import LoadedInput, LoadRecord, Records
-from warehouse.lake.storage import is_s3, is_utf8, printable, s3_files
+from warehouse.lake.rewrite import RewrittenFile, row_groups
+from warehouse.lake.storage import input_stream, is_s3, is_utf8, output_stream, printable, s3_files
 
 # Decompressed bytes of a multi-frame zstd input per task, at least (whole frames): a 30 GB month (some
 # 200 GB of text) becomes ~3,000 tasks of a few seconds each.
 UNIT_BYTES = 64 << 20
+# The suffix of a staged file rewritten without its duplicates, until it takes the file's name.
+KEPT = ".kept"
 
 # Fault injection for the tests: the task of this unit (its index among the job's units, in input order)
 # fails its first attempt after staging its files.
@@ -207,9 +208,9 @@ def _merged(lake: Lake, record: LoadRecord, parts: list[UnitReport]) -> UnitRepo
     pieces = [p.rejects_file for p in parts if p.rejects_file]
     if pieces:
         merged.rejects_file = f"{REJECTS}/{input_stem(record.input)}-{record.load_id}.jsonl"
-        with lake.fs.open_output_stream(lake.path(staged(record.load_id, merged.rejects_file))) as out:
+        with output_stream(lake.fs, lake.path(staged(record.load_id, merged.rejects_file))) as out:
             for piece in pieces:
-                with lake.fs.open_input_stream(lake.path(staged(record.load_id, piece))) as source:
+                with input_stream(lake.fs, lake.path(staged(record.load_id, piece))) as source:
                     out.write(source.read())
                 lake.delete(staged(record.load_id, piece))
     return merged
@@ -249,50 +250,46 @@ def _drop_known(lake: Lake, record: LoadRecord, files: dict[str, int], plies: di
     """Drops from the staged files the games already in the lake or earlier in the input, in the order
     a local load meets them (`files` in read order, rows in order); updates the row counts."""
     index = PartitionIndex(lake)
+    staging = staging_lake(lake, record.load_id)
     for rel in list(files):
-        path = staged(record.load_id, rel)
-        partition = _partition_of(rel)
-        ids = read_columns(lake, path, ["game_id"])["game_id"]
-        keep = index.keep(partition, ids.combine_chunks())
+        ids = read_columns(staging, rel, ["game_id"])["game_id"]
+        keep = index.keep(_partition_of(rel), ids.combine_chunks())
         duplicates = len(keep) - int(keep.sum())
         if not duplicates:
             continue
         record.games_duplicate += duplicates
         twin = plies_twin(rel)
-        rows, ply_rows = _rewrite_kept(lake, path, staged(record.load_id, twin), keep)
-        if rows == 0:
-            del files[rel], plies[twin]
+        if keep.any():
+            files[rel], plies[twin] = _rewrite_kept(staging, rel, keep)
         else:
-            files[rel], plies[twin] = rows, ply_rows
+            staging.delete(rel)
+            staging.delete(twin)
+            del files[rel], plies[twin]
 
 
-def _rewrite_kept(lake: Lake, path: str, twin: str, keep: np.ndarray) -> tuple[int, int]:
-    """Rewrites the staged games file `path` with its rows where `keep`, and its plies twin `twin`, a
-    batch at a time (a file holds up to a million games: never read whole); returns their row counts. Row
-    groups as the load's writer makes them: the same games in a games/ and its plies/ group."""
-    games_out: pq.ParquetWriter | None = None
-    plies_out: pq.ParquetWriter | None = None
-    read = rows = ply_rows = 0
-    # A row group at a time (`row_group_tables`): its games (of one kind, or a small file's all) stay in one.
-    for group in row_group_tables(lake, path):
-        kept = group.filter(pa.array(keep[read : read + group.num_rows]))
-        read += group.num_rows
-        if kept.num_rows == 0:  # a row group whose games were all duplicates
-            continue
-        ply_table = pa.Table.from_batches([derive(b)[1] for b in kept.to_batches()])
-        games_out = games_out or open_parquet_writer(lake, f"{path}.kept", kept.schema)
-        plies_out = plies_out or open_parquet_writer(lake, f"{twin}.kept", ply_table.schema)
-        games_out.write_table(kept, row_group_size=kept.num_rows)
-        plies_out.write_table(ply_table, row_group_size=max(ply_table.num_rows, 1))
-        rows, ply_rows = rows + kept.num_rows, ply_rows + ply_table.num_rows
-    lake.delete(path)
-    lake.delete(twin)
-    if games_out is not None and plies_out is not None:
-        games_out.close()
-        plies_out.close()
-        lake.move(f"{path}.kept", path)
-        lake.move(f"{twin}.kept", twin)
-    return rows, ply_rows
+def _rewrite_kept(staging: Lake, rel: str, keep: np.ndarray) -> tuple[int, int]:
+    """Rewrites the staged games file `rel` and its plies twin with the games where `keep` and their
+    plies, as the load's writer writes its files (`RewrittenFile`), a row group at a time (a file holds up
+    to a million games: never read whole); returns their row counts."""
+    twin = plies_twin(rel)
+    out = RewrittenFile(staging, rel + KEPT, twin + KEPT)
+    read = ply_rows = 0
+    try:
+        for games, plies in row_groups(staging, [rel]):
+            kept = keep[read : read + games.num_rows]
+            read += games.num_rows
+            if kept.any():
+                kept_plies = np.repeat(kept, games["n_plies"].to_numpy())  # a game's plies are consecutive
+                out.add(games.filter(kept), plies.filter(kept_plies))
+                ply_rows += int(kept_plies.sum())
+        out.close()
+    except BaseException:
+        out.abandon()
+        raise
+    for name in (rel, twin):
+        staging.delete(name)
+        staging.move(name + KEPT, name)
+    return out.rows, ply_rows
 
 
 def _file_order(rel: str) -> tuple[str, int]:
