@@ -142,6 +142,18 @@ def test_a_folder_of_pgn_files_is_one_load(sample_lake: Path, tmp_path: Path) ->
     assert games_as_values(lake) == games_as_values(sample_lake)
     check_lake(lake)
 
+    # A changed file (the same games, a blank line more between them) is noticed, loaded, its games
+    # duplicates; the others are already loaded.
+    changed = folder / "part000.pgn"
+    changed.write_text("\n\n".join(games[:50]))
+    again = load([folder], lake)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already loaded") == len(record["inputs"]) - 1
+    last = max(read_records(lake), key=lambda r: r["finished"])
+    assert (last["input"], last["games_seen"], last["games_duplicate"]) == (str(changed), 50, 50)
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    check_lake(lake)
+
 
 def test_a_refused_input_is_its_line_and_the_others_load(tmp_path: Path) -> None:
     folder = tmp_path / "in"

@@ -5,8 +5,9 @@ DuckDB reads one field of a top-level column without decoding the others, but no
 mainline moves flat, so such a question reads only the columns it names. It is derived, not parsed: the
 Rust core (`crates/bgn-core/src/plies.rs`) builds each game's plies beside its moves, as the reader replays
 it or from stored games (`warehouse.lake.positions`), in the batch's `plies` column; here the moves'
-fields (`games.moves`' own arrays) and those of `plies` become the table's columns. Loads, compaction, the
-layout upgrade and Spark all derive it so, so the two tables cannot disagree.
+fields (`games.moves`' own arrays) and those of `plies` become the table's columns. Loads (Spark's
+tasks too) and the layout upgrade derive it so, and compaction and dedup rewrite a file's plies with its
+games (`warehouse.lake.rewrite`), so the two tables cannot disagree.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The position columns of a batch of games and its plies: derived by the Rust core from one replay.
 
 A `PgnReader` given the chess-openings table (`reader_openings`) derives them as it replays each game;
-`derive` takes games read back from the lake (the layout upgrade, compaction, `bgn check --full`)
+`derive` takes games read back from the lake (the layout upgrade, `bgn check --full`)
 through `_core.derive_plies`, which feeds the same builder (`crates/bgn-core/src/plies.rs`) from the stored
 squares, so they cannot disagree. From the replay come:
 - `plies.key`: the key before each of the first `KEYED_PLIES` plies (null after; docs/positions.md);

@@ -1,7 +1,7 @@
 //! The `plies` table's own columns and the games' position columns (docs/schema.md), derived game by
 //! game by one builder, [`PlyColumns`]. Its two callers feed it the same facts: the reader, from the
 //! game it has just replayed (`crate::columns`), and [`derive_stored`], from games read back from the
-//! lake (the layout upgrade, compaction, `check --full`); so the two cannot disagree.
+//! lake (the layout upgrade, `check --full`); so the two cannot disagree.
 //!
 //! A batch carries its games' plies in one more column, [`PLIES`] (a list per game, its moves' plies),
 //! until the writer takes them apart (warehouse/lake/plies.py): the moves' own fields (`p`, `f`, `t`…)
