@@ -2,9 +2,10 @@
 
 python -m loaders.pgn2parquet lichess_db_standard_rated_2024-01.pgn.zst [--lake DIR|s3://bucket/prefix]
 
-Each INPUT is one load; a folder or glob is one load of its PGN files (one commit, files cut by partition,
-not by input). An input already in the lake (same SHA-256) is skipped; games already in the lake (same
-game_id) are skipped and counted as duplicates. How loads commit, dedup and recover: docs/operations.md.
+Each INPUT is one load; a folder, glob or S3 prefix is one load of its PGN files (one commit, files cut by
+partition, not by input). An `s3://` input is read as stored, streamed to the reader (nothing on disk).
+An input already in the lake (same SHA-256) is skipped; games already in the lake (same game_id) are
+skipped and counted as duplicates. How loads commit, dedup and recover: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         nargs="+",
         metavar="INPUT",
         help="PGN file: plain, .zst (multi-frame, as lichess publishes), .bz2 or .gz — the format is "
-        "read from the file's first bytes; `-` reads standard input; a folder or glob: its .pgn files "
-        "(plain or .zst/.bz2/.gz), loaded as one load",
+        "read from the file's first bytes; `-` reads standard input; an s3:// object; a folder, glob or "
+        "s3:// prefix: its .pgn files (plain or .zst/.bz2/.gz), loaded as one load",
     )
     add_load_arguments(p)
     return p.parse_args(argv)

@@ -445,3 +445,13 @@ def cut_frames(path: Path, text: str, compressor: zstandard.ZstdCompressor | Non
     bounds = [0, *cuts, len(data)]
     path.write_bytes(b"".join(compressor.compress(data[a:b]) for a, b in itertools.pairwise(bounds)))
     return path
+
+
+def games_as_values(lake: Path) -> list[dict[str, object]]:
+    """The lake's games, sorted by id, but for where each was read from."""
+    return [without_source(g) for g in lake_table(lake, "games", ["game_id"]).to_pylist()]
+
+
+def plies_as_values(lake: Path) -> list[dict[str, object]]:
+    """The lake's plies, sorted by game and ply."""
+    return lake_table(lake, "plies", ["game_key", "ply"]).to_pylist()

@@ -19,12 +19,14 @@ from support import (
     SAMPLE_GAMES,
     assert_row_groups_by_kind,
     check_lake,
+    games_as_values,
     lake_counts,
     lake_table,
     load,
     loaded,
     make_games,
     one_line_error,
+    plies_as_values,
     present,
     python,
     read_inputs,
@@ -33,7 +35,6 @@ from support import (
     run_command,
     run_module,
     sample_games,
-    without_source,
     write_zst,
 )
 
@@ -48,19 +49,10 @@ from warehouse.lake.layout import plies_twin
 GAME_KEYS = ["game_id"]
 
 
-def games_as_values(lake: Path) -> list[dict[str, object]]:
-    """The lake's games, sorted by id, but for where each was read from."""
-    return [without_source(g) for g in lake_table(lake, "games", GAME_KEYS).to_pylist()]
-
-
 def games_of_files(lake: Path, files: list[str]) -> list[dict[str, object]]:
     """The games of `lake` (`games_as_values`) whose study files (named by game id) are among `files`."""
     names = {Path(f).name for f in files}
     return [g for g in games_as_values(lake) if f"{g['game_id']}.json" in names]
-
-
-def plies_as_values(lake: Path) -> list[dict[str, object]]:
-    return lake_table(lake, "plies", ["game_key", "ply"]).to_pylist()
 
 
 def test_a_folder_of_study_files_is_one_load(sample_lake: Path, tmp_path: Path) -> None:

@@ -4,19 +4,35 @@ on 127.0.0.1): what comes back from S3 is what the same export writes locally.""
 from __future__ import annotations
 
 import bz2
+import hashlib
 import io
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 import zstandard
 from s3_server import S3Server
-from support import SAMPLE, Run, one_line_error, python, run_command, run_module
+from support import (
+    SAMPLE,
+    Run,
+    games_as_values,
+    one_line_error,
+    plies_as_values,
+    python,
+    read_games,
+    read_records,
+    run_command,
+    run_module,
+)
 
+from warehouse.errors import InputError
 from warehouse.exports.bgn_json import export_json
 from warehouse.exports.pgn import pgn_games
+from warehouse.ingest import s3_feed
+from warehouse.ingest.load import load_input
 from warehouse.lake import Lake
-from warehouse.lake.storage import filesystem, input_stream
+from warehouse.lake.storage import filesystem, input_stream, output_stream
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +88,76 @@ def test_json_cli_to_s3(s3_server: S3Server, s3_lake: str) -> None:
     assert process.returncode == 0, process.stderr
     lines = bz2.decompress(read_s3(f"{out}/classical/2025/5/G.0.classical.json.bz2")).decode().splitlines()
     assert len(lines) == 3
+
+
+def test_pgn_load_of_an_s3_prefix(s3_server: S3Server, sample_lake: Path, tmp_path: Path) -> None:
+    """`pgn2parquet s3://bucket/prefix/` is one load of the prefix's PGN files, each read as stored
+    (through a pipe to the Rust reader): the lake equal to the local load's but for `source_file`, each
+    input's checksum its object's, a rerun a no-op, a file that is not PGN one line."""
+    prefix = s3_server.bucket("pgn-inputs") + "/months"
+    fs, root = filesystem(prefix)
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(SAMPLE.read_bytes())).read()
+    objects = {"a.pgn.zst": SAMPLE.read_bytes(), "b.pgn": text[: len(text) // 2], "c.pgn": b'{"x": 1}\n'}
+    for name, data in objects.items():
+        with output_stream(fs, f"{root}/{name}") as out:
+            out.write(data)
+    lake = tmp_path / "lake"
+    done = run_cli("loaders.pgn2parquet", f"{prefix}/", "--lake", str(lake))
+    one_line_error(done, f"{prefix}/c.pgn", "JSON, not PGN")
+    (record,) = read_records(lake)
+    inputs = {i["input"]: i for i in record["inputs"]}
+    assert sorted(inputs) == [f"{prefix}/a.pgn.zst", f"{prefix}/b.pgn"]
+    for name in ("a.pgn.zst", "b.pgn"):
+        given = inputs[f"{prefix}/{name}"]
+        assert given["sha256"] == hashlib.sha256(objects[name]).hexdigest()
+        assert given["size"] == len(objects[name])
+    assert inputs[f"{prefix}/a.pgn.zst"]["compression"] == "zstd"
+    b_games = inputs[f"{prefix}/b.pgn"]
+    assert b_games["games_seen"] == b_games["games_duplicate"] + b_games["games_rejected"] > 0
+    assert games_as_values(lake) == games_as_values(sample_lake)
+    assert plies_as_values(lake) == plies_as_values(sample_lake)
+    sources = {g["source_file"] for g in read_games(lake, ["source_file"])}
+    assert sources == {f"{prefix}/a.pgn.zst"}
+    again = run_cli("loaders.pgn2parquet", f"{prefix}/*.pgn*", "--lake", str(lake))
+    assert again.stdout.count("already loaded") == 2 and len(read_records(lake)) == 1
+    missing = run_cli("loaders.pgn2parquet", f"{prefix}/none.pgn", "--lake", str(lake))
+    one_line_error(missing, f"{prefix}/none.pgn", "no such file")
+
+
+def test_an_s3_pgn_input_cut_short_fails_the_load(
+    s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object's copy that fails part-way (the network) reaches the reader as the end of its text: the
+    load fails in one error naming the object, and the lake holds nothing of it."""
+    url = s3_server.bucket("cut-inputs") + "/sample.pgn"
+    fs, key = filesystem(url)
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(SAMPLE.read_bytes())).read()
+    with output_stream(fs, key) as out:
+        out.write(text)
+
+    class CutStream:
+        """The object's stream, failing as a dropped connection does after its first read."""
+
+        def __init__(self, stream: pa.NativeFile):
+            self.stream, self.reads = stream, 0
+
+        def read(self, size: int) -> bytes:
+            self.reads += 1
+            if self.reads > 1:
+                raise OSError("AWS Error NETWORK_CONNECTION during GetObject operation: connection reset")
+            return self.stream.read(size)
+
+        def close(self) -> None:
+            self.stream.close()
+
+    monkeypatch.setattr(s3_feed, "COPY_BYTES", len(text) // 3)
+    monkeypatch.setattr(s3_feed, "input_stream", lambda fs, path: CutStream(input_stream(fs, path)))
+    lake = tmp_path / "lake"
+    with pytest.raises(InputError, match="connection reset") as raised:
+        load_input(url, Lake.open(str(lake), creating=True), jobs=1)
+    assert str(raised.value).startswith(url)
+    assert read_records(lake) == []
+    assert not list(lake.rglob("*.parquet"))
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,11 @@ def fingerprint(path: str) -> str | None:
     pipe."""
     if path == STDIN or not (is_s3(path) or os.path.isfile(path)):
         return None
-    with _open(path) as f:
+    try:
+        opened = _open(path)
+    except FileNotFoundError:  # an S3 object that is not there: its reader says so, as for a file
+        return None
+    with opened as f:
         size = f.seek(0, os.SEEK_END)
         f.seek(0)
         head = hashlib.sha256(f.read(EDGE_BYTES)).hexdigest()

@@ -25,10 +25,11 @@ import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.cores import default_jobs, load_threads
-from warehouse.errors import InputError, LoadError
+from warehouse.errors import InputError, LoadError, describe
 from warehouse.ingest.frame_parts import PartsReader, parts_to_read
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
+from warehouse.ingest.s3_feed import Feed, s3_feed
 from warehouse.lake.commit import commit, discard, new_op_id, recover, writer_lock
 from warehouse.lake.dedup import PartitionIndex
 from warehouse.lake.layout import REJECTS, Partition, staged
@@ -36,7 +37,7 @@ from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
 from warehouse.lake.records import PGN, LoadedInput, LoadRecord, Records, now
-from warehouse.lake.storage import is_utf8, output_stream, printable
+from warehouse.lake.storage import is_s3, is_utf8, output_stream, printable
 
 # Games per Arrow batch handed from the Rust reader to the writer (`--batch-games`).
 BATCH_GAMES = 8192
@@ -244,26 +245,38 @@ class PgnSource(Inputs):
     def batches(self) -> Iterator[tuple[Partition | None, list[pa.RecordBatch], Located]]:
         read_parts = load_threads(self.jobs).read_frame_parts
         for path in self.paths:
-            parts = parts_to_read(path) if read_parts else []
-            reader: _core.PgnReader | PartsReader
-            try:
-                if parts:
-                    reader = PartsReader(path, path, self.batch_games, parts)
-                    self.encode_on_pool = True
-                else:
-                    reader = self.open_reader(path)
-            except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
-                self.refused.append(str(e))
-                continue
-            self.reader = self.progress.follow(reader)
-            for partition, arrow_batch, rejects in reader:
-                # Several record batches from a parallel reader (runs of its threads' batches): taken
-                # without a copy, written together as the one batch of the single-threaded reader.
-                parts = pa.table(arrow_batch).to_batches() if partition is not None else []
-                key = Partition(*partition) if partition is not None else None
-                yield key, parts, [(path, reject) for reject in rejects]
-            self.read.append(pgn_outcome(path, reader))
-            self.progress.done()
+            with contextlib.ExitStack() as held:
+                parts = parts_to_read(path) if read_parts and not is_s3(path) else []
+                reader: _core.PgnReader | PartsReader
+                feed: Feed | None = None
+                try:
+                    if parts:
+                        reader = PartsReader(path, path, self.batch_games, parts)
+                        self.encode_on_pool = True
+                    elif is_s3(path):
+                        feed = held.enter_context(s3_feed(path))
+                        reader = self.open_reader(feed.path, source_name=path)
+                    else:
+                        reader = self.open_reader(path)
+                except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
+                    self.refused.append(str(e).replace(feed.path, path) if feed else str(e))
+                    continue
+                except (OSError, InputError) as e:  # an S3 object that cannot be opened
+                    self.refused.append(f"{path}: {describe(e)}")
+                    continue
+                self.reader = self.progress.follow(reader)
+                for partition, arrow_batch, rejects in reader:
+                    # Several record batches from a parallel reader (runs of its threads' batches): taken
+                    # without a copy, written together as the one batch of the single-threaded reader.
+                    parts = pa.table(arrow_batch).to_batches() if partition is not None else []
+                    key = Partition(*partition) if partition is not None else None
+                    yield key, parts, [(path, reject) for reject in rejects]
+                outcome = pgn_outcome(path, reader)
+                if feed is not None:
+                    feed.check()  # a copy cut short fails the load: it is not the object's end
+                    outcome.size = feed.size
+                self.read.append(outcome)
+                self.progress.done()
 
 
 def pgn_outcome(path: str, reader: ReadOutcome) -> LoadedInput:
@@ -404,6 +417,11 @@ def _read_and_commit(
             if o.progress is not None and source.reader is not None:
                 o.progress(source.reader)
         read = source.outcomes()
+        if not read and skipped:  # the others were already loaded: a load of nothing, said as such
+            writer.close_quietly()
+            rejects.close_quietly()
+            discard(lake, result.load_id)
+            return LoadResult(result, already_loaded=skipped[0][1], skipped=skipped, refused=source.refused)
         if not read:
             more = f" (and {len(source.refused) - 1} more inputs refused)" if len(source.refused) > 1 else ""
             raise InputError(source.refused[0] + more)

@@ -253,6 +253,7 @@ impl PgnReader {
     #[pyo3(signature = (path, source_name=None, batch_games=None, batch_bytes=None, max_game_bytes=None, jobs=1, frames=None, first_game=None, openings=None, own_thread=false, checksum=true, source_san=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         path: &str,
         source_name: Option<&str>,
         batch_games: Option<usize>,
@@ -275,10 +276,11 @@ impl PgnReader {
             drop_source_san: !source_san,
             ..defaults
         };
-        let opened = match frames {
+        // Without the GIL: opening reads the input's head, and a pipe's writer may be a Python thread.
+        let opened = py.detach(|| match frames {
             Some((raw_offset, _, _)) => Input::open_at(path, raw_offset),
             None => Input::open_hashed(path, checksum),
-        };
+        });
         let input = opened.map_err(|e| PgnInputError::new_err(e.to_string()))?;
         let compression = input.compression.name();
         let input_size = input.size;
