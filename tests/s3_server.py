@@ -25,7 +25,9 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
+
+from warehouse.lake.storage import input_stream
 
 ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -63,6 +65,31 @@ class S3Server:
         fs = pafs.S3FileSystem(endpoint_override=self.endpoint.removeprefix("http://"), scheme="http")
         pafs.copy_files(lake, url.removeprefix("s3://"), destination_filesystem=fs)
         return url
+
+
+class CutStream:
+    """An S3 object's stream that fails, as a dropped connection does, after its first read."""
+
+    def __init__(self, stream: Any):
+        self.stream, self.reads = stream, 0
+
+    def read(self, size: int) -> bytes:
+        self.reads += 1
+        if self.reads > 1:
+            raise OSError("AWS Error NETWORK_CONNECTION during GetObject operation: connection reset")
+        return bytes(self.stream.read(size))
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def cut_copies(monkeypatch: Any, first_bytes: int) -> None:
+    """Makes each S3 object streamed to a reader (`warehouse.ingest.s3_feed`) fail after its first
+    `first_bytes`: the network dropping a long read."""
+    from warehouse.ingest import s3_feed
+
+    monkeypatch.setattr(s3_feed, "COPY_BYTES", first_bytes)
+    monkeypatch.setattr(s3_feed, "input_stream", lambda fs, path: CutStream(input_stream(fs, path)))
 
 
 # moto (werkzeug) prints the address it listens on once bound.

@@ -8,11 +8,10 @@ import hashlib
 import io
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 import zstandard
-from s3_server import S3Server
+from s3_server import S3Server, cut_copies
 from support import (
     SAMPLE,
     Run,
@@ -29,7 +28,6 @@ from support import (
 from warehouse.errors import InputError
 from warehouse.exports.bgn_json import export_json
 from warehouse.exports.pgn import pgn_games
-from warehouse.ingest import s3_feed
 from warehouse.ingest.load import load_input
 from warehouse.lake import Lake
 from warehouse.lake.storage import filesystem, input_stream, output_stream
@@ -96,7 +94,7 @@ def test_pgn_load_of_an_s3_prefix(s3_server: S3Server, sample_lake: Path, tmp_pa
     input's checksum its object's, a rerun a no-op, a file that is not PGN one line."""
     prefix = s3_server.bucket("pgn-inputs") + "/months"
     fs, root = filesystem(prefix)
-    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(SAMPLE.read_bytes())).read()
+    text = zstandard.ZstdDecompressor().stream_reader(SAMPLE.read_bytes(), read_across_frames=True).read()
     objects = {"a.pgn.zst": SAMPLE.read_bytes(), "b.pgn": text[: len(text) // 2], "c.pgn": b'{"x": 1}\n'}
     for name, data in objects.items():
         with output_stream(fs, f"{root}/{name}") as out:
@@ -131,27 +129,11 @@ def test_an_s3_pgn_input_cut_short_fails_the_load(
     load fails in one error naming the object, and the lake holds nothing of it."""
     url = s3_server.bucket("cut-inputs") + "/sample.pgn"
     fs, key = filesystem(url)
-    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(SAMPLE.read_bytes())).read()
+    text = zstandard.ZstdDecompressor().stream_reader(SAMPLE.read_bytes(), read_across_frames=True).read()
     with output_stream(fs, key) as out:
         out.write(text)
 
-    class CutStream:
-        """The object's stream, failing as a dropped connection does after its first read."""
-
-        def __init__(self, stream: pa.NativeFile):
-            self.stream, self.reads = stream, 0
-
-        def read(self, size: int) -> bytes:
-            self.reads += 1
-            if self.reads > 1:
-                raise OSError("AWS Error NETWORK_CONNECTION during GetObject operation: connection reset")
-            return self.stream.read(size)
-
-        def close(self) -> None:
-            self.stream.close()
-
-    monkeypatch.setattr(s3_feed, "COPY_BYTES", len(text) // 3)
-    monkeypatch.setattr(s3_feed, "input_stream", lambda fs, path: CutStream(input_stream(fs, path)))
+    cut_copies(monkeypatch, len(text) // 3)
     lake = tmp_path / "lake"
     with pytest.raises(InputError, match="connection reset") as raised:
         load_input(url, Lake.open(str(lake), creating=True), jobs=1)

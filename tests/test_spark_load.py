@@ -162,8 +162,8 @@ def _wait_gone(session: int) -> None:
 
 
 def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
-    """Inputs on S3 (the moto server), named by a glob: each object read by a task (copied to the
-    executor), the lake equal to a local load of the same files but for `source_file`, which is the
+    """Inputs on S3 (the moto server), named by a glob: each object read by a task (streamed to its
+    reader), the lake equal to a local load of the same files but for `source_file`, which is the
     object's URL; a rerun finds them already loaded (fingerprints and checksums read from S3)."""
     if not WITH_REJECTS.is_file():
         pytest.skip("needs ../shared/corpora")
@@ -196,17 +196,28 @@ def test_s3_inputs_by_prefix_glob(s3_server: Any, tmp_path: Path) -> None:
     assert again.returncode == 0 and again.stdout.count("already loaded") == 2, again.stdout + again.stderr
 
 
-def test_a_task_copies_an_s3_input_into_sparks_own_folder(spark: Any) -> None:
-    """Inside a task an S3 input is copied into the folder Spark keeps the application's files in (deleted
-    with the executor, or with the SparkContext in local mode), not into the host's temporary folder, where
-    a task killed during its copy left it; outside a task, the system's temporary folder."""
-    from pyspark import SparkFiles
+def test_a_task_whose_s3_copy_is_cut_fails(
+    s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task reading an S3 object whose copy the network cuts fails (Spark runs it again) instead of
+    reporting the object read whole to where the copy stopped."""
+    from s3_server import cut_copies
 
-    from warehouse.ingest.spark_task import scratch_folder
+    from warehouse.errors import InputError
+    from warehouse.ingest.spark_task import Unit, convert
 
-    assert scratch_folder() is None
-    (in_task,) = spark.sparkContext.parallelize([0], 1).map(lambda _: scratch_folder()).collect()
-    assert in_task == os.path.abspath(SparkFiles.getRootDirectory()) and os.path.isdir(in_task)
+    url = s3_server.bucket("cut-task") + "/sample.pgn"
+    fs, key = filesystem(url)
+    text = zstandard.ZstdDecompressor().stream_reader(SAMPLE.read_bytes(), read_across_frames=True).read()
+    with output_stream(fs, key) as out:
+        out.write(text)
+    lake = Lake.open(str(tmp_path / "lake"), creating=True)
+    unit = Unit(0, url, "20261130T000000-cut", lake.location, batch_games=100)
+    whole = convert(unit, "a0")
+    assert (whole.error, whole.games_seen, whole.input_size) == (None, 438, len(text))
+    cut_copies(monkeypatch, len(text) // 3)
+    with pytest.raises(InputError, match="connection reset"):
+        convert(unit, "a1")
 
 
 def test_a_clock_beyond_its_column_and_pzstd_frames(spark: Any, tmp_path: Path) -> None:

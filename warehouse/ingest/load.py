@@ -259,7 +259,7 @@ class PgnSource(Inputs):
                     else:
                         reader = self.open_reader(path)
                 except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
-                    self.refused.append(str(e).replace(feed.path, path) if feed else str(e))
+                    self.refused.append(str(e))
                     continue
                 except (OSError, InputError) as e:  # an S3 object that cannot be opened
                     self.refused.append(f"{path}: {describe(e)}")

@@ -11,10 +11,6 @@ is deleted when the load is published or rolled back.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -23,13 +19,12 @@ import pyarrow as pa
 from warehouse import _core
 from warehouse.ingest.inputs import input_stem
 from warehouse.ingest.load import RejectsWriter
+from warehouse.ingest.s3_feed import s3_feed
 from warehouse.lake.layout import REJECTS, Partition
 from warehouse.lake.location import Lake
 from warehouse.lake.parquet import PartitionWriter
 from warehouse.lake.positions import reader_openings
-from warehouse.lake.storage import filesystem, input_stream, is_s3
-
-COPY_CHUNK = 8 << 20
+from warehouse.lake.storage import is_s3
 
 
 class InjectedFailure(RuntimeError):
@@ -78,44 +73,20 @@ class UnitReport:
 
 def convert(unit: Unit, attempt: str) -> UnitReport:
     """Reads the unit's input (or frames) and stages its files; an input the reader refuses is reported,
-    not raised (one bad input must not fail the job's other inputs)."""
+    not raised (one bad input must not fail the job's other inputs). An S3 object (one unit: its frames
+    are not listed, which would take a request per block) is streamed to the reader as stored, nothing on
+    the executor's disk; a copy cut short by the network fails the task, which Spark runs again."""
     lake = Lake.open(unit.lake)
     report = UnitReport(unit.index, attempt)
     stem = f"{input_stem(unit.input)}-{unit.load_id}-u{unit.index}{attempt}"
-    with local_copy(unit.input) as path:
-        return _convert(unit, attempt, lake, report, stem, path)
-
-
-@contextlib.contextmanager
-def local_copy(source: str) -> Iterator[str]:
-    """A path the Rust core can read for `source`: itself, or for an ``s3://`` object a copy in the
-    executor's scratch folder (`scratch_folder`; an S3 input is one unit: its frames are not listed, which
-    would take a request per block), removed afterwards."""
-    if not is_s3(source):
-        yield source
-        return
-    fs, key = filesystem(source)
-    with tempfile.TemporaryDirectory(prefix="bgn-input-", dir=scratch_folder()) as folder:
-        path = os.path.join(folder, key.rsplit("/", 1)[-1] or "input")
-        with input_stream(fs, key) as stream, open(path, "wb") as copy:
-            shutil.copyfileobj(stream, copy, COPY_CHUNK)
-        yield path
-
-
-def scratch_folder() -> str | None:
-    """Where a task copies an S3 input: the folder Spark keeps the application's files in on this
-    executor (`SparkFiles.getRootDirectory()`: the executor's working folder, on the disks the cluster
-    gives Spark, which YARN and Kubernetes delete with the executor; in local mode the SparkContext's
-    temporary folder, deleted when it stops), so that a task killed during its copy (a lost executor, a
-    speculative attempt cut short) does not leave an input's copy in the host's /tmp for good. None
-    outside a Spark task: the system's temporary folder."""
-    try:
-        from pyspark import SparkFiles, TaskContext
-    except ImportError:
-        return None
-    if TaskContext.get() is None:
-        return None
-    return os.path.abspath(SparkFiles.getRootDirectory())
+    if not is_s3(unit.input):
+        return _convert(unit, attempt, lake, report, stem, unit.input)
+    with s3_feed(unit.input) as feed:
+        _convert(unit, attempt, lake, report, stem, feed.path)
+        if report.error is None:
+            feed.check()
+            report.input_size = feed.size
+        return report
 
 
 def _convert(unit: Unit, attempt: str, lake: Lake, report: UnitReport, stem: str, path: str) -> UnitReport:

@@ -276,15 +276,17 @@ impl PgnReader {
             drop_source_san: !source_san,
             ..defaults
         };
+        let source_name = source_name.unwrap_or(path);
         // Without the GIL: opening reads the input's head, and a pipe's writer may be a Python thread.
         let opened = py.detach(|| match frames {
             Some((raw_offset, _, _)) => Input::open_at(path, raw_offset),
             None => Input::open_hashed(path, checksum),
         });
-        let input = opened.map_err(|e| PgnInputError::new_err(e.to_string()))?;
+        // A refusal names the input as its games do (a pipe's `/proc/self/fd/N` by its S3 URL).
+        let input =
+            opened.map_err(|e| PgnInputError::new_err(e.to_string().replace(path, source_name)))?;
         let compression = input.compression.name();
         let input_size = input.size;
-        let source_name = source_name.unwrap_or(path);
         let stream = if let Some((_, base, end)) = frames {
             if jobs > 1 {
                 return Err(PyValueError::new_err(
