@@ -120,6 +120,7 @@ def test_pgn_load_of_an_s3_prefix(s3_server: S3Server, sample_lake: Path, tmp_pa
     assert again.stdout.count("already loaded") == 2 and len(read_records(lake)) == 1
     missing = run_cli("loaders.pgn2parquet", f"{prefix}/none.pgn", "--lake", str(lake))
     one_line_error(missing, f"{prefix}/none.pgn", "no such file")
+    assert missing.stderr.count(f"{prefix}/none.pgn") == 1, missing.stderr
 
 
 def test_an_s3_pgn_input_cut_short_fails_the_load(

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from warehouse import _core
 from warehouse.cores import default_jobs, load_threads
-from warehouse.errors import InputError, LoadError, describe
+from warehouse.errors import InputError, LoadError
 from warehouse.ingest.frame_parts import PartsReader, parts_to_read
 from warehouse.ingest.inputs import STDIN, file_sha256, fingerprint, input_stem
 from warehouse.ingest.merge import merge_reopened
@@ -246,23 +246,23 @@ class PgnSource(Inputs):
         read_parts = load_threads(self.jobs).read_frame_parts
         for path in self.paths:
             with contextlib.ExitStack() as held:
-                parts = parts_to_read(path) if read_parts and not is_s3(path) else []
-                reader: _core.PgnReader | PartsReader
                 feed: Feed | None = None
+                if is_s3(path):
+                    try:
+                        feed = held.enter_context(s3_feed(path))
+                    except InputError as e:  # an object not there, or the server's refusal
+                        self.refused.append(str(e))
+                        continue
+                parts = parts_to_read(path) if read_parts and feed is None else []
+                reader: _core.PgnReader | PartsReader
                 try:
                     if parts:
                         reader = PartsReader(path, path, self.batch_games, parts)
                         self.encode_on_pool = True
-                    elif is_s3(path):
-                        feed = held.enter_context(s3_feed(path))
-                        reader = self.open_reader(feed.path, source_name=path)
                     else:
-                        reader = self.open_reader(path)
+                        reader = self.open_reader(feed.path if feed else path, source_name=path)
                 except _core.PgnInputError as e:  # the Rust reader's refusal of the input: the user's to fix
                     self.refused.append(str(e))
-                    continue
-                except (OSError, InputError) as e:  # an S3 object that cannot be opened
-                    self.refused.append(f"{path}: {describe(e)}")
                     continue
                 self.reader = self.progress.follow(reader)
                 for partition, arrow_batch, rejects in reader:

@@ -32,15 +32,19 @@ class Feed:
     left in the pipe is drained so the thread can stop, whatever the reader still holds."""
 
     def __init__(self, url: str):
+        """:raises InputError: for an object that is not there or cannot be read, naming `url`."""
         if not os.path.isdir(FD_FOLDER):
             raise InputError(f"{url}: a PGN input on S3 is read through {FD_FOLDER}, which this system lacks")
         self.url = url
         fs, key = filesystem(url)
-        info = fs.get_file_info(key)
-        if info.type != pafs.FileType.File:
-            raise InputError(f"{url}: no such file")
-        self.size = info.size or 0
-        self._stream = input_stream(fs, key)
+        try:
+            info = fs.get_file_info(key)
+            if info.type != pafs.FileType.File:
+                raise InputError(f"{url}: no such file")
+            self.size = info.size or 0
+            self._stream = input_stream(fs, key)
+        except OSError as e:  # the server's refusal (access denied, the network)
+            raise InputError(f"{url}: {describe(e)}") from e
         self._read_end, write_end = os.pipe()
         self._pipe = os.fdopen(write_end, "wb", buffering=0)
         self.path = f"{FD_FOLDER}/{self._read_end}"
