@@ -105,7 +105,7 @@ class _Hashing(io.RawIOBase):
 
 
 def _open_raw(path: str) -> IO[bytes]:
-    if path.startswith("s3://"):
+    if is_s3(path):
         fs, key = filesystem(path)
         return input_stream(fs, key)
     return open(path, "rb")
