@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from warehouse.lake.storage import input_stream
+from warehouse.lake.storage import filesystem, input_stream
 
 ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -62,8 +62,8 @@ class S3Server:
         import pyarrow.fs as pafs
 
         url = self.bucket(bucket) + "/lake"
-        fs = pafs.S3FileSystem(endpoint_override=self.endpoint.removeprefix("http://"), scheme="http")
-        pafs.copy_files(lake, url.removeprefix("s3://"), destination_filesystem=fs)
+        fs, root = filesystem(url)  # the lake's own client, which the AWS_* settings point here
+        pafs.copy_files(lake, root, destination_filesystem=fs)
         return url
 
 
